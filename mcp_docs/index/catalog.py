@@ -1,0 +1,310 @@
+"""The catalog: one SQLite file listing documents, their sections and the files that were skipped.
+
+It records what the full-text and vector stores hold, keyed by document id, with
+the content hash that makes sync incremental. Written after Tantivy commits, so
+after a crash it can only lag behind (and the next sync redoes the difference).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 3
+
+_SCHEMA = """
+create table if not exists meta (key text primary key, value text not null);
+create table if not exists documents (
+    id text primary key,
+    folder text not null,
+    hash text not null,
+    mtime_ns integer not null,
+    size integer not null,
+    title text not null,
+    summary text not null,
+    tags text not null,
+    aliases text not null,
+    front_matter text not null,
+    lang text not null,
+    links text not null,
+    warnings text not null,
+    tokens integer not null,
+    indexed_at real not null
+);
+create index if not exists documents_folder on documents(folder);
+create table if not exists sections (
+    doc_id text not null,
+    idx integer not null,
+    heading text not null,
+    heading_path text not null,
+    level integer not null,
+    line_start integer not null,
+    line_end integer not null,
+    subtree_end integer not null,
+    tokens integer not null,
+    primary key (doc_id, idx)
+) without rowid;
+create table if not exists doc_tags (
+    doc_id text not null,
+    tag text not null,
+    primary key (tag, doc_id)
+) without rowid;
+create index if not exists doc_tags_doc on doc_tags(doc_id);
+create table if not exists problems (
+    path text primary key,
+    kind text not null,
+    detail text not null
+);
+"""
+
+
+@dataclass(frozen=True)
+class SectionRecord:
+    idx: int
+    heading: str
+    heading_path: str
+    level: int
+    line_start: int
+    line_end: int
+    subtree_end: int
+    tokens: int
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    id: str
+    folder: str
+    hash: str
+    mtime_ns: int
+    size: int
+    title: str
+    summary: str
+    tags: tuple[str, ...]
+    aliases: tuple[str, ...]
+    front_matter: dict[str, Any]
+    lang: str
+    links: tuple[dict[str, Any], ...]
+    warnings: tuple[str, ...]
+    tokens: int
+    indexed_at: float = 0.0
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    hash: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A file that was skipped or only partly read, as `status` reports it."""
+
+    path: str
+    kind: str  # too_large | binary | outside_root | dangling_link | unreadable | invalid_utf8 | front_matter | ...
+    detail: str
+
+
+def folder_of(doc_id: str) -> str:
+    return doc_id.rsplit("/", 1)[0] if "/" in doc_id else ""
+
+
+class Catalog:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._local = threading.local()
+        self._write_lock = threading.Lock()
+        conn = self._conn()
+        conn.executescript(_SCHEMA)
+        conn.commit()
+
+    # -- connections ---------------------------------------------------------
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+            conn.execute("pragma journal_mode=wal")
+            conn.execute("pragma synchronous=normal")
+            conn.execute("pragma busy_timeout=30000")
+            self._local.conn = conn
+        return conn
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._write_lock:
+            conn = self._conn()
+            conn.execute("begin immediate")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("rollback")
+                raise
+            else:
+                conn.execute("commit")
+
+    # -- meta ------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        row = self._conn().execute("select value from meta where key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as conn:
+            conn.execute("insert or replace into meta(key, value) values (?, ?)", (key, value))
+
+    # -- writes (inside a transaction) ------------------------------------------
+    @staticmethod
+    def upsert(conn: sqlite3.Connection, doc: DocumentRecord, sections: Iterable[SectionRecord]) -> None:
+        Catalog.delete(conn, doc.id)
+        conn.execute(
+            "insert into documents values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                doc.id, doc.folder, doc.hash, doc.mtime_ns, doc.size, doc.title, doc.summary,
+                json.dumps(list(doc.tags)), json.dumps(list(doc.aliases)),
+                json.dumps(doc.front_matter, ensure_ascii=False, default=str), doc.lang,
+                json.dumps(list(doc.links), ensure_ascii=False), json.dumps(list(doc.warnings)),
+                doc.tokens, doc.indexed_at or time.time(),
+            ),
+        )
+        conn.executemany(
+            "insert into sections values (?,?,?,?,?,?,?,?,?)",
+            [
+                (doc.id, s.idx, s.heading, s.heading_path, s.level, s.line_start, s.line_end, s.subtree_end, s.tokens)
+                for s in sections
+            ],
+        )
+        conn.executemany("insert or ignore into doc_tags values (?, ?)", [(doc.id, t) for t in doc.tags])
+
+    @staticmethod
+    def delete(conn: sqlite3.Connection, doc_id: str) -> None:
+        conn.execute("delete from documents where id = ?", (doc_id,))
+        conn.execute("delete from sections where doc_id = ?", (doc_id,))
+        conn.execute("delete from doc_tags where doc_id = ?", (doc_id,))
+
+    @staticmethod
+    def touch(conn: sqlite3.Connection, doc_id: str, mtime_ns: int, size: int) -> None:
+        conn.execute("update documents set mtime_ns = ?, size = ? where id = ?", (mtime_ns, size, doc_id))
+
+    @staticmethod
+    def replace_problems(conn: sqlite3.Connection, problems: Iterable[Problem], scope: str | None = None) -> None:
+        """Replace the problem list; with `scope`, only for paths equal to or under that prefix."""
+        if scope is None:
+            conn.execute("delete from problems")
+        else:
+            conn.execute("delete from problems where path = ? or substr(path, 1, ?) = ?", (scope, len(scope) + 1, scope + "/"))
+        conn.executemany("insert or replace into problems values (?,?,?)", [(p.path, p.kind, p.detail) for p in problems])
+
+    @staticmethod
+    def delete_problems(conn: sqlite3.Connection, paths: Iterable[str]) -> None:
+        conn.executemany("delete from problems where path = ?", [(p,) for p in paths])
+
+    @staticmethod
+    def add_problems(conn: sqlite3.Connection, problems: Iterable[Problem]) -> None:
+        conn.executemany("insert or replace into problems values (?,?,?)", [(p.path, p.kind, p.detail) for p in problems])
+
+    def clear(self) -> None:
+        with self.transaction() as conn:
+            for table in ("documents", "sections", "doc_tags", "problems"):
+                conn.execute(f"delete from {table}")
+
+    # -- reads -----------------------------------------------------------------------
+    def fingerprints(self) -> dict[str, Fingerprint]:
+        rows = self._conn().execute("select id, hash, size, mtime_ns from documents")
+        return {r[0]: Fingerprint(r[1], r[2], r[3]) for r in rows}
+
+    def document(self, doc_id: str) -> DocumentRecord | None:
+        row = self._conn().execute("select * from documents where id = ?", (doc_id,)).fetchone()
+        return _doc_from_row(row) if row else None
+
+    def sections(self, doc_id: str) -> list[SectionRecord]:
+        rows = self._conn().execute(
+            "select idx, heading, heading_path, level, line_start, line_end, subtree_end, tokens "
+            "from sections where doc_id = ? order by idx",
+            (doc_id,),
+        )
+        return [SectionRecord(*r) for r in rows]
+
+    def section_counts(self, doc_ids: list[str]) -> dict[str, int]:
+        if not doc_ids:
+            return {}
+        marks = ",".join("?" * len(doc_ids))
+        rows = self._conn().execute(
+            f"select doc_id, count(*) from sections where doc_id in ({marks}) group by doc_id", doc_ids
+        )
+        return {r[0]: r[1] for r in rows}
+
+    def ids(self) -> list[str]:
+        return [r[0] for r in self._conn().execute("select id from documents order by id")]
+
+    def count(self) -> int:
+        return int(self._conn().execute("select count(*) from documents").fetchone()[0])
+
+    def section_total(self) -> int:
+        return int(self._conn().execute("select count(*) from sections").fetchone()[0])
+
+    def languages(self) -> set[str]:
+        return {r[0] for r in self._conn().execute("select distinct lang from documents")}
+
+    def problems(self) -> list[Problem]:
+        return [Problem(*r) for r in self._conn().execute("select path, kind, detail from problems order by path")]
+
+    def documents_with_warnings(self) -> list[tuple[str, list[str]]]:
+        rows = self._conn().execute("select id, warnings from documents where warnings != '[]' order by id")
+        return [(r[0], json.loads(r[1])) for r in rows]
+
+    def list_documents(
+        self, folder: str, tag: str | None, limit: int, offset: int
+    ) -> tuple[list[DocumentRecord], int]:
+        where, args = _folder_filter(folder)
+        if tag:
+            where.append("id in (select doc_id from doc_tags where tag = ?)")
+            args.append(tag)
+        clause = ("where " + " and ".join(where)) if where else ""
+        conn = self._conn()
+        total = int(conn.execute(f"select count(*) from documents {clause}", args).fetchone()[0])
+        rows = conn.execute(f"select * from documents {clause} order by id limit ? offset ?", [*args, limit, offset])
+        return [_doc_from_row(r) for r in rows], total
+
+    def subfolders(self, folder: str, tag: str | None) -> list[tuple[str, int]]:
+        """Immediate subfolders of `folder` with the number of documents anywhere below each."""
+        where, args = _folder_filter(folder)
+        where.append("folder != ?")
+        args.append(folder)
+        if tag:
+            where.append("id in (select doc_id from doc_tags where tag = ?)")
+            args.append(tag)
+        prefix_len = len(folder) + 1 if folder else 0
+        sql = (
+            "select child, count(*) from (select case when instr(substr(folder, ?), '/') > 0 "
+            "then substr(folder, 1, ? + instr(substr(folder, ?), '/') - 1) else folder end as child "
+            f"from documents where {' and '.join(where)}) group by child order by child"
+        )
+        rows = self._conn().execute(sql, [prefix_len + 1, prefix_len, prefix_len + 1, *args])
+        return [(r[0], int(r[1])) for r in rows]
+
+
+def _folder_filter(folder: str) -> tuple[list[str], list[Any]]:
+    if not folder:
+        return [], []
+    return ["(folder = ? or substr(folder, 1, ?) = ?)"], [folder, len(folder) + 1, folder + "/"]
+
+
+def _doc_from_row(row: tuple[Any, ...]) -> DocumentRecord:
+    return DocumentRecord(
+        id=row[0], folder=row[1], hash=row[2], mtime_ns=row[3], size=row[4], title=row[5], summary=row[6],
+        tags=tuple(json.loads(row[7])), aliases=tuple(json.loads(row[8])), front_matter=json.loads(row[9]),
+        lang=row[10], links=tuple(json.loads(row[11])), warnings=tuple(json.loads(row[12])), tokens=row[13],
+        indexed_at=row[14],
+    )

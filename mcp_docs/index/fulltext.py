@@ -1,0 +1,298 @@
+"""Tantivy full-text store: one Tantivy document per heading section.
+
+Fields per language (`head_<lang>` = title + heading path, `body_<lang>`) are
+stemmed with that language's Snowball stemmer and accent-folded; a section is
+written into the fields of its document's language only, so per-document
+languages cost nothing for the languages a root does not use. `fold` holds the
+whole text unstemmed and accent-folded (language-neutral recall), `ident` the
+exact identifiers (`OTEL_EXPORTER_OTLP_ENDPOINT`, `vm.swappiness`, `C++`) that
+word tokenizers would split.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shutil
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import tantivy
+
+from ..settings import STEMMER_LANGUAGES
+
+log = logging.getLogger(__name__)
+
+FULLTEXT_SCHEMA_VERSION = "4"
+WRITER_HEAP_BYTES = 64 * 1024 * 1024
+MAX_QUERY_TERMS = 64
+MAX_IDENTIFIERS = 200
+
+# Weights tuned on SciFact (see benchmarks/REPORT.md): headings count more than body text.
+HEAD_BOOST = 1.5
+BODY_BOOST = 1.0
+FOLD_BOOST = 0.3
+IDENT_BOOST = 3.0
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_IDENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+#-]*[A-Za-z0-9_+#]")
+_IDENT_MARK = re.compile(r"[_.+#-]")
+
+
+class IndexBusy(RuntimeError):
+    """Another process holds the index writer (for example a running `mcp-docs serve`)."""
+
+
+@dataclass(frozen=True)
+class SectionDoc:
+    doc_id: str
+    section_idx: int
+    title: str
+    heading: str
+    heading_path: str
+    level: int
+    line_start: int
+    line_end: int
+    body: str
+    tags: tuple[str, ...]
+    folder: str
+    lang: str
+
+
+@dataclass(frozen=True)
+class SectionHit:
+    doc_id: str
+    section_idx: int
+    score: float
+    title: str
+    heading: str
+    heading_path: str
+    line_start: int
+    line_end: int
+    body: str
+    tags: tuple[str, ...]
+
+
+def identifiers(text: str) -> list[str]:
+    """Tokens with inner punctuation that must match exactly, lowercased."""
+    found: dict[str, None] = {}
+    for m in _IDENT.finditer(text):
+        token = m.group(0)
+        if _IDENT_MARK.search(token) and len(token) <= 100:
+            found.setdefault(token.lower(), None)
+            if len(found) >= MAX_IDENTIFIERS:
+                break
+    return list(found)
+
+
+def query_words(text: str) -> list[str]:
+    """The words of any user text, bounded, free of query-syntax characters."""
+    words: dict[str, None] = {}
+    for m in _WORD.finditer(text):
+        words.setdefault(m.group(0).lower(), None)
+        if len(words) >= MAX_QUERY_TERMS:
+            break
+    return list(words)
+
+
+def ancestor_folders(folder: str) -> list[str]:
+    if not folder:
+        return []
+    parts = folder.split("/")
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _analyzer(language: str | None) -> tantivy.TextAnalyzer:
+    builder = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(tantivy.Filter.remove_long(40))
+    builder = builder.filter(tantivy.Filter.lowercase())
+    if language:
+        builder = builder.filter(tantivy.Filter.stemmer(language))
+    return builder.filter(tantivy.Filter.ascii_fold()).build()
+
+
+def _build_schema() -> tantivy.Schema:
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("doc_id", stored=True, tokenizer_name="raw")
+    sb.add_unsigned_field("section", stored=True)
+    # Display fields are stored, never indexed (a raw-tokenized body would be one giant term).
+    for name in ("title", "heading", "heading_path", "body"):
+        sb.add_bytes_field(name, stored=True, indexed=False)
+    sb.add_unsigned_field("line_start", stored=True)
+    sb.add_unsigned_field("line_end", stored=True)
+    for code in STEMMER_LANGUAGES:
+        sb.add_text_field(f"head_{code}", tokenizer_name=f"stem_{code}")
+        sb.add_text_field(f"body_{code}", tokenizer_name=f"stem_{code}")
+    sb.add_text_field("fold", stored=False, tokenizer_name="fold", index_option="freq")
+    sb.add_text_field("ident", tokenizer_name="raw", index_option="freq")
+    sb.add_text_field("tag", stored=True, tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("folder", tokenizer_name="raw", index_option="basic")
+    return sb.build()
+
+
+class FullTextIndex:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.schema = _build_schema()
+        version_file = path / "schema-version"
+        if path.exists() and (not version_file.exists() or version_file.read_text().strip() != FULLTEXT_SCHEMA_VERSION):
+            log.info("full-text schema changed: rebuilding %s", path)
+            shutil.rmtree(path)
+        path.mkdir(parents=True, exist_ok=True)
+        try:
+            self.index = tantivy.Index(self.schema, path=str(path), reuse=True)
+        except (ValueError, OSError):
+            log.warning("full-text index at %s could not be opened: rebuilding", path)
+            shutil.rmtree(path)
+            path.mkdir(parents=True)
+            self.index = tantivy.Index(self.schema, path=str(path), reuse=True)
+        version_file.write_text(FULLTEXT_SCHEMA_VERSION)
+        self._register_tokenizers()
+        self._writer: tantivy.IndexWriter | None = None
+        self._writer_lock = threading.RLock()
+
+    @property
+    def fresh(self) -> bool:
+        return self.index.searcher().num_docs == 0
+
+    def _register_tokenizers(self) -> None:
+        # Custom tokenizers are not persisted by Tantivy: register them on every open.
+        for code, name in STEMMER_LANGUAGES.items():
+            self.index.register_tokenizer(f"stem_{code}", _analyzer(name))
+        self.index.register_tokenizer("fold", _analyzer(None))
+
+    # -- writing ---------------------------------------------------------------------
+    def begin(self) -> None:
+        """Take the single writer; raises IndexBusy if another process holds it."""
+        with self._writer_lock:
+            if self._writer is None:
+                try:
+                    self._writer = self.index.writer(WRITER_HEAP_BYTES, 1)
+                except ValueError as exc:
+                    if "lock" in str(exc).lower():
+                        raise IndexBusy(
+                            "the index is being updated by another mcp-docs process (is `mcp-docs serve` running?)"
+                        ) from exc
+                    raise
+
+    def _w(self) -> tantivy.IndexWriter:
+        if self._writer is None:
+            self.begin()
+        assert self._writer is not None
+        return self._writer
+
+    def delete_document(self, doc_id: str) -> None:
+        self._w().delete_documents_by_term("doc_id", doc_id)
+
+    def add_sections(self, sections: Iterable[SectionDoc]) -> None:
+        writer = self._w()
+        for s in sections:
+            head_text = f"{s.title}\n{s.heading_path.replace(' > ', chr(10))}" if s.heading_path != s.title else s.title
+            doc = tantivy.Document()
+            doc.add_text("doc_id", s.doc_id)
+            doc.add_unsigned("section", s.section_idx)
+            doc.add_bytes("title", s.title.encode())
+            doc.add_bytes("heading", s.heading.encode())
+            doc.add_bytes("heading_path", s.heading_path.encode())
+            doc.add_unsigned("line_start", s.line_start)
+            doc.add_unsigned("line_end", s.line_end)
+            doc.add_text(f"head_{s.lang}", head_text)
+            doc.add_text(f"body_{s.lang}", s.body)
+            doc.add_text("fold", f"{head_text}\n{s.body}")
+            doc.add_bytes("body", s.body.encode())
+            for ident in identifiers(f"{s.heading_path}\n{s.body}"):
+                doc.add_text("ident", ident)
+            for tag in s.tags:
+                doc.add_text("tag", tag)
+            for folder in ancestor_folders(s.folder):
+                doc.add_text("folder", folder)
+            writer.add_document(doc)
+
+    def commit(self) -> None:
+        with self._writer_lock:
+            if self._writer is not None:
+                self._writer.commit()
+        self.index.reload()
+
+    def end(self) -> None:
+        """Release the writer (and its lock) so other processes may write."""
+        with self._writer_lock:
+            if self._writer is not None:
+                writer, self._writer = self._writer, None
+                writer.commit()
+                writer.wait_merging_threads()
+        self.index.reload()
+
+    def rollback(self) -> None:
+        with self._writer_lock:
+            if self._writer is not None:
+                self._writer.rollback()
+
+    # -- reading ----------------------------------------------------------------------
+    def num_sections(self) -> int:
+        return self.index.searcher().num_docs
+
+    def build_query(
+        self, text: str, languages: Iterable[str], folder: str | None = None, tags: Iterable[str] = ()
+    ) -> tantivy.Query | None:
+        words = query_words(text)
+        idents = identifiers(text)
+        if not words and not idents:
+            return None
+        schema = self.schema
+        should: list[tuple[tantivy.Occur, tantivy.Query]] = []
+        if words:
+            fields: list[str] = ["fold"]
+            boosts: dict[str, float] = {"fold": FOLD_BOOST}
+            for code in sorted(set(languages) & set(STEMMER_LANGUAGES)) or ["en"]:
+                fields += [f"head_{code}", f"body_{code}"]
+                boosts[f"head_{code}"] = HEAD_BOOST
+                boosts[f"body_{code}"] = BODY_BOOST
+            # Words carry no syntax (letters and digits only), so parsing cannot fail;
+            # lowercasing keeps AND/OR/NOT from being read as operators.
+            should.append((tantivy.Occur.Should, self.index.parse_query(" ".join(words), fields, field_boosts=boosts)))
+        for ident in idents:
+            should.append(
+                (tantivy.Occur.Should, tantivy.Query.boost_query(tantivy.Query.term_query(schema, "ident", ident), IDENT_BOOST))
+            )
+        query = should[0][1] if len(should) == 1 else tantivy.Query.boolean_query(should)
+        filters: list[tuple[tantivy.Occur, tantivy.Query]] = []
+        if folder:
+            filters.append(
+                (tantivy.Occur.Must, tantivy.Query.const_score_query(tantivy.Query.term_query(schema, "folder", folder), 0.0))
+            )
+        for tag in tags:
+            filters.append(
+                (tantivy.Occur.Must, tantivy.Query.const_score_query(tantivy.Query.term_query(schema, "tag", tag), 0.0))
+            )
+        if filters:
+            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query), *filters])
+        return query
+
+    def search(self, query: tantivy.Query, limit: int) -> list[SectionHit]:
+        searcher = self.index.searcher()
+        result = searcher.search(query, limit=max(1, limit))
+        hits: list[SectionHit] = []
+        for score, address in result.hits:
+            d = searcher.doc(address)
+            hits.append(
+                SectionHit(
+                    doc_id=d.get_first("doc_id"),
+                    section_idx=int(d.get_first("section")),
+                    score=float(score),
+                    title=_text(d, "title"),
+                    heading=_text(d, "heading"),
+                    heading_path=_text(d, "heading_path"),
+                    line_start=int(d.get_first("line_start")),
+                    line_end=int(d.get_first("line_end")),
+                    body=_text(d, "body"),
+                    tags=tuple(d.get_all("tag")),
+                )
+            )
+        return hits
+
+
+def _text(doc: tantivy.Document, field: str) -> str:
+    value = doc.get_first(field)
+    return bytes(value).decode("utf-8", "replace") if value is not None else ""

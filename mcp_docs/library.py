@@ -1,0 +1,181 @@
+"""The library: one documents root with its index (catalog + full-text, later vectors), opened together.
+
+This is the narrow storage interface the tools and the CLI use: sync, search,
+and catalog reads. Everything here is synchronous and thread-safe for readers;
+one sync runs at a time.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .index.catalog import SCHEMA_VERSION, Catalog
+from .index.fulltext import FullTextIndex, SectionHit, identifiers, query_words
+from .index.ranking import group_by_document
+from .index.sync import Progress, Synchronizer, SyncReport
+from .markdown import normalize_tag
+from .models import DocumentMatch, IndexInfo, SearchMode, SearchResult, SectionMatch
+from .paths import Jail
+from .scan import Scanner
+from .settings import Settings
+from .snippets import make_snippet
+
+log = logging.getLogger(__name__)
+
+MAX_SEARCH_RESULTS = 100
+
+
+@dataclass(frozen=True)
+class RankedSection:
+    """A section hit from any retriever, with the data a search result shows."""
+
+    doc_id: str
+    section_idx: int
+    title: str
+    heading: str
+    heading_path: str
+    line_start: int
+    line_end: int
+    body: str
+    tags: tuple[str, ...]
+
+    @classmethod
+    def from_hit(cls, hit: SectionHit) -> "RankedSection":
+        return cls(
+            hit.doc_id, hit.section_idx, hit.title, hit.heading, hit.heading_path,
+            hit.line_start, hit.line_end, hit.body, hit.tags,
+        )
+
+
+class Library:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.jail = Jail(settings.root)
+        settings.index_dir.mkdir(parents=True, exist_ok=True)
+        self.catalog = Catalog(settings.index_dir / "catalog.sqlite")
+        self._check_compatibility()
+        self.fulltext = FullTextIndex(settings.index_dir / "fulltext")
+        self._check_generation()
+        self.scanner = Scanner(self.jail, settings.extensions)
+        self.synchronizer = Synchronizer(settings, self.jail, self.scanner, self.catalog, self.fulltext)
+        self._sync_lock = threading.Lock()
+        self._languages: frozenset[str] = frozenset(self.catalog.languages() or {settings.language})
+        self.vectors = None  # set by the semantic layer when embeddings are enabled
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def _check_compatibility(self) -> None:
+        """Rebuild from scratch when the catalog schema, the root or the root language changed."""
+        expected = {"schema_version": str(SCHEMA_VERSION), "root": str(self.settings.root), "language": self.settings.language}
+        stored = {k: self.catalog.get_meta(k) for k in expected}
+        if stored == expected:
+            return
+        if any(v is not None for v in stored.values()):
+            log.info("index settings changed (%s): rebuilding", {k: v for k, v in stored.items() if v != expected[k]})
+            self.catalog.clear()
+            fulltext_dir = self.settings.index_dir / "fulltext"
+            if fulltext_dir.exists():
+                shutil.rmtree(fulltext_dir)
+        for key, value in expected.items():
+            self.catalog.set_meta(key, value)
+
+    def _check_generation(self) -> None:
+        """If the full-text folder was recreated (schema change, corruption), the catalog must forget too."""
+        marker = self.fulltext.path / "generation"
+        generation = marker.read_text().strip() if marker.exists() else ""
+        if not generation:
+            generation = uuid.uuid4().hex
+            marker.write_text(generation)
+        if self.catalog.get_meta("fulltext_generation") != generation:
+            self.catalog.clear()
+            self.catalog.set_meta("fulltext_generation", generation)
+
+    def close(self) -> None:
+        self.catalog.close()
+
+    def __enter__(self) -> "Library":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- sync --------------------------------------------------------------------------------
+    def sync(self, paths: Iterable[str] | None = None, progress: Progress | None = None) -> SyncReport:
+        with self._sync_lock:
+            report = self.synchronizer.run(paths, progress)
+            if report.changed:
+                self._languages = frozenset(self.catalog.languages() or {self.settings.language})
+            return report
+
+    # -- search -------------------------------------------------------------------------------
+    def index_info(self) -> IndexInfo:
+        pending = self.vectors.pending() if self.vectors is not None else 0
+        return IndexInfo(documents=self.catalog.count(), pending_embeddings=pending)
+
+    def keyword_sections(
+        self, query: str, limit: int, folder: str | None = None, tags: Iterable[str] = ()
+    ) -> list[tuple[RankedSection, float]]:
+        q = self.fulltext.build_query(query, self._languages, folder or None, list(tags))
+        if q is None:
+            return []
+        return [(RankedSection.from_hit(h), h.score) for h in self.fulltext.search(q, limit)]
+
+    def search(
+        self,
+        query: str,
+        max_results: int = 5,
+        mode: SearchMode = "hybrid",
+        folder: str | None = None,
+        tags: Iterable[str] | None = None,
+    ) -> SearchResult:
+        max_results = max(1, min(int(max_results), MAX_SEARCH_RESULTS))
+        folder_norm = self.jail.relative_folder(folder) if folder else ""
+        tag_list = [t for t in (normalize_tag(t) for t in (tags or [])) if t]
+        limit = min(max(50, max_results * 8), 2000)
+        note: str | None = None
+        mode_used: SearchMode = mode
+        if mode != "keyword" and (self.vectors is None or not self.vectors.ready()):
+            mode_used = "keyword"
+            note = (
+                f"{mode} search is unavailable (embeddings are off or not built yet): keyword results shown."
+            )
+        if mode_used == "keyword":
+            ranked = self.keyword_sections(query, limit, folder_norm, tag_list)
+        else:
+            assert self.vectors is not None
+            ranked = self.vectors.search(self, query, limit, mode_used, folder_norm, tag_list)
+        groups = group_by_document([(s.doc_id, score, s) for s, score in ranked], max_results)
+        terms = query_words(query) + identifiers(query)
+        results = [
+            DocumentMatch(
+                id=g.doc_id,
+                title=g.hits[0].title,
+                score=round(g.score, 4),
+                tags=list(g.hits[0].tags),
+                sections=[
+                    SectionMatch(
+                        heading=s.heading,
+                        heading_path=s.heading_path,
+                        line_start=s.line_start,
+                        line_end=s.line_end,
+                        snippet=make_snippet(s.body, terms),
+                    )
+                    for s in g.hits
+                ],
+            )
+            for g in groups
+        ]
+        return SearchResult(query=query, mode_used=mode_used, results=results, index=self.index_info(), note=note)
+
+    def wait_idle(self, timeout: float = 10.0) -> None:
+        """Block until no sync is running (tests and benchmarks use it)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._sync_lock.acquire(timeout=0.05):
+                self._sync_lock.release()
+                return
