@@ -1,0 +1,127 @@
+"""The `mcp-docs` command: index, search, read, status, serve, config.
+
+Human output goes to stdout through rich; `--json` prints exactly one JSON
+object; logs and progress go to stderr (stdout of `serve` over stdio is the
+protocol and must stay clean).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+
+from . import __version__
+from .settings import Settings
+
+log = logging.getLogger("mcp_docs")
+
+
+def _common(p: argparse.ArgumentParser, root_required: bool = False) -> None:
+    p.add_argument("--root", help="documents folder (or MCP_DOCS_ROOT)", required=False)
+    p.add_argument("--index-dir", help="where the index lives (or MCP_DOCS_INDEX_DIR; default: user cache dir)")
+    p.add_argument("--language", help="stemming language of the root: en, fr, de, … (or MCP_DOCS_LANGUAGE)")
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
+
+
+def _embeddings(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--embeddings", choices=["local", "openai", "none"], help="embedder (or MCP_DOCS_EMBEDDINGS; default local)")
+    p.add_argument("--embeddings-model", help="model name for --embeddings openai")
+    p.add_argument("--embeddings-base-url", help="base URL of an OpenAI-compatible embeddings endpoint")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mcp-docs", description="Search and read a Markdown knowledge base, for people and LLM agents (MCP).")
+    parser.add_argument("--version", action="version", version=f"mcp-docs {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("serve", help="run the MCP server (stdio by default)")
+    _common(p)
+    _embeddings(p)
+    p.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--no-watch", action="store_true", help="do not watch the root for changes")
+
+    p = sub.add_parser("index", help="bring the index up to date (incremental)")
+    _common(p)
+    _embeddings(p)
+
+    p = sub.add_parser("search", help="search the documents")
+    p.add_argument("query")
+    _common(p)
+    _embeddings(p)
+    p.add_argument("--mode", choices=["hybrid", "keyword", "semantic"], default="hybrid")
+    p.add_argument("--max-results", type=int, default=5)
+    p.add_argument("--folder", help="limit to a subfolder")
+    p.add_argument("--tag", action="append", dest="tags", help="require a tag (repeatable)")
+    p.add_argument("--json", action="store_true", help="print the search_documents result as JSON")
+
+    p = sub.add_parser("read", help="read a document, its outline, summary or one section")
+    p.add_argument("id")
+    _common(p)
+    p.add_argument("--section", help="heading or heading path ('Setup > Linux')")
+    p.add_argument("--mode", choices=["full", "outline", "summary"], default="full")
+    p.add_argument("--max-chars", type=int, default=None)
+    p.add_argument("--offset", type=int, default=0)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("status", help="what is indexed, what was skipped and why")
+    _common(p)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("config", help="print the MCP client configuration entry")
+    p.add_argument("client", choices=["claude-desktop", "claude-code", "vscode"])
+    _common(p)
+    p.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    p.add_argument("--url", default="http://127.0.0.1:8000/mcp", help="server URL for --transport http")
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides: dict[str, object] = {}
+    if getattr(args, "embeddings_model", None):
+        overrides["embeddings_model"] = args.embeddings_model
+    if getattr(args, "embeddings_base_url", None):
+        overrides["embeddings_base_url"] = args.embeddings_base_url
+    if getattr(args, "no_watch", False):
+        overrides["watch"] = False
+    return Settings.load(
+        args.root, args.index_dir, language=args.language, embeddings=getattr(args, "embeddings", None), **overrides
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if getattr(args, "verbose", False) else logging.WARNING,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    from .commands import run_command, UserError
+
+    try:
+        settings = _settings(args) if args.command != "config" or args.root else None
+        return run_command(args, settings)
+    except UserError as exc:
+        _fail(str(exc), getattr(args, "json", False))
+        return 2
+    except ValueError as exc:  # settings errors: a bad root, language, index dir
+        _fail(str(exc), getattr(args, "json", False))
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _fail(message: str, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({"error": message}))
+    else:
+        print(f"error: {message}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

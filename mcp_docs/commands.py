@@ -1,0 +1,204 @@
+"""What each `mcp-docs` subcommand does (argument parsing lives in cli.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from datetime import datetime, timezone
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from .index.fulltext import IndexBusy
+from .index.sync import SyncReport
+from .library import Library
+from .paths import PathOutsideRoot
+from .settings import Settings
+
+
+class UserError(Exception):
+    """A failure to report in one sentence, without a traceback."""
+
+
+def run_command(args: argparse.Namespace, settings: Settings | None) -> int:
+    handler = {
+        "index": cmd_index,
+        "search": cmd_search,
+        "read": cmd_read,
+        "status": cmd_status,
+        "serve": cmd_serve,
+        "config": cmd_config,
+    }[args.command]
+    return handler(args, settings)
+
+
+def open_library(settings: Settings) -> Library:
+    try:
+        return Library(settings)
+    except OSError as exc:
+        raise UserError(f"cannot open the index in {settings.index_dir}: {exc}") from exc
+
+
+def _err_console() -> Console:
+    return Console(stderr=True)
+
+
+def sync_with_progress(library: Library) -> SyncReport:
+    """Sync, with a progress bar (rate and ETA) on stderr when it is a terminal."""
+    console = _err_console()
+    if not console.is_terminal:
+        return library.sync()
+    with Progress(
+        TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
+        TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=True,
+    ) as progress:
+        task = progress.add_task("index", total=None)
+        return library.sync(progress=lambda done, total: progress.update(task, completed=done, total=total))
+
+
+def cmd_index(args: argparse.Namespace, settings: Settings | None) -> int:
+    assert settings is not None
+    library = open_library(settings)
+    started = time.perf_counter()
+    console = Console()
+    try:
+        with library:
+            try:
+                report = sync_with_progress(library)
+            except IndexBusy as exc:
+                raise UserError(str(exc)) from exc
+            if library.vectors is not None:
+                library.vectors.build(progress=True)
+            info = library.index_info()
+            elapsed = time.perf_counter() - started
+            console.print(
+                f"[bold]{info.documents}[/] documents indexed in {elapsed:.2f}s — "
+                f"{report.added} added, {report.updated} updated, {report.deleted} deleted, "
+                f"{report.unchanged} unchanged, {len(report.skipped)} skipped"
+            )
+            for problem in report.skipped[:20]:
+                console.print(f"  skipped [yellow]{problem.path}[/]: {problem.kind} — {problem.detail}", highlight=False)
+            if len(report.skipped) > 20:
+                console.print(f"  … and {len(report.skipped) - 20} more (see `mcp-docs status`)")
+            console.print(f"index: {settings.index_dir}", highlight=False)
+    except KeyboardInterrupt:
+        _err_console().print("interrupted: what was committed is kept; run `mcp-docs index` again to finish.")
+        return 130
+    return 0
+
+
+def _try_sync(library: Library) -> None:
+    """Bring the index up to date before answering; if a server holds the writer, it keeps it fresh."""
+    try:
+        sync_with_progress(library)
+    except IndexBusy:
+        pass
+
+
+def cmd_search(args: argparse.Namespace, settings: Settings | None) -> int:
+    assert settings is not None
+    from .render import render_search
+
+    with open_library(settings) as library:
+        _try_sync(library)
+        try:
+            result = library.search(args.query, args.max_results, args.mode, args.folder, args.tags)
+        except PathOutsideRoot as exc:
+            raise UserError(str(exc)) from exc
+        if args.json:
+            print(result.model_dump_json())
+        else:
+            print(render_search(result))
+    return 0
+
+
+def cmd_read(args: argparse.Namespace, settings: Settings | None) -> int:
+    assert settings is not None
+    from .tools import DocsTools, ToolInputError
+
+    with open_library(settings) as library:
+        tools = DocsTools(library)
+        kwargs = {"offset": args.offset}
+        if args.max_chars is not None:
+            kwargs["max_chars"] = args.max_chars
+        try:
+            if args.section:
+                result = tools.read_section(args.id, args.section, **kwargs)
+            else:
+                result = tools.read_document(args.id, args.mode, **kwargs)
+        except ToolInputError as exc:
+            raise UserError(str(exc)) from exc
+        if args.json:
+            print(result.model_dump_json())
+        else:
+            sys.stdout.write(result.content.rstrip("\n") + "\n")
+            if result.truncated:
+                print(f"\n[truncated: continue with --offset {result.next_offset}]", file=sys.stderr)
+    return 0
+
+
+def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
+    assert settings is not None
+    with open_library(settings) as library:
+        catalog = library.catalog
+        info = library.index_info()
+        problems = catalog.problems()
+        warnings = catalog.documents_with_warnings()
+        status = {
+            "root": str(settings.root),
+            "index_dir": str(settings.index_dir),
+            "language": settings.language,
+            "embeddings": settings.embeddings,
+            "documents": info.documents,
+            "sections": catalog.section_total(),
+            "pending_embeddings": info.pending_embeddings,
+            "skipped": [{"path": p.path, "kind": p.kind, "detail": p.detail} for p in problems],
+            "warnings": [{"path": path, "warnings": w} for path, w in warnings],
+        }
+        if library.vectors is not None:
+            status["vectors"] = library.vectors.status()
+        if args.json:
+            print(json.dumps(status, ensure_ascii=False))
+            return 0
+        console = Console()
+        console.print(f"root        {status['root']}", highlight=False)
+        console.print(f"index       {status['index_dir']}", highlight=False)
+        console.print(f"documents   {status['documents']} ({status['sections']} sections), language {settings.language}")
+        console.print(f"embeddings  {settings.embeddings}, pending {status['pending_embeddings']}")
+        if problems:
+            table = Table("skipped file", "why", "detail", title=f"{len(problems)} file(s) skipped")
+            for p in problems:
+                table.add_row(p.path, p.kind, p.detail)
+            console.print(table)
+        if warnings:
+            table = Table("document", "warning", title=f"{len(warnings)} document(s) indexed with warnings")
+            for path, ws in warnings:
+                table.add_row(path, "; ".join(ws))
+            console.print(table)
+        if not problems and not warnings:
+            console.print("no files skipped, no warnings")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace, settings: Settings | None) -> int:
+    assert settings is not None
+    from .server import run_server
+
+    run_server(settings, transport=args.transport, host=args.host, port=args.port)
+    return 0
+
+
+def cmd_config(args: argparse.Namespace, settings: Settings | None) -> int:
+    from .client_config import render_client_config
+
+    if settings is None:
+        raise UserError("config needs --root DIR (the documents folder the client should serve).")
+    print(render_client_config(args.client, settings, transport=args.transport, url=args.url))
+    return 0
+
+
+def iso_utc(mtime_ns: int) -> str:
+    return datetime.fromtimestamp(mtime_ns / 1e9, tz=timezone.utc).isoformat(timespec="seconds")
