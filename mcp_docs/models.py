@@ -62,6 +62,7 @@ class ListResult(BaseModel):
     total: int
     next_cursor: str | None = None
     estimated_tokens: int = 0
+    note: str | None = None
 
 
 class ReadDocumentResult(BaseModel):
@@ -74,6 +75,7 @@ class ReadDocumentResult(BaseModel):
     total_chars: int
     truncated: bool
     estimated_tokens: int
+    note: str | None = None
 
 
 class ReadSectionResult(BaseModel):
@@ -88,3 +90,5 @@ class ReadSectionResult(BaseModel):
     next_offset: int | None
     truncated: bool
     estimated_tokens: int
+    total_chars: int = 0
+    note: str | None = None
