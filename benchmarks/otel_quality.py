@@ -1,0 +1,161 @@
+"""OpenTelemetry question set: document hit@1/@5 and section hit@5 through the public search API.
+
+    python -m benchmarks.otel_quality [--docs DIR] [--index-dir DIR] [--modes keyword,hybrid,semantic]
+
+The root indexed is the otel-docs folder itself (`../shared/bench/otel-docs`), so document ids carry the
+language folder: `en/docs/collector/scaling.md`, `fr/docs/what-is-opentelemetry.md`. The questions
+(benchmarks/data/otel_questions.jsonl, written by hand from the docs before any tuning) give the expected
+document and the expected section heading path ("Parent > Child"). Headings are compared case-insensitively,
+with whitespace collapsed and Hugo heading ids (`{#anchor}`) removed.
+
+A bm25s baseline indexes whole files (document level) for the same questions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from .common import CACHE, DATA_DIR, SHARED_BENCH, Skip, Timer, require, table, write_results
+
+QUESTIONS = DATA_DIR / "otel_questions.jsonl"
+
+
+def load_questions(path: Path = QUESTIONS) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def norm_heading(text: str) -> str:
+    return " ".join(re.sub(r"\s*\{#[^}]*\}", "", text).lower().split())
+
+
+def score_result(q: dict, results: list[tuple[str, list[str]]]) -> dict[str, int]:
+    """results: [(doc_id, [heading_path, ...])] best first."""
+    ids = [r[0] for r in results]
+    want = norm_heading(q["section"])
+    section_hit = any(d == q["doc"] and any(norm_heading(h) == want for h in hs) for d, hs in results[:5])
+    rank = ids.index(q["doc"]) + 1 if q["doc"] in ids else 0
+    return {
+        "doc@1": int(rank == 1),
+        "doc@5": int(0 < rank <= 5),
+        "section@5": int(section_hit),
+        "rr": 1.0 / rank if rank else 0.0,
+    }
+
+
+def aggregate(per_q: list[dict], questions: list[dict]) -> dict[str, object]:
+    def agg(rows: list[dict]) -> dict[str, float]:
+        n = len(rows) or 1
+        return {
+            "n": len(rows),
+            "doc@1": round(sum(r["doc@1"] for r in rows) / n, 3),
+            "doc@5": round(sum(r["doc@5"] for r in rows) / n, 3),
+            "section@5": round(sum(r.get("section@5", 0) for r in rows) / n, 3),
+            "mrr": round(sum(r["rr"] for r in rows) / n, 3),
+        }
+
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for q, r in zip(questions, per_q):
+        groups[f"lang={q['lang']}"].append(r)
+        groups[f"kind={q['kind']}"].append(r)
+    return {"all": agg(per_q), **{k: agg(v) for k, v in sorted(groups.items())}}
+
+
+def run_library(lib, questions: list[dict], mode: str, max_results: int = 5) -> tuple[list[dict], list[dict], list[float]]:
+    per_q, misses, lat = [], [], []
+    for q in questions:
+        t0 = time.perf_counter()
+        res = lib.search(q["question"], max_results=max_results, mode=mode)
+        lat.append((time.perf_counter() - t0) * 1000)
+        results = [(r.id, [s.heading_path for s in r.sections]) for r in res.results]
+        s = score_result(q, results)
+        per_q.append(s)
+        if not s["section@5"]:
+            misses.append({"id": q["id"], "question": q["question"], "expected": f"{q['doc']} § {q['section']}",
+                           "got": [f"{d} § {hs[0] if hs else ''}" for d, hs in results[:3]]})
+    return per_q, misses, lat
+
+
+def run_bm25s(root: Path, questions: list[dict]) -> list[dict]:
+    import bm25s
+
+    try:
+        import Stemmer
+
+        stemmer = Stemmer.Stemmer("english")
+    except ImportError:
+        stemmer = None
+    files = sorted(p for p in root.rglob("*") if p.suffix in (".md", ".markdown") and p.is_file())
+    ids = [p.relative_to(root).as_posix() for p in files]
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in files]
+    retriever = bm25s.BM25()
+    retriever.index(bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False), show_progress=False)
+    out = []
+    for q in questions:
+        tok = bm25s.tokenize([q["question"]], stopwords="en", stemmer=stemmer, show_progress=False)
+        k = min(5, len(ids))
+        docs, _ = retriever.retrieve(tok, k=k, show_progress=False)
+        s = score_result(q, [(ids[i], []) for i in docs[0]])
+        s.pop("section@5")
+        out.append(s)
+    return out
+
+
+def main(argv: list[str] | None = None) -> dict[str, object]:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--docs", type=Path, default=SHARED_BENCH / "otel-docs")
+    ap.add_argument("--questions", type=Path, default=QUESTIONS)
+    ap.add_argument("--index-dir", type=Path, default=None, help="default: /tmp/mcp-docs-bench/otel-index-<embeddings>")
+    ap.add_argument("--modes", default="keyword")
+    ap.add_argument("--embeddings", default="none")
+    ap.add_argument("--no-baseline", action="store_true")
+    ap.add_argument("--show-misses", action="store_true")
+    args = ap.parse_args(argv)
+
+    from mcp_docs.library import Library
+    from mcp_docs.settings import Settings
+
+    require(args.docs / "en", "OpenTelemetry docs")
+    questions = load_questions(args.questions)
+    payload: dict[str, object] = {"questions": len(questions), "root": str(args.docs), "systems": {}}
+    rows = []
+    for mode in [m.strip() for m in args.modes.split(",") if m.strip()]:
+        emb = "none" if mode == "keyword" else args.embeddings
+        index_dir = args.index_dir or CACHE / f"otel-index-{emb}"
+        lib = Library(Settings.load(args.docs, index_dir, embeddings=emb))
+        with Timer() as t:
+            lib.sync()
+        per_q, misses, lat = run_library(lib, questions, mode)
+        lib.close()
+        agg = aggregate(per_q, questions)
+        lat.sort()
+        payload["systems"][f"mcp-docs {mode}"] = {"metrics": agg, "misses": misses, "sync_s": round(t.seconds, 2),  # type: ignore[index]
+                                                  "query_p50_ms": round(lat[len(lat) // 2], 2)}
+        for key, m in agg.items():
+            rows.append([f"mcp-docs {mode}", key, m["n"], m["doc@1"], m["doc@5"], m["section@5"], m["mrr"]])
+        if args.show_misses:
+            for m in misses:
+                print(f"MISS {m['id']}: {m['question']}\n   expected {m['expected']}\n   got {m['got']}")
+    if not args.no_baseline:
+        per_q = run_bm25s(args.docs, questions)
+        agg = aggregate(per_q, questions)
+        payload["systems"]["bm25s (whole files)"] = {"metrics": agg}  # type: ignore[index]
+        for key, m in agg.items():
+            rows.append(["bm25s whole files", key, m["n"], m["doc@1"], m["doc@5"], "-", m["mrr"]])
+    table(["system", "subset", "n", "doc hit@1", "doc hit@5", "section hit@5", "MRR"], rows,
+          title=f"OpenTelemetry questions ({len(questions)})")
+    write_results("otel_quality", payload)
+    return payload
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Skip as exc:
+        print(f"skipped: {exc}")
+        sys.exit(0)
