@@ -1,0 +1,532 @@
+"""The four document tools as plain typed Python over a Library (no MCP here).
+
+Every method returns a result model from `models.py` or raises `ToolInputError`
+with one sentence the model can act on (the closest ids, the list of headings,
+what to change). Reads always come from the file on disk at call time, so an
+edited file is never served stale and a deleted one is never served at all.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import difflib
+import hashlib
+import json
+import logging
+import os
+import posixpath
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .library import Library
+from .markdown import HEADING_SEPARATOR, PREAMBLE_HEADING, ParsedDocument, Section, normalize_tag, parse_markdown, section_text
+from .models import (
+    DocumentEntry,
+    FolderEntry,
+    ListResult,
+    ReadDocumentResult,
+    ReadMode,
+    ReadSectionResult,
+    SearchMode,
+    SearchResult,
+)
+from .paths import FileTooLarge, PathOutsideRoot, _show
+from .tokens import estimate_tokens
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_CHARS = 8000
+MIN_MAX_CHARS = 200
+MAX_MAX_CHARS = 50_000
+MAX_SEARCH_RESULTS = 20
+MAX_QUERY_CHARS = 1000
+MAX_TAGS = 20
+MAX_LIST_LIMIT = 200
+MAX_LISTED_FOLDERS = 200
+MAX_LISTED_HEADINGS = 60
+SUMMARY_LINE_CHARS = 160
+SEARCH_MODES = ("hybrid", "keyword", "semantic")
+READ_MODES = ("full", "outline", "summary")
+_LEADING_HASHES = re.compile(r"^#{1,6}\s+")
+
+
+class ToolInputError(Exception):
+    """A request the tools cannot serve, explained in one sentence the model can act on."""
+
+
+@dataclass(frozen=True)
+class LoadedDocument:
+    id: str
+    path: Path
+    parsed: ParsedDocument
+    text: str
+
+
+class DocsTools:
+    def __init__(self, library: Library) -> None:
+        self.library = library
+
+    # -- search_documents -----------------------------------------------------------------
+    def search_documents(
+        self,
+        query: str,
+        max_results: int = 5,
+        mode: SearchMode = "hybrid",
+        folder: str | None = None,
+        tags: list[str] | None = None,
+    ) -> SearchResult:
+        notes: list[str] = []
+        if not isinstance(query, str) or not query.strip():
+            raise ToolInputError("The query is empty: give a few keywords or a question.")
+        query = " ".join(query.split())
+        if len(query) > MAX_QUERY_CHARS:
+            query = query[:MAX_QUERY_CHARS].rsplit(" ", 1)[0] or query[:MAX_QUERY_CHARS]
+            notes.append(f"query cut to its first {len(query)} characters; shorter queries work better.")
+        if mode not in SEARCH_MODES:
+            raise ToolInputError(f"Unknown mode '{_show(str(mode), 40)}': use hybrid, keyword or semantic.")
+        max_results = _int(max_results, "max_results")
+        if max_results < 1 or max_results > MAX_SEARCH_RESULTS:
+            clamped = min(max(max_results, 1), MAX_SEARCH_RESULTS)
+            notes.append(f"max_results {max_results} is out of range 1-{MAX_SEARCH_RESULTS}: used {clamped}.")
+            max_results = clamped
+        if isinstance(tags, str):
+            tags = [tags]
+        tag_list = [t for t in (tags or []) if isinstance(t, str) and normalize_tag(t)]
+        if len(tag_list) > MAX_TAGS:
+            raise ToolInputError(f"Too many tags ({len(tag_list)}): give at most {MAX_TAGS}.")
+        folder = self._folder(folder) if folder else None
+        if folder and not self._folder_exists(folder):
+            raise ToolInputError(self._folder_missing_message(folder))
+        try:
+            result = self.library.search(query, max_results, mode, folder, tag_list)
+        except PathOutsideRoot as exc:
+            raise ToolInputError(str(exc)) from exc
+        # The index may lag the disk by a moment: never show a file that is gone.
+        kept = [r for r in result.results if self._exists(r.id)]
+        if len(kept) != len(result.results):
+            result.results = kept
+        if result.note:
+            notes.insert(0, result.note)
+        if not result.results:
+            hint = "No match. Try other or fewer words"
+            if folder or tag_list:
+                hint += ", drop the folder/tags filter"
+            notes.append(hint + ", or browse with list_documents.")
+        result.note = " ".join(notes) or None
+        result.estimated_tokens = _json_tokens(result)
+        return result
+
+    # -- list_documents ----------------------------------------------------------------------
+    def list_documents(
+        self, folder: str = "", tag: str | None = None, limit: int = 50, cursor: str | None = None
+    ) -> ListResult:
+        folder = self._folder(folder or "")
+        tag_norm = normalize_tag(tag) if isinstance(tag, str) and tag.strip() else None
+        notes: list[str] = []
+        limit = _int(limit, "limit")
+        if limit < 1 or limit > MAX_LIST_LIMIT:
+            clamped = min(max(limit, 1), MAX_LIST_LIMIT)
+            notes.append(f"limit {limit} is out of range 1-{MAX_LIST_LIMIT}: used {clamped}.")
+            limit = clamped
+        offset = self._decode_cursor(cursor, folder, tag_norm) if cursor else 0
+        catalog = self.library.catalog
+        records, total = catalog.list_documents(folder, tag_norm, limit, offset)
+        if total == 0 and folder and not self._folder_exists(folder):
+            raise ToolInputError(self._folder_missing_message(folder))
+        folders_raw = catalog.subfolders(folder, tag_norm)
+        if len(folders_raw) > MAX_LISTED_FOLDERS:
+            notes.append(f"{len(folders_raw)} subfolders, first {MAX_LISTED_FOLDERS} shown; pass folder= to go deeper.")
+            folders_raw = folders_raw[:MAX_LISTED_FOLDERS]
+        counts = catalog.section_counts([r.id for r in records])
+        documents = [
+            DocumentEntry(
+                id=r.id,
+                title=r.title,
+                summary=r.summary,
+                tags=list(r.tags),
+                size_bytes=r.size,
+                modified=_iso_utc(r.mtime_ns),
+                sections=counts.get(r.id, 0),
+            )
+            for r in records
+        ]
+        next_offset = offset + len(records)
+        next_cursor = self._encode_cursor(next_offset, folder, tag_norm) if next_offset < total and records else None
+        if total == 0:
+            notes.append("No documents here" + (f" with tag '{tag_norm}'" if tag_norm else "") + ".")
+        result = ListResult(
+            folder=folder,
+            folders=[FolderEntry(path=p, documents=n) for p, n in folders_raw],
+            documents=documents,
+            total=total,
+            next_cursor=next_cursor,
+            note=" ".join(notes) or None,
+        )
+        result.estimated_tokens = _json_tokens(result)
+        return result
+
+    # -- read_document ---------------------------------------------------------------------------
+    def read_document(
+        self, id: str, mode: ReadMode = "full", max_chars: int = DEFAULT_MAX_CHARS, offset: int = 0
+    ) -> ReadDocumentResult:
+        if mode not in READ_MODES:
+            raise ToolInputError(f"Unknown mode '{_show(str(mode), 40)}': use full, outline or summary.")
+        notes: list[str] = []
+        max_chars = self._max_chars(max_chars, notes)
+        offset = self._offset(offset)
+        doc = self.load(id)
+        if mode == "full":
+            text = doc.text
+        elif mode == "outline":
+            text = outline(doc.parsed)
+        else:
+            text = summary(doc.parsed)
+        content, next_offset = cut(text, offset, max_chars)
+        return ReadDocumentResult(
+            id=doc.id,
+            title=doc.parsed.title,
+            mode=mode,
+            content=content,
+            offset=offset,
+            next_offset=next_offset,
+            total_chars=len(text),
+            truncated=next_offset is not None,
+            estimated_tokens=estimate_tokens(content),
+            note=" ".join(notes) or None,
+        )
+
+    # -- read_section -----------------------------------------------------------------------------
+    def read_section(
+        self,
+        id: str,
+        section: str,
+        max_chars: int = DEFAULT_MAX_CHARS,
+        offset: int = 0,
+        include_subsections: bool = True,
+    ) -> ReadSectionResult:
+        notes: list[str] = []
+        max_chars = self._max_chars(max_chars, notes)
+        offset = self._offset(offset)
+        if not isinstance(section, str) or not section.strip():
+            raise ToolInputError("The section is empty: give a heading or a heading path like 'Setup > Linux'.")
+        doc = self.load(id)
+        found = match_section(doc.parsed.sections, section, doc.id)
+        text = section_text(doc.parsed.lines, found, bool(include_subsections))
+        content, next_offset = cut(text, offset, max_chars)
+        return ReadSectionResult(
+            id=doc.id,
+            heading=found.heading,
+            heading_path=found.heading_path,
+            level=found.level,
+            line_start=found.line_start,
+            line_end=found.subtree_end if include_subsections else found.line_end,
+            content=content,
+            offset=offset,
+            next_offset=next_offset,
+            truncated=next_offset is not None,
+            estimated_tokens=estimate_tokens(content),
+            total_chars=len(text),
+            note=" ".join(notes) or None,
+        )
+
+    # -- helpers ------------------------------------------------------------------------------------
+    def load(self, doc_id: Any) -> LoadedDocument:
+        """Resolve an id inside the root and read and parse the file as it is on disk now."""
+        if not isinstance(doc_id, str) or not doc_id.strip():
+            raise ToolInputError("The id is empty: use a document id like 'guides/setup.md' from search or list results.")
+        jail = self.library.jail
+        try:
+            path = jail.resolve_id(doc_id.strip())
+        except PathOutsideRoot as exc:
+            raise ToolInputError(f"Refused: {exc}") from exc
+        except FileNotFoundError:
+            raise ToolInputError(self._unknown_id_message(doc_id)) from None
+        if path == jail.root or path.is_dir():
+            raise ToolInputError(
+                f"'{_show(doc_id)}' is a folder, not a document: use list_documents(folder='{_show(doc_id)}')."
+            )
+        clean_id = path.relative_to(jail.root).as_posix()
+        if self.library.scanner.excluded(clean_id):
+            raise ToolInputError(
+                f"'{_show(doc_id)}' is not a document served here (only indexed Markdown files are readable)."
+            )
+        try:
+            data = jail.read_bytes(path, self.library.settings.max_file_bytes)
+        except FileTooLarge as exc:
+            raise ToolInputError(f"'{clean_id}' is too large to read ({exc}).") from exc
+        except PathOutsideRoot as exc:
+            raise ToolInputError(f"Refused: {exc}") from exc
+        except (FileNotFoundError, IsADirectoryError):
+            raise ToolInputError(self._unknown_id_message(doc_id)) from None
+        except OSError as exc:
+            raise ToolInputError(f"'{clean_id}' could not be read ({exc.strerror or type(exc).__name__}).") from exc
+        if b"\x00" in data[:8192]:
+            raise ToolInputError(f"'{clean_id}' is a binary file, not a Markdown document.")
+        text = data.decode("utf-8", "replace")
+        stem = posixpath.basename(clean_id).rsplit(".", 1)[0]
+        parsed = parse_markdown(text, stem)
+        return LoadedDocument(clean_id, path, parsed, parsed.text)
+
+    def _unknown_id_message(self, doc_id: str) -> str:
+        ids = self.library.catalog.ids()
+        close = closest_ids(doc_id, ids)
+        msg = f"No document '{_show(doc_id)}'."
+        if close:
+            return msg + " Closest ids: " + ", ".join(close) + "."
+        return msg + " Use search_documents or list_documents to find ids."
+
+    def _folder(self, folder: Any) -> str:
+        if not isinstance(folder, str):
+            raise ToolInputError("folder must be a folder path relative to the root, like 'guides'.")
+        try:
+            return self.library.jail.relative_folder(folder.strip().strip("/") if folder.strip() not in ("/",) else "")
+        except PathOutsideRoot as exc:
+            raise ToolInputError(f"Refused: {exc}") from exc
+
+    def _folder_exists(self, folder: str) -> bool:
+        path = self.library.jail.root / folder
+        return path.is_dir() and self.library.jail.contains(path)
+
+    def _folder_missing_message(self, folder: str) -> str:
+        top = [p for p, _ in self.library.catalog.subfolders("", None)][:20]
+        msg = f"No folder '{_show(folder)}'."
+        return msg + (" Top-level folders: " + ", ".join(top) + "." if top else " The root has no subfolders.")
+
+    def _exists(self, doc_id: str) -> bool:
+        try:
+            return os.path.isfile(self.library.jail.root / doc_id)
+        except (OSError, ValueError):
+            return False
+
+    def _max_chars(self, value: Any, notes: list[str]) -> int:
+        value = _int(value, "max_chars")
+        if value < MIN_MAX_CHARS or value > MAX_MAX_CHARS:
+            clamped = min(max(value, MIN_MAX_CHARS), MAX_MAX_CHARS)
+            notes.append(f"max_chars {value} is out of range {MIN_MAX_CHARS}-{MAX_MAX_CHARS}: used {clamped}.")
+            return clamped
+        return value
+
+    @staticmethod
+    def _offset(value: Any) -> int:
+        value = _int(value, "offset")
+        if value < 0:
+            raise ToolInputError("offset must be 0 or a next_offset from a previous result.")
+        return value
+
+    def _cursor_key(self, folder: str, tag: str | None) -> str:
+        return hashlib.blake2b(f"{folder}\x00{tag or ''}".encode(), digest_size=6).hexdigest()
+
+    def _encode_cursor(self, offset: int, folder: str, tag: str | None) -> str:
+        raw = json.dumps({"o": offset, "k": self._cursor_key(folder, tag)}, separators=(",", ":"))
+        return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+    def _decode_cursor(self, cursor: Any, folder: str, tag: str | None) -> int:
+        bad = ToolInputError("Invalid cursor: pass next_cursor from the previous list_documents result unchanged, or omit it.")
+        if not isinstance(cursor, str) or len(cursor) > 200:
+            raise bad
+        try:
+            data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+            offset = int(data["o"])
+            key = str(data["k"])
+        except (ValueError, KeyError, TypeError, binascii.Error):
+            raise bad from None
+        if key != self._cursor_key(folder, tag) or offset < 0:
+            raise ToolInputError("This cursor belongs to another listing: use the same folder and tag as the call that returned it.")
+        return offset
+
+
+# -- pure helpers (used by the CLI and tests too) -----------------------------------------------
+
+
+def _int(value: Any, name: str) -> int:
+    if isinstance(value, bool):
+        raise ToolInputError(f"{name} must be a whole number.")
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ToolInputError(f"{name} must be a whole number.") from None
+
+
+def _iso_utc(mtime_ns: int) -> str:
+    return datetime.fromtimestamp(mtime_ns / 1e9, tz=timezone.utc).isoformat(timespec="seconds")
+
+
+def _json_tokens(model: Any) -> int:
+    return estimate_tokens(model.model_dump_json(exclude={"estimated_tokens"}))
+
+
+def cut(text: str, offset: int, max_chars: int) -> tuple[str, int | None]:
+    """`text[offset:]` up to `max_chars`, cut after the last line end that fits; the next offset or None."""
+    total = len(text)
+    if offset > total:
+        raise ToolInputError(f"offset {offset} is past the end ({total} characters): start again at offset 0.")
+    end = offset + max_chars
+    if end >= total:
+        return text[offset:], None
+    newline = text.rfind("\n", offset, end)
+    if newline >= offset and newline + 1 > offset + max_chars // 4:
+        end = newline + 1
+    return text[offset:end], end
+
+
+def closest_ids(doc_id: str, ids: list[str], n: int = 5) -> list[str]:
+    """The ids most like `doc_id`: same file name first, then difflib over ids (bounded work)."""
+    query = doc_id.strip().replace("\\", "/").lstrip("./")[:300]
+    if not query or not ids:
+        return []
+    base = posixpath.basename(query).lower()
+    stem = base.rsplit(".", 1)[0]
+    same = [i for i in ids if posixpath.basename(i).lower().rsplit(".", 1)[0] == stem]
+    found: list[str] = same[:n]
+    if len(found) < n:
+        pool = ids
+        if len(pool) > 20_000:  # keep the error path fast on huge roots
+            pool = [i for i in ids if stem[:3] and stem[:3] in i.lower()] or ids[:20_000]
+        for match in difflib.get_close_matches(query, pool, n=n, cutoff=0.45):
+            if match not in found:
+                found.append(match)
+        if len(found) < n:
+            bases = {}
+            for i in pool:
+                bases.setdefault(posixpath.basename(i), i)
+            for match in difflib.get_close_matches(posixpath.basename(query), list(bases), n=n, cutoff=0.5):
+                if bases[match] not in found:
+                    found.append(bases[match])
+    return found[:n]
+
+
+def _norm(text: str) -> str:
+    return " ".join(_LEADING_HASHES.sub("", text.strip()).split()).casefold()
+
+
+def _norm_path(text: str) -> str:
+    return HEADING_SEPARATOR.join(_norm(p) for p in text.split(">") if p.strip())
+
+
+def match_section(sections: tuple[Section, ...] | list[Section], wanted: str, doc_id: str) -> Section:
+    """Heading path, then exact heading, then a unique case-insensitive partial match."""
+    if not sections:
+        raise ToolInputError(f"'{doc_id}' has no sections: read it with read_document.")
+    query = wanted.strip()[:500]
+    q = _norm(query)
+    if ">" in query:
+        qp = _norm_path(query)
+        exact = [s for s in sections if _norm_path(s.heading_path) == qp]
+        if len(exact) == 1:
+            return exact[0]
+        suffix = [s for s in sections if _norm_path(s.heading_path).endswith(HEADING_SEPARATOR + qp)]
+        if len(suffix) == 1:
+            return suffix[0]
+        if len(suffix) > 1:
+            raise _ambiguous(query, suffix, doc_id)
+        partial = [s for s in sections if qp in _norm_path(s.heading_path)]
+        if len(partial) == 1:
+            return partial[0]
+        if len(partial) > 1:
+            raise _ambiguous(query, partial, doc_id)
+        raise _no_section(query, sections, doc_id)
+    exact = [s for s in sections if _norm(s.heading) == q]
+    if len(exact) == 1:
+        return exact[0]
+    if len(exact) > 1:
+        raise _ambiguous(query, exact, doc_id)
+    partial = [s for s in sections if q and q in _norm(s.heading)]
+    if len(partial) == 1:
+        return partial[0]
+    if len(partial) > 1:
+        raise _ambiguous(query, partial, doc_id)
+    raise _no_section(query, sections, doc_id)
+
+
+def _ambiguous(query: str, candidates: list[Section], doc_id: str) -> ToolInputError:
+    shown = "; ".join(f"'{s.heading_path}'" for s in candidates[:MAX_LISTED_HEADINGS])
+    more = f" (+{len(candidates) - MAX_LISTED_HEADINGS} more)" if len(candidates) > MAX_LISTED_HEADINGS else ""
+    return ToolInputError(
+        f"Section '{_show(query)}' is ambiguous in '{doc_id}': pass one of these heading paths: {shown}{more}."
+    )
+
+
+def _no_section(query: str, sections: tuple[Section, ...] | list[Section], doc_id: str) -> ToolInputError:
+    shown = "; ".join(f"'{s.heading_path}'" for s in sections[:MAX_LISTED_HEADINGS])
+    more = f" (+{len(sections) - MAX_LISTED_HEADINGS} more: see read_document mode='outline')" if len(sections) > MAX_LISTED_HEADINGS else ""
+    return ToolInputError(f"No section '{_show(query)}' in '{doc_id}'. Its headings are: {shown}{more}.")
+
+
+def _subtree_tokens(sections: tuple[Section, ...]) -> list[int]:
+    totals = []
+    for i, s in enumerate(sections):
+        total = s.tokens
+        for t in sections[i + 1 :]:
+            if t.line_start > s.subtree_end:
+                break
+            total += t.tokens
+        totals.append(total)
+    return totals
+
+
+def _size(tokens: int) -> str:
+    return f"{tokens / 1000:.1f}k" if tokens >= 1000 else str(tokens)
+
+
+def outline(parsed: ParsedDocument) -> str:
+    """The heading tree: one short line per section with its lines and size (tokens with subsections)."""
+    total = sum(s.tokens for s in parsed.sections)
+    lines = [f"{parsed.title} — {len(parsed.lines)} lines, ~{_size(total)} tokens. Sections (lines, ~tokens):"]
+    for s, tokens in zip(parsed.sections, _subtree_tokens(parsed.sections)):
+        marker = "#" * s.level + " " if s.level else ""
+        lines.append(f"{marker}{s.heading} (L{s.line_start}-{s.subtree_end}, ~{_size(tokens)})")
+    return "\n".join(lines) + "\n"
+
+
+def _first_lines(body: str, limit: int = SUMMARY_LINE_CHARS) -> str:
+    """The first prose of a section's own text: skips code fences, tables and blank lines."""
+    out: list[str] = []
+    in_fence = False
+    for line in body.split("\n"):
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            in_fence = not in_fence
+            continue
+        if in_fence or not stripped or stripped.startswith(("|", "<!--")):
+            if out and not stripped:
+                break
+            continue
+        out.append(stripped)
+        if sum(len(x) + 1 for x in out) >= limit:
+            break
+    text = " ".join(out)
+    if len(text) > limit:
+        text = text[:limit].rsplit(" ", 1)[0] + "…"
+    return text
+
+
+def summary(parsed: ParsedDocument) -> str:
+    """Headings with the first lines of each section."""
+    lines = [f"{parsed.title} — {len(parsed.lines)} lines"]
+    explicit = parsed.front_matter.get("summary") or parsed.front_matter.get("description")
+    if explicit and parsed.summary:
+        lines.append(parsed.summary)
+    for s in parsed.sections:
+        marker = "#" * s.level if s.level else ""
+        lines.append("")
+        lines.append(f"{marker} {s.heading} (L{s.line_start}-{s.line_end})".strip())
+        first = _first_lines(s.body)
+        if first:
+            lines.append(first)
+    return "\n".join(lines) + "\n"
+
+
+__all__ = [
+    "DocsTools",
+    "ToolInputError",
+    "closest_ids",
+    "cut",
+    "match_section",
+    "outline",
+    "summary",
+    "PREAMBLE_HEADING",
+]

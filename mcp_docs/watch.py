@@ -1,0 +1,134 @@
+"""Keep the index fresh: watch the root with watchfiles and sync what changed, debounced.
+
+Runs on a daemon thread. A saved, created, renamed or deleted file (or folder)
+reaches `library.sync(paths=[ids])` about a quarter of a second after the
+editor stops writing. Dot-folders (`.git`, `.obsidian`, …) are ignored; a
+change to `.mcpdocsignore` reloads the ignore rules and rescans everything.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import watchfiles
+
+from .index.fulltext import IndexBusy
+from .library import Library
+from .scan import load_ignore
+from .settings import IGNORE_FILE_NAME
+
+log = logging.getLogger(__name__)
+
+DEBOUNCE_MS = 400
+STEP_MS = 80
+RETRY_SECONDS = 1.0
+FULL_SYNC = "\x00full"
+
+
+class Watcher:
+    """Watch a library's root and sync changes; `start()` / `stop()`."""
+
+    def __init__(
+        self,
+        library: Library,
+        on_synced: Callable[[list[str]], None] | None = None,
+        debounce_ms: int = DEBOUNCE_MS,
+        step_ms: int = STEP_MS,
+    ) -> None:
+        self.library = library
+        self.root = library.settings.root
+        self.on_synced = on_synced
+        self.debounce_ms = debounce_ms
+        self.step_ms = step_ms
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.ready = threading.Event()  # set once the OS watch is in place
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="mcp-docs-watch", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    # -- internals ---------------------------------------------------------------------------
+    def relevant(self, path: str) -> str | None:
+        """The id (or folder) a raw event path stands for, or None if it cannot matter."""
+        try:
+            rel = Path(path).relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+        if rel in ("", "."):
+            return None
+        if rel == IGNORE_FILE_NAME:
+            return FULL_SYNC
+        parts = rel.split("/")
+        if any(p.startswith(".") for p in parts):
+            return None
+        name = parts[-1]
+        if self.library.scanner.wanted_name(name):
+            return rel
+        full = self.root / rel
+        # A folder (created, renamed, deleted): sync whatever lies under it. Other files never matter.
+        if full.is_dir() or not full.exists():
+            return rel
+        return None
+
+    def _run(self) -> None:
+        pending: set[str] = set()
+        while not self._stop.is_set():
+            try:
+                for changes in watchfiles.watch(
+                    self.root,
+                    debounce=self.debounce_ms,
+                    step=self.step_ms,
+                    stop_event=self._stop,
+                    rust_timeout=int(RETRY_SECONDS * 1000),
+                    yield_on_timeout=True,
+                    raise_interrupt=False,
+                    ignore_permission_denied=True,
+                ):
+                    self.ready.set()
+                    for _change, path in changes:
+                        rel = self.relevant(path)
+                        if rel is not None:
+                            pending.add(rel)
+                    if pending:
+                        pending = self._sync(pending)
+                    if self._stop.is_set():
+                        return
+            except Exception:  # never let the watcher die silently: log and start watching again
+                if self._stop.is_set():
+                    return
+                log.exception("file watcher failed; restarting in %.0f s", RETRY_SECONDS)
+                self._stop.wait(RETRY_SECONDS)
+
+    def _sync(self, pending: set[str]) -> set[str]:
+        """Sync `pending`; returns what must be retried (the index was busy)."""
+        started = time.perf_counter()
+        try:
+            if FULL_SYNC in pending:
+                self.library.scanner.ignore = load_ignore(self.root)
+                report = self.library.sync()
+            else:
+                report = self.library.sync(paths=sorted(pending))
+        except IndexBusy:
+            log.info("index busy (another mcp-docs process is writing): will retry %d change(s)", len(pending))
+            return pending
+        except Exception:
+            log.exception("sync after file changes failed")
+            return set()
+        changed = report.changed_ids + report.deleted_ids
+        log.info("synced %d change(s) in %.0f ms", len(changed), (time.perf_counter() - started) * 1000)
+        if self.on_synced is not None and changed:
+            try:
+                self.on_synced(changed)
+            except Exception:
+                log.exception("on_synced callback failed")
+        return set()
