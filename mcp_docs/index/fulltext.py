@@ -37,8 +37,9 @@ FOLD_BOOST = 0.3
 IDENT_BOOST = 3.0
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_IDENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+#-]*[A-Za-z0-9_+#]")
-_IDENT_MARK = re.compile(r"[_.+#-]")
+# Only tokens with inner punctuation (a_b, a.b, a-b) or a trailing ++/# (C++, C#): plain words are not identifiers.
+# Possessive quantifiers and a word-start anchor keep this linear (it runs over every section body).
+_IDENT = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]++(?:(?:[_.+#-]++[A-Za-z0-9]++)++[+#]*+|[+#]++)")
 
 
 class IndexBusy(RuntimeError):
@@ -78,9 +79,8 @@ class SectionHit:
 def identifiers(text: str) -> list[str]:
     """Tokens with inner punctuation that must match exactly, lowercased."""
     found: dict[str, None] = {}
-    for m in _IDENT.finditer(text):
-        token = m.group(0)
-        if _IDENT_MARK.search(token) and len(token) <= 100:
+    for token in _IDENT.findall(text):
+        if len(token) <= 100:
             found.setdefault(token.lower(), None)
             if len(found) >= MAX_IDENTIFIERS:
                 break

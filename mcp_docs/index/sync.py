@@ -10,9 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import multiprocessing
+import os
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+import pickle
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from functools import partial
+from dataclasses import dataclass, field, replace
 
 from ..markdown import ParsedDocument, parse_markdown
 from ..paths import FileTooLarge, Jail, PathOutsideRoot
@@ -24,6 +30,9 @@ from .fulltext import FullTextIndex, SectionDoc
 log = logging.getLogger(__name__)
 
 BATCH_DOCUMENTS = 2000
+PARALLEL_THRESHOLD = 400  # below this, starting worker processes costs more than it saves
+MAX_WORKERS = 4
+WORKER_CHUNK = 64
 BATCH_SECONDS = 2.0
 
 Progress = Callable[[int, int], None]
@@ -70,6 +79,56 @@ def looks_binary(data: bytes) -> bool:
     return b"\x00" in data[:8192]
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A file read, hashed and parsed (or the reason it could not be)."""
+
+    digest: str = ""
+    parsed: ParsedDocument | None = None
+    warnings: list[str] = field(default_factory=list)
+    problem: Problem | None = None
+    missing: bool = False
+
+
+def prepare(jail: Jail, max_bytes: int, f: ScannedFile, old_hash: str | None) -> Prepared:
+    """Pure step of sync (no index access), so it can run in a worker process."""
+    try:
+        data = jail.read_bytes(f.path, max_bytes)
+    except FileTooLarge as exc:
+        return Prepared(problem=Problem(f.doc_id, "too_large", f"{exc}: skipped"))
+    except PathOutsideRoot as exc:
+        return Prepared(problem=Problem(f.doc_id, "outside_root", str(exc)))
+    except FileNotFoundError:
+        return Prepared(missing=True)
+    except OSError as exc:
+        return Prepared(problem=Problem(f.doc_id, "unreadable", str(exc.strerror or exc)))
+    if looks_binary(data):
+        return Prepared(problem=Problem(f.doc_id, "binary", "binary content (NUL bytes): skipped"))
+    digest = content_hash(data)
+    if old_hash == digest:
+        return Prepared(digest=digest)
+    text, warnings = decode(data)
+    stem = f.doc_id.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    try:
+        parsed = parse_markdown(text, stem)
+    except Exception as exc:  # a parser bug must not stop a whole vault from indexing
+        log.exception("could not parse %s", f.doc_id)
+        return Prepared(problem=Problem(f.doc_id, "unparsable", f"parser error: {type(exc).__name__}"))
+    # The full text is not needed for indexing; leaving it out halves what workers send back.
+    return Prepared(digest=digest, parsed=replace(parsed, lines=()), warnings=warnings)
+
+
+def prepare_many(
+    jail: Jail, max_bytes: int, jobs: list[tuple[ScannedFile, str | None]]
+) -> list[tuple[ScannedFile, Prepared]]:
+    return [(f, prepare(jail, max_bytes, f, h)) for f, h in jobs]
+
+
+def _chunks(items: list, size: int) -> Iterator[list]:  # type: ignore[type-arg]
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
 class Synchronizer:
     def __init__(
         self, settings: Settings, jail: Jail, scanner: Scanner, catalog: Catalog, fulltext: FullTextIndex
@@ -108,8 +167,8 @@ class Synchronizer:
         batch_started = time.perf_counter()
         done = 0
         try:
-            for f in to_read:
-                self._process(f, fingerprints.get(f.doc_id), batch, report)
+            for f, prep in self._prepared(to_read, fingerprints):
+                self._apply(f, fingerprints.get(f.doc_id), prep, batch, report)
                 done += 1
                 if len(batch) >= BATCH_DOCUMENTS or time.perf_counter() - batch_started > BATCH_SECONDS:
                     self._flush(batch, report)
@@ -136,6 +195,36 @@ class Synchronizer:
         return report
 
     # -- steps ---------------------------------------------------------------------
+    def _prepared(
+        self, files: list[ScannedFile], fingerprints: dict[str, Fingerprint]
+    ) -> Iterator[tuple[ScannedFile, "Prepared"]]:
+        """Read, hash and parse files: in worker processes when there are many (parsing is pure Python)."""
+        max_bytes = self.settings.max_file_bytes
+        old_hash = [fingerprints[f.doc_id].hash if f.doc_id in fingerprints else None for f in files]
+        workers = min(os.cpu_count() or 1, MAX_WORKERS)
+        if len(files) < PARALLEL_THRESHOLD or workers < 2:
+            for f, h in zip(files, old_hash):
+                yield f, prepare(self.jail, max_bytes, f, h)
+            return
+        # spawn, not fork: the server runs threads (watcher, HTTP) that fork would copy mid-flight.
+        done = 0
+        try:
+            context = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+                jobs = pool.map(
+                    partial(prepare_many, self.jail, max_bytes),
+                    _chunks(list(zip(files, old_hash)), WORKER_CHUNK),
+                )
+                for chunk_result in jobs:
+                    for item in chunk_result:
+                        yield item
+                        done += 1
+        except (BrokenProcessPool, OSError, RuntimeError, pickle.PicklingError) as exc:
+            # Workers cannot start everywhere (a script run from stdin, a frozen app): carry on in-process.
+            log.warning("parallel parsing unavailable (%s): continuing in one process", exc)
+            for f, h in zip(files[done:], old_hash[done:]):
+                yield f, prepare(self.jail, max_bytes, f, h)
+
     def _scan(self, paths: Iterable[str] | None, fingerprints: dict[str, Fingerprint]) -> tuple[ScanResult, list[str]]:
         if paths is None:
             scan = self.scanner.scan()
@@ -162,39 +251,20 @@ class Synchronizer:
                 gone.update(i for i in fingerprints if i.startswith(rel + "/"))
         return scan, sorted(gone)
 
-    def _process(self, f: ScannedFile, old: Fingerprint | None, batch: _Batch, report: SyncReport) -> None:
-        try:
-            data = self.jail.read_bytes(f.path, self.settings.max_file_bytes)
-        except FileTooLarge as exc:
-            self._skip(f, old, Problem(f.doc_id, "too_large", f"{exc}: skipped"), batch, report)
-            return
-        except PathOutsideRoot as exc:
-            self._skip(f, old, Problem(f.doc_id, "outside_root", str(exc)), batch, report)
-            return
-        except FileNotFoundError:
+    def _apply(self, f: ScannedFile, old: Fingerprint | None, prep: "Prepared", batch: _Batch, report: SyncReport) -> None:
+        if prep.missing:
             if old is not None:
                 self._drop(f.doc_id, batch, report)
             return
-        except OSError as exc:
-            self._skip(f, old, Problem(f.doc_id, "unreadable", str(exc.strerror or exc)), batch, report)
+        if prep.problem is not None:
+            self._skip(f, old, prep.problem, batch, report)
             return
-        if looks_binary(data):
-            self._skip(f, old, Problem(f.doc_id, "binary", "binary content (NUL bytes): skipped"), batch, report)
-            return
-        digest = content_hash(data)
-        if old is not None and old.hash == digest:
+        if prep.parsed is None:  # same content, new mtime
             batch.touches.append(f)
             report.unchanged += 1
             return
-        text, warnings = decode(data)
-        stem = f.doc_id.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-        try:
-            parsed = parse_markdown(text, stem)
-        except Exception as exc:  # a parser bug must not stop a whole vault from indexing
-            log.exception("could not parse %s", f.doc_id)
-            self._skip(f, old, Problem(f.doc_id, "unparsable", f"parser error: {type(exc).__name__}"), batch, report)
-            return
-        record, sections = self._records(f, digest, parsed, warnings)
+        parsed = prep.parsed
+        record, sections = self._records(f, prep.digest, parsed, prep.warnings)
         self.fulltext.delete_document(f.doc_id)
         self.fulltext.add_sections(
             SectionDoc(

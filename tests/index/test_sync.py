@@ -1,0 +1,201 @@
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from mcp_docs.library import Library
+from mcp_docs.settings import Settings
+from tests.conftest import OUTSIDE_MARKER
+
+
+def ids(library: Library) -> set[str]:
+    return set(library.catalog.ids())
+
+
+def found(library: Library, query: str) -> list[str]:
+    return [r.id for r in library.search(query, mode="keyword", max_results=20).results]
+
+
+def test_first_sync_indexes_markdown_and_reports_every_skip(library: Library) -> None:
+    assert ids(library) == {
+        "index.md",
+        "guides/setup/install.md",
+        "guides/setup/duplicate.md",
+        "guides/writing.md",
+        "notes/releases.md",
+        "notes/meeting-2026-01.md",
+        "fr/eleves.md",
+        "latin1.md",
+        "windows.md",
+        "writing-link.md",
+    }
+    problems = {p.path: p.kind for p in library.catalog.problems()}
+    assert problems == {
+        "huge.md": "too_large",
+        "binary.md": "binary",
+        "leak.md": "outside_root",
+        "dangling.md": "dangling_link",
+        "outside-folder": "outside_root",
+    }
+    warnings = dict(library.catalog.documents_with_warnings())
+    assert any("invalid UTF-8" in w for w in warnings["latin1.md"])
+    assert any("front matter" in w for w in warnings["notes/releases.md"])
+
+
+@pytest.mark.parametrize(
+    "marker", ["obsidianhiddenmarker", "nodemodulesmarker", "ignoredraftmarker", "tmpmarker", "txtmarker", OUTSIDE_MARKER]
+)
+def test_excluded_content_is_never_searchable(library: Library, marker: str) -> None:
+    assert found(library, marker) == []
+
+
+def test_nothing_is_written_into_the_root(vault: Path, tmp_path: Path) -> None:
+    before = sorted(p.relative_to(vault) for p in vault.rglob("*"))
+    lib = Library(Settings.load(vault, tmp_path / "idx", embeddings="none"))
+    lib.sync()
+    lib.close()
+    assert sorted(p.relative_to(vault) for p in vault.rglob("*")) == before
+
+
+def test_index_inside_root_is_refused(vault: Path) -> None:
+    with pytest.raises(ValueError, match="inside the documents root"):
+        Settings.load(vault, vault / ".index", embeddings="none")
+
+
+def test_add_change_delete_rename(library: Library, vault: Path) -> None:
+    (vault / "notes" / "new.md").write_text("# New\n\nquasarflux appears here.\n")
+    report = library.sync()
+    assert (report.added, report.updated, report.deleted) == (1, 0, 0)
+    assert found(library, "quasarflux") == ["notes/new.md"]
+
+    (vault / "notes" / "new.md").write_text("# New\n\nnebulawhirl replaced it.\n")
+    report = library.sync()
+    assert (report.added, report.updated) == (0, 1)
+    assert found(library, "quasarflux") == []
+    assert found(library, "nebulawhirl") == ["notes/new.md"]
+
+    (vault / "notes" / "new.md").rename(vault / "notes" / "renamed.md")
+    report = library.sync()
+    assert (report.added, report.deleted) == (1, 1)
+    assert found(library, "nebulawhirl") == ["notes/renamed.md"]
+
+    (vault / "notes" / "renamed.md").unlink()
+    report = library.sync()
+    assert report.deleted == 1
+    assert found(library, "nebulawhirl") == []
+    assert "notes/renamed.md" not in ids(library)
+
+
+def test_unchanged_files_are_not_reparsed(library: Library, vault: Path) -> None:
+    report = library.sync()
+    assert (report.added, report.updated, report.deleted) == (0, 0, 0)
+    assert report.unchanged == 10
+    target = vault / "guides" / "writing.md"
+    os.utime(target, (time.time() + 5, time.time() + 5))  # touched, same content
+    report = library.sync()
+    assert report.updated == 0 and report.unchanged == 10
+
+
+def test_partial_sync_of_paths(library: Library, vault: Path) -> None:
+    (vault / "notes" / "meeting-2026-01.md").write_text("# Meeting\n\nzephyrquill decision.\n")
+    (vault / "guides" / "writing.md").unlink()
+    report = library.sync(paths=["notes/meeting-2026-01.md", "guides/writing.md"])
+    assert (report.updated, report.deleted) == (1, 1)
+    assert found(library, "zephyrquill") == ["notes/meeting-2026-01.md"]
+    # a whole folder removed
+    import shutil
+
+    shutil.rmtree(vault / "guides" / "setup")
+    report = library.sync(paths=["guides/setup"])
+    assert report.deleted == 2
+    assert not any(i.startswith("guides/setup/") for i in ids(library))
+
+
+def test_a_file_that_becomes_too_large_leaves_the_index(library: Library, vault: Path) -> None:
+    (vault / "notes" / "meeting-2026-01.md").write_bytes(b"# M\n" + b"x" * (6 * 1024 * 1024))
+    library.sync()
+    assert "notes/meeting-2026-01.md" not in ids(library)
+    assert {p.path: p.kind for p in library.catalog.problems()}["notes/meeting-2026-01.md"] == "too_large"
+
+
+def test_schema_or_language_change_rebuilds(settings: Settings, vault: Path) -> None:
+    lib = Library(settings)
+    lib.sync()
+    count = lib.catalog.count()
+    lib.catalog.set_meta("schema_version", "0")
+    lib.close()
+    lib = Library(settings)
+    assert lib.catalog.count() == 0  # rebuilt from scratch
+    assert lib.sync().added == count
+    lib.close()
+    fr = Settings.load(vault, settings.index_dir, language="fr", embeddings="none")
+    lib = Library(fr)
+    assert lib.catalog.count() == 0
+    lib.sync()
+    assert lib.catalog.count() == count
+    lib.close()
+
+
+def test_large_sync_uses_worker_processes_and_matches(tmp_path: Path) -> None:
+    root = tmp_path / "many"
+    root.mkdir()
+    for i in range(450):  # above the parallel threshold
+        (root / f"n{i:03}.md").write_text(f"# Note {i}\n\nword{i} shared text\n\n## Part\n\nmore {i}\n")
+    lib = Library(Settings.load(root, tmp_path / "idx", embeddings="none"))
+    report = lib.sync()
+    assert report.added == 450
+    assert lib.fulltext.num_sections() == 900
+    assert found(lib, "word417") == ["n417.md"]
+    lib.close()
+
+
+KILLER = textwrap.dedent(
+    """
+    import sys
+    from mcp_docs.settings import Settings
+    from mcp_docs.library import Library
+    import mcp_docs.index.sync as sync
+    sync.BATCH_DOCUMENTS = 50
+    sync.PARALLEL_THRESHOLD = 10**9
+    lib = Library(Settings.load(sys.argv[1], sys.argv[2], embeddings="none"))
+    calls = 0
+    def progress(done, total):
+        global calls
+        calls += 1
+        if calls == 3:  # after two committed batches
+            print("READY", flush=True)
+            import time; time.sleep(60)
+    lib.sync(progress=progress)
+    """
+)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+def test_kill_9_mid_sync_keeps_last_commit_and_next_sync_completes(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(300):
+        (root / f"d{i:03}.md").write_text(f"# Doc {i}\n\nkillword{i} common\n")
+    index_dir = tmp_path / "idx"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILLER, str(root), str(index_dir)], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "READY"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+    lib = Library(Settings.load(root, index_dir, embeddings="none"))
+    partial = lib.catalog.count()
+    assert 0 < partial < 300  # the committed batches survived, the rest did not happen
+    assert len(found(lib, "common")) == 20  # searchable as it was
+    report = lib.sync()
+    assert report.added == 300 - partial
+    assert lib.catalog.count() == 300
+    assert lib.fulltext.num_sections() == 300  # nothing duplicated by redoing work
+    lib.close()
