@@ -131,6 +131,10 @@ class Scanner:
             if not self.jail.contains(path):
                 result.problems.append(Problem(rel, "outside_root", "link leads outside the root: skipped"))
                 return
+            target = Path(os.path.realpath(path)).relative_to(self.jail.root).as_posix()
+            if not self.excluded(target):  # one file, one search result
+                result.problems.append(Problem(rel, "duplicate_link", f"link to {target}, indexed there"))
+                return
             try:
                 st = path.stat()
             except OSError as exc:

@@ -34,7 +34,7 @@ MAX_IDENTIFIERS = 200
 HEAD_BOOST = 1.5
 BODY_BOOST = 1.0
 FOLD_BOOST = 0.3
-IDENT_BOOST = 3.0
+IDENT_BOOST = 8.0
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # Only tokens with inner punctuation (a_b, a.b, a-b) or a trailing ++/# (C++, C#): plain words are not identifiers.
