@@ -1,0 +1,85 @@
+"""Every LLM call, logged to SQLite (like simonw's `llm`): time, session, provider, model, tokens, latency,
+status, cost. Never prompts' secrets, never API keys: only counts and a classified error kind."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from .home import db_path
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS calls (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    time REAL NOT NULL,
+    session TEXT,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    cached_tokens INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    latency_ms INTEGER NOT NULL DEFAULT 0,
+    status TEXT NOT NULL,
+    error_kind TEXT,
+    cost_usd REAL NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS calls_session ON calls(session);
+"""
+
+
+class CallRecord(BaseModel):
+    time: float
+    session: str | None = None
+    provider: str
+    model: str
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: int = 0
+    status: str = "ok"  # "ok" or "error"
+    error_kind: str | None = None
+    cost_usd: float = 0.0
+
+
+def connect_db(path: Path | None = None) -> sqlite3.Connection:
+    conn = sqlite3.connect(path or db_path(), timeout=10)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.executescript(SCHEMA)
+    return conn
+
+
+class CallLog:
+    def __init__(self, path: Path | None = None):
+        self._path = path
+
+    def record(self, rec: CallRecord) -> None:
+        with connect_db(self._path) as conn:
+            conn.execute(
+                "INSERT INTO calls (time, session, provider, model, prompt_tokens, cached_tokens, completion_tokens,"
+                " latency_ms, status, error_kind, cost_usd) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (rec.time, rec.session, rec.provider, rec.model, rec.prompt_tokens, rec.cached_tokens,
+                 rec.completion_tokens, rec.latency_ms, rec.status, rec.error_kind, rec.cost_usd),
+            )
+        conn.close()
+
+    def recent(self, limit: int = 20, session: str | None = None) -> list[CallRecord]:
+        conn = connect_db(self._path)
+        try:
+            sql = "SELECT time, session, provider, model, prompt_tokens, cached_tokens, completion_tokens, latency_ms," \
+                  " status, error_kind, cost_usd FROM calls"
+            args: tuple = ()
+            if session is not None:
+                sql += " WHERE session = ?"
+                args = (session,)
+            rows = conn.execute(sql + " ORDER BY id DESC LIMIT ?", (*args, limit)).fetchall()
+        finally:
+            conn.close()
+        fields = list(CallRecord.model_fields)
+        return [CallRecord(**dict(zip(fields, row))) for row in reversed(rows)]
+
+
+def now() -> float:
+    return time.time()

@@ -1,0 +1,316 @@
+"""`docs-agent`: ask, chat, providers, logs — a thin command line over the loop."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+
+from . import __version__
+from .calllog import CallLog
+from .errors import AgentError, ErrorKind, classify
+from .home import home
+from .loop import Agent, Limits
+from .mcp_session import DEFAULT_TOKEN_ENV, DocsFolder, MCPConnection, ServerCommand, ServerTarget, ServerURL, connect
+from .models import Message, RunResult
+from .providers import DETECTION_ORDER, FALLBACK_PROVIDER, PROVIDERS, ResolvedProvider, detect_provider, make_model, resolve
+from .render import TerminalObserver, summary_line
+from .sessions import SessionStore
+from .text import terminal_safe
+
+
+def _env_float(name: str) -> float | None:
+    value = os.environ.get(name)
+    return float(value) if value else None
+
+
+def _connection_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--docs", metavar="DIR", help="documents folder: runs `mcp-docs serve --root DIR` over stdio")
+    g.add_argument("--server", metavar="URL", help="an MCP server over Streamable HTTP, e.g. http://127.0.0.1:8000/mcp")
+    g.add_argument("--server-cmd", metavar="CMD", help="any MCP server command speaking stdio")
+    p.add_argument("--server-token-env", metavar="VAR", default=DEFAULT_TOKEN_ENV,
+                   help=f"environment variable holding a bearer token for --server (default {DEFAULT_TOKEN_ENV})")
+    p.add_argument("--provider", help=f"provider name ({', '.join(PROVIDERS)}); default: detected from the keys set")
+    p.add_argument("--model", help="model name (default: the provider's default model)")
+    p.add_argument("--base-url", help="override the provider's base URL (any OpenAI-compatible server)")
+    p.add_argument("--api-key-env", metavar="VAR", help="read the API key from this environment variable")
+    p.add_argument("--max-iterations", type=int, default=10, help="tool-calling iterations before a last answer without tools (default 10)")
+    p.add_argument("--max-cost", type=float, metavar="USD", help="stop when the question has cost this much")
+    p.add_argument("--max-tokens", type=int, metavar="N", help="stop when the question has used this many tokens")
+    p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="overall deadline per question in seconds (default 300)")
+    p.add_argument("--max-retries", type=int, default=int(os.environ.get("DOCS_AGENT_MAX_RETRIES", "3")),
+                   help="SDK retries on connection errors, timeouts, 408/409/429/5xx (default 3)")
+    p.add_argument("-q", "--quiet", action="store_true", help="do not show tool activity on stderr")
+    p.add_argument("-v", "--verbose", action="store_true", help="show the MCP server's own log on stderr")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="docs-agent", description="Answer questions from your documents with any LLM, over MCP.")
+    parser.add_argument("--version", action="version", version=f"docs-agent {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("ask", help="answer one question (the answer streams to stdout)")
+    p.add_argument("question")
+    _connection_args(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object (answer, stopped_reason, usage…)")
+
+    p = sub.add_parser("chat", help="interactive session, history kept per --session")
+    _connection_args(p)
+    p.add_argument("--session", default="default", help="session name (default 'default'); resumable")
+
+    p = sub.add_parser("providers", help="the provider registry and which keys are set")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("logs", help="recent LLM calls (tokens, latency, status, cost)")
+    p.add_argument("-n", "--limit", type=int, default=20)
+    p.add_argument("--session", help="only this session")
+    p.add_argument("--json", action="store_true")
+    return parser
+
+
+def _target(args: argparse.Namespace) -> ServerTarget:
+    if args.docs:
+        if not Path(args.docs).is_dir():
+            raise AgentError(ErrorKind.CONFIGURATION, f"--docs: not a folder: {args.docs}")
+        return DocsFolder(args.docs)
+    if args.server:
+        return ServerURL(args.server, token_env=args.server_token_env)
+    return ServerCommand(args.server_cmd)
+
+
+def _limits(args: argparse.Namespace) -> Limits:
+    if args.max_iterations < 1:
+        raise AgentError(ErrorKind.CONFIGURATION, "--max-iterations must be at least 1.")
+    return Limits(max_iterations=args.max_iterations, max_cost_usd=args.max_cost, max_tokens=args.max_tokens,
+                  deadline_s=args.timeout)
+
+
+def _provider(args: argparse.Namespace) -> ResolvedProvider:
+    return resolve(args.provider, model=args.model, base_url=args.base_url, api_key_env=args.api_key_env)
+
+
+def _server_log(args: argparse.Namespace) -> IO[str]:
+    if args.verbose:
+        return sys.stderr
+    return open(home() / "server.log", "a", encoding="utf-8")  # noqa: SIM115 - closed at exit
+
+
+def _failed(exc: BaseException, provider: ResolvedProvider | None, args: argparse.Namespace) -> RunResult:
+    error = classify(exc)
+    spec = provider.spec if provider else None
+    return RunResult(stopped_reason="error", error=error.message, error_kind=error.kind.value, retryable=error.retryable,
+                     provider=spec.name if spec else (args.provider or ""),
+                     model=provider.model if provider else (args.model or ""))
+
+
+async def _ask(args: argparse.Namespace) -> RunResult:
+    provider: ResolvedProvider | None = None
+    try:
+        provider = _provider(args)
+        limits = _limits(args)
+        target = _target(args)
+        model = make_model(provider, max_retries=args.max_retries, timeout_s=min(args.timeout, 600.0))
+    except AgentError as exc:
+        return _failed(exc, provider, args)
+    observer = TerminalObserver(stream_text=not args.json, show_tools=not args.quiet)
+    try:
+        async with connect(target, errlog=_server_log(args)) as conn:
+            agent = Agent(model, conn, provider.spec.prices, limits=limits, log=CallLog(), observer=observer)
+            return await agent.ask(args.question)
+    except AgentError as exc:
+        return _failed(exc, provider, args)
+    finally:
+        await model.aclose()
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    result = anyio.run(_ask, args)
+    if args.json:
+        print(json.dumps(result.contract(), ensure_ascii=False))
+    else:
+        if result.stopped_reason == "error":
+            print(terminal_safe(f"error ({result.error_kind}): {result.error}"), file=sys.stderr)
+        elif not args.quiet:
+            print(summary_line(result), file=sys.stderr)
+    return 1 if result.stopped_reason == "error" else 0
+
+
+# ---------------------------------------------------------------- chat
+
+CHAT_HELP = "commands: /reset  /usage  /sessions  /delete NAME  /exit  (Ctrl-C cancels a running answer)"
+
+
+async def _chat(args: argparse.Namespace) -> int:
+    provider = _provider(args)
+    limits = _limits(args)
+    target = _target(args)
+    store = SessionStore()
+    name = args.session
+    history: list[Message] = store.load(name)
+    model = make_model(provider, max_retries=args.max_retries, timeout_s=min(args.timeout, 600.0))
+    out = sys.stdout
+    try:
+        async with connect(target, errlog=_server_log(args)) as conn:
+            agent = Agent(model, conn, provider.spec.prices, limits=limits, log=CallLog(), session=name,
+                          observer=TerminalObserver(show_tools=not args.quiet))
+            print(f"docs-agent chat · session {name!r} ({len(history)} messages) · {provider.name}/{provider.model}",
+                  file=sys.stderr)
+            print(CHAT_HELP, file=sys.stderr)
+            while True:
+                try:
+                    line = await anyio.to_thread.run_sync(input, "› ", abandon_on_cancel=True)
+                except EOFError:
+                    return 0
+                line = line.strip()
+                if not line:
+                    continue
+                if line.startswith("/"):
+                    cmd, _, rest = line.partition(" ")
+                    if cmd in ("/exit", "/quit"):
+                        return 0
+                    if cmd == "/reset":
+                        store.reset(name)
+                        history = []
+                        print(f"session {name!r} reset", file=out)
+                    elif cmd == "/usage":
+                        usage, cost, calls = store.usage(name)
+                        print(f"session {name!r}: {calls} calls, {usage.prompt_tokens:,} prompt "
+                              f"({usage.cached_tokens:,} cached) / {usage.completion_tokens:,} completion tokens, "
+                              f"${cost:.4f}", file=out)
+                    elif cmd == "/sessions":
+                        for s in store.list():
+                            mark = "*" if s.name == name else " "
+                            print(f"{mark} {s.name}  {s.messages} messages  ${s.cost_usd:.4f}  "
+                                  f"{datetime.fromtimestamp(s.updated):%Y-%m-%d %H:%M}", file=out)
+                    elif cmd == "/delete":
+                        victim = rest.strip()
+                        if not victim:
+                            print("usage: /delete NAME", file=out)
+                        else:
+                            found = store.delete(victim)
+                            if victim == name:
+                                history = []
+                            print(f"deleted {victim!r}" if found else f"no session {victim!r}", file=out)
+                    else:
+                        print(CHAT_HELP, file=out)
+                    continue
+                result = await _interruptible(agent, line, history)
+                if result is None:
+                    print("\n(cancelled)", file=sys.stderr)
+                    continue
+                store.append(name, result.new_messages)
+                history.extend(result.new_messages)
+                if result.stopped_reason == "error":
+                    print(terminal_safe(f"error ({result.error_kind}): {result.error}"), file=sys.stderr)
+                elif not args.quiet:
+                    print(summary_line(result), file=sys.stderr)
+    finally:
+        await model.aclose()
+
+
+async def _interruptible(agent: Agent, question: str, history: list[Message]) -> RunResult | None:
+    """Run one question; Ctrl-C cancels the request in flight and returns None instead of quitting."""
+    import asyncio
+
+    result: RunResult | None = None
+    loop = asyncio.get_running_loop()
+    with anyio.CancelScope() as scope:
+        try:
+            loop.add_signal_handler(signal.SIGINT, scope.cancel)
+        except (NotImplementedError, RuntimeError):  # Windows or not the main thread
+            pass
+        try:
+            result = await agent.ask(question, history)
+        finally:
+            try:
+                loop.remove_signal_handler(signal.SIGINT)
+            except (NotImplementedError, RuntimeError):
+                pass
+    return result
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    try:
+        return anyio.run(_chat, args)
+    except AgentError as exc:
+        print(terminal_safe(f"error ({exc.kind.value}): {exc.message}"), file=sys.stderr)
+        return 1
+
+
+# ---------------------------------------------------------------- providers, logs
+
+def cmd_providers(args: argparse.Namespace) -> int:
+    detected = detect_provider()
+    rows = []
+    for spec in PROVIDERS.values():
+        key_state = "not needed" if spec.key_env is None else ("set" if os.environ.get(spec.key_env) else "not set")
+        rows.append({"name": spec.name, "wire": spec.wire, "base_url": spec.base_url, "default_model": spec.default_model,
+                     "key_env": spec.key_env, "key": key_state,
+                     "price_input": spec.prices.input, "price_cached_input": spec.prices.cached_input,
+                     "price_output": spec.prices.output, "default": spec.name == detected.name})
+    if args.json:
+        print(json.dumps({"providers": rows, "detection_order": DETECTION_ORDER, "fallback": FALLBACK_PROVIDER,
+                          "default": detected.name}))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="docs-agent providers (prices: USD per million tokens, input / cached input / output)")
+    for col in ("provider", "wire", "default model", "key variable", "key", "prices"):
+        table.add_column(col, no_wrap=True)
+    for r in rows:
+        name = f"[bold]{r['name']}[/bold] (default)" if r["default"] else r["name"]
+        prices = "free (local)" if not (r["price_input"] or r["price_output"]) else \
+            f"{r['price_input']:g} / {r['price_cached_input']:g} / {r['price_output']:g}"
+        table.add_row(name, r["wire"], r["default_model"], r["key_env"] or "—", r["key"], prices)
+    console = Console()
+    console.print(table)
+    console.print(f"Without --provider: the first of {', '.join(DETECTION_ORDER)} whose key is set, else "
+                  f"{FALLBACK_PROVIDER} (local). DOCS_AGENT_PROVIDER overrides. Now: [bold]{detected.name}[/bold].")
+    return 0
+
+
+def cmd_logs(args: argparse.Namespace) -> int:
+    records = CallLog().recent(args.limit, session=args.session)
+    if args.json:
+        print(json.dumps([r.model_dump() for r in records]))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"last {len(records)} LLM calls")
+    for col in ("time", "session", "provider", "model", "prompt", "cached", "completion", "latency", "status", "cost"):
+        table.add_column(col)
+    for r in records:
+        status = r.status if r.status == "ok" else f"{r.status}: {r.error_kind}"
+        table.add_row(datetime.fromtimestamp(r.time).strftime("%Y-%m-%d %H:%M:%S"), r.session or "—", r.provider,
+                      r.model, f"{r.prompt_tokens:,}", f"{r.cached_tokens:,}", f"{r.completion_tokens:,}",
+                      f"{r.latency_ms} ms", status, f"${r.cost_usd:.5f}")
+    Console().print(table)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handlers: dict[str, Any] = {"ask": cmd_ask, "chat": cmd_chat, "providers": cmd_providers, "logs": cmd_logs}
+    try:
+        return handlers[args.command](args)
+    except KeyboardInterrupt:
+        print("\ncancelled", file=sys.stderr)
+        return 130
+    except AgentError as exc:
+        print(terminal_safe(f"error ({exc.kind.value}): {exc.message}"), file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,132 @@
+"""Errors classified for the user: what happened, in a sentence, and whether retrying may help.
+
+The SDKs already retry what is worth retrying (connection errors, timeouts, 408/409/429/5xx, honouring
+Retry-After); by the time an exception reaches us their retries are spent, so we only classify it.
+Every message passes through `redact` so an API key never reaches a log, a terminal or a session file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from enum import Enum
+
+
+class ErrorKind(str, Enum):
+    RATE_LIMIT = "rate_limit"
+    SERVER_ERROR = "server_error"
+    AUTHENTICATION = "authentication"
+    TIMEOUT = "timeout"
+    NETWORK = "network"
+    CONTENT_FILTER = "content_filter"
+    CONTEXT_LENGTH = "context_length"
+    BAD_REQUEST = "bad_request"
+    NOT_FOUND = "not_found"
+    CONFIGURATION = "configuration"
+    MCP = "mcp"
+    UNKNOWN = "unknown"
+
+
+_RETRYABLE = {ErrorKind.RATE_LIMIT, ErrorKind.SERVER_ERROR, ErrorKind.TIMEOUT, ErrorKind.NETWORK}
+
+_ADVICE = {
+    ErrorKind.RATE_LIMIT: "Rate limited by the provider; wait a moment and retry, or use a smaller model or a higher quota.",
+    ErrorKind.SERVER_ERROR: "The provider had a server error; retrying later may help.",
+    ErrorKind.AUTHENTICATION: "Authentication failed: check that the API key environment variable holds a valid key for this provider.",
+    ErrorKind.TIMEOUT: "The request timed out; retrying may help, or raise --timeout.",
+    ErrorKind.NETWORK: "Could not reach the provider; check the network and the base URL.",
+    ErrorKind.CONTENT_FILTER: "The provider's content filter blocked the request or the answer; rephrase the question.",
+    ErrorKind.CONTEXT_LENGTH: "The conversation is longer than the model's context window; ask a narrower question or reset the session.",
+    ErrorKind.BAD_REQUEST: "The provider rejected the request; check the model name and options.",
+    ErrorKind.NOT_FOUND: "Not found: check the model name and the base URL.",
+    ErrorKind.CONFIGURATION: "Check the command-line options.",
+    ErrorKind.MCP: "The MCP server failed; check that it starts and answers.",
+    ErrorKind.UNKNOWN: "Unexpected error.",
+}
+
+
+class AgentError(Exception):
+    """A classified error: `kind`, a readable `message`, and whether retrying may help."""
+
+    def __init__(self, kind: ErrorKind, message: str, *, retryable: bool | None = None, status: int | None = None):
+        self.kind = kind
+        self.message = redact(message)
+        self.retryable = kind in _RETRYABLE if retryable is None else retryable
+        self.status = status
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        return f"{self.kind.value}: {self.message}"
+
+
+_KEY_PATTERNS = [
+    re.compile(r"\b(?:sk|pk|rk|gsk|xai|sess)-[A-Za-z0-9_\-\*\.]{6,}"),  # sk-…, sk-ant-…, gsk_… style keys
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),  # Google keys
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.=:/+]{8,}"),
+]
+_KEY_ENV_HINTS = ("KEY", "TOKEN", "SECRET")
+
+
+def _secret_values() -> list[str]:
+    values = []
+    for name, value in os.environ.items():
+        if any(h in name.upper() for h in _KEY_ENV_HINTS) and len(value) >= 8:
+            values.append(value)
+    return sorted(values, key=len, reverse=True)
+
+
+def redact(text: str) -> str:
+    """Remove anything that looks like a credential, and every secret-looking environment value."""
+    for value in _secret_values():
+        text = text.replace(value, "[redacted]")
+    for pattern in _KEY_PATTERNS:
+        text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + "[redacted]", text)
+    return text
+
+
+_CONTEXT_HINTS = ("context length", "context_length", "maximum context", "context window", "too many tokens",
+                  "prompt is too long", "reduce the length", "input is too long", "max_tokens")
+_FILTER_HINTS = ("content_filter", "content filter", "content management policy", "safety", "content_policy")
+
+
+def _status_kind(status: int, body_text: str) -> ErrorKind:
+    low = body_text.lower()
+    if status in (401, 403):
+        return ErrorKind.AUTHENTICATION
+    if status == 429:
+        return ErrorKind.RATE_LIMIT
+    if status in (408, 504):
+        return ErrorKind.TIMEOUT
+    if status >= 500 or status == 529:
+        return ErrorKind.SERVER_ERROR
+    if status == 404:
+        return ErrorKind.NOT_FOUND
+    if status == 413 or any(h in low for h in _CONTEXT_HINTS if h != "max_tokens"):
+        return ErrorKind.CONTEXT_LENGTH
+    if any(h in low for h in _FILTER_HINTS):
+        return ErrorKind.CONTENT_FILTER
+    return ErrorKind.BAD_REQUEST
+
+
+def classify(exc: BaseException, *, provider: str = "") -> AgentError:
+    """Turn an SDK or transport exception into an AgentError (duck-typed: works for openai and anthropic)."""
+    if isinstance(exc, AgentError):
+        return exc
+    who = f"{provider}: " if provider else ""
+    status = getattr(exc, "status_code", None)
+    raw = str(getattr(exc, "message", None) or exc) or type(exc).__name__
+    detail = " ".join(raw.split())[:300]
+    if isinstance(status, int):
+        kind = _status_kind(status, raw)
+        retryable = kind in _RETRYABLE or status in (408, 409)
+        return AgentError(kind, f"{who}HTTP {status}: {detail}. {_ADVICE[kind]}", retryable=retryable, status=status)
+    name = type(exc).__name__
+    if "Timeout" in name or isinstance(exc, TimeoutError):
+        return AgentError(ErrorKind.TIMEOUT, f"{who}{_ADVICE[ErrorKind.TIMEOUT]}")
+    if "Connection" in name or isinstance(exc, (ConnectionError, OSError)):
+        return AgentError(ErrorKind.NETWORK, f"{who}{detail}. {_ADVICE[ErrorKind.NETWORK]}")
+    return AgentError(ErrorKind.UNKNOWN, f"{who}{name}: {detail}")
+
+
+def content_filtered(provider: str) -> AgentError:
+    return AgentError(ErrorKind.CONTENT_FILTER, f"{provider}: {_ADVICE[ErrorKind.CONTENT_FILTER]}", retryable=False)

@@ -1,0 +1,190 @@
+"""The MCP side: connect to a server (mcp-docs over stdio, any stdio command, or Streamable HTTP), list its
+tools as provider-neutral `ToolSpec`s, and call them — every failure becomes an error result, never a crash."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import sys
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from typing import IO, Any
+
+import anyio
+from pydantic import BaseModel
+
+from .errors import AgentError, ErrorKind, redact
+from .models import ToolSpec
+
+DEFAULT_TOKEN_ENV = "MCP_DOCS_TOKEN"
+
+
+@dataclass(frozen=True)
+class DocsFolder:
+    """`--docs DIR`: run `python -m mcp_docs serve --root DIR` over stdio."""
+
+    root: str
+
+
+@dataclass(frozen=True)
+class ServerURL:
+    """`--server URL`: Streamable HTTP, with an optional bearer token read from an environment variable."""
+
+    url: str
+    token_env: str | None = DEFAULT_TOKEN_ENV
+
+
+@dataclass(frozen=True)
+class ServerCommand:
+    """`--server-cmd "..."`: any MCP server speaking stdio."""
+
+    command: str
+
+
+ServerTarget = DocsFolder | ServerURL | ServerCommand
+
+
+class ToolOutcome(BaseModel):
+    text: str
+    is_error: bool = False
+
+
+def passthrough_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The `MCP_DOCS_*` settings (index dir, embeddings, language…) for the server; with
+    `MCP_DOCS_EMBEDDINGS=openai`, also the one key variable the embedder reads. Nothing else."""
+    env = os.environ if environ is None else environ
+    out = {k: v for k, v in env.items() if k.startswith("MCP_DOCS_")}
+    if out.get("MCP_DOCS_EMBEDDINGS") == "openai":
+        key_env = out.get("MCP_DOCS_EMBEDDINGS_API_KEY_ENV", "OPENAI_API_KEY")
+        if key_env in env:
+            out[key_env] = env[key_env]
+    out.setdefault("PYTHONIOENCODING", "utf-8")
+    return out
+
+
+def wire_name(name: str, taken: set[str]) -> str:
+    """A tool name every provider accepts (`[A-Za-z0-9_-]{1,64}`), unique within the session."""
+    base = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "tool"
+    candidate, n = base, 2
+    while candidate in taken:
+        suffix = f"_{n}"
+        candidate, n = base[: 64 - len(suffix)] + suffix, n + 1
+    taken.add(candidate)
+    return candidate
+
+
+def normalize_schema(schema: dict[str, Any] | None) -> dict[str, Any]:
+    schema = dict(schema or {})
+    if schema.get("type") != "object":
+        schema = {"type": "object", "properties": {}} if not schema.get("properties") else {**schema, "type": "object"}
+    schema.setdefault("properties", {})
+    return schema
+
+
+def render_result(result: Any) -> str:
+    """The text the model sees: the server's text rendering, else its structured content as JSON."""
+    parts: list[str] = []
+    for block in getattr(result, "content", None) or []:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            parts.append(block.text)
+        elif kind == "resource_link":
+            parts.append(f"[resource {block.uri}]")
+        elif kind == "resource":
+            res = block.resource
+            parts.append(getattr(res, "text", None) or f"[resource {res.uri}]")
+        else:
+            parts.append(f"[{kind or 'content'} omitted]")
+    text = "\n".join(p for p in parts if p)
+    structured = getattr(result, "structured_content", None)
+    if not text and structured is not None:
+        text = json.dumps(structured, ensure_ascii=False, default=str)
+    return text
+
+
+class MCPConnection:
+    """An open MCP client plus its tools, addressable by the names the model sees."""
+
+    def __init__(self, client: Any, tools: list[ToolSpec]):
+        self._client = client
+        self.tools = tools
+        self._by_wire = {t.wire_name: t for t in tools}
+
+    def lookup(self, wire: str) -> ToolSpec | None:
+        return self._by_wire.get(wire)
+
+    async def call(self, spec: ToolSpec, arguments: dict[str, Any], *, timeout_s: float = 60.0) -> ToolOutcome:
+        try:
+            with anyio.fail_after(timeout_s):
+                result = await self._client.call_tool(spec.name, arguments)
+        except TimeoutError:
+            return ToolOutcome(text=f"The tool {spec.name} did not answer within {timeout_s:g} s.", is_error=True)
+        except anyio.get_cancelled_exc_class():
+            raise
+        except Exception as exc:  # protocol errors, invalid params, a dead server: the model can react
+            return ToolOutcome(text=redact(f"The tool {spec.name} failed: {exc}"), is_error=True)
+        return ToolOutcome(text=render_result(result), is_error=bool(getattr(result, "is_error", False)))
+
+
+def _open_errlog(errlog: IO[str] | None) -> IO[str]:
+    return errlog if errlog is not None else sys.stderr
+
+
+@asynccontextmanager
+async def connect(target: ServerTarget | Any, *, errlog: IO[str] | None = None,
+                  environ: Mapping[str, str] | None = None) -> AsyncIterator[MCPConnection]:
+    """Open the server and list its tools. `target` may also be an in-process `MCPServer` (tests)."""
+    from mcp import Client, StdioServerParameters
+
+    env = os.environ if environ is None else environ
+    async with AsyncExitStack() as stack:
+        if isinstance(target, DocsFolder):
+            server: Any = StdioServerParameters(
+                command=sys.executable, args=["-m", "mcp_docs", "serve", "--root", os.path.abspath(target.root)],
+                env=passthrough_env(env))
+        elif isinstance(target, ServerCommand):
+            parts = shlex.split(target.command)
+            if not parts:
+                raise AgentError(ErrorKind.CONFIGURATION, "--server-cmd is empty.")
+            server = StdioServerParameters(command=parts[0], args=parts[1:], env=passthrough_env(env))
+        elif isinstance(target, ServerURL):
+            import httpx2
+            from mcp.client.streamable_http import streamable_http_client
+
+            headers = {}
+            token = env.get(target.token_env) if target.token_env else None
+            if token:
+                headers["Authorization"] = f"Bearer {token}"
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)))
+            server = streamable_http_client(target.url, http_client=http)
+        else:
+            server = target
+        kwargs: dict[str, Any] = {}
+        if isinstance(server, StdioServerParameters):
+            from mcp.client.stdio import stdio_client
+
+            server = stdio_client(server, errlog=_open_errlog(errlog))
+        try:
+            client = await stack.enter_async_context(Client(server, **kwargs))
+            listed = await client.list_tools()
+        except anyio.get_cancelled_exc_class():
+            raise
+        except Exception as exc:
+            raise AgentError(ErrorKind.MCP, f"Could not connect to the MCP server: {_describe(exc)}") from None
+        taken: set[str] = set()
+        tools = [
+            ToolSpec(name=t.name, wire_name=wire_name(t.name, taken), description=(t.description or "")[:4000],
+                     input_schema=normalize_schema(t.input_schema))
+            for t in listed.tools
+        ]
+        yield MCPConnection(client, tools)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_describe(e) for e in exc.exceptions)
+    return f"{type(exc).__name__}: {exc}"

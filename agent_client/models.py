@@ -1,0 +1,140 @@
+"""Typed models at the boundaries: conversation messages, tool specs and calls, usage, run results.
+
+Messages are provider-neutral; each adapter in `providers/` converts them to its wire format.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+StoppedReason = Literal["final", "max_iterations", "budget", "error"]
+
+
+class ToolSpec(BaseModel):
+    """A tool as the model sees it. `wire_name` is safe for every provider (`[A-Za-z0-9_-]{1,64}`)."""
+
+    name: str
+    wire_name: str
+    description: str = ""
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+class ToolCall(BaseModel):
+    """A tool call requested by the model. `arguments_json` is exactly what the model produced."""
+
+    id: str
+    name: str  # the wire name the model used
+    arguments_json: str = "{}"
+
+    def parsed_arguments(self) -> tuple[dict[str, Any] | None, str | None]:
+        """(arguments, None) or (None, readable error) — the model's JSON is untrusted."""
+        import json
+
+        text = self.arguments_json.strip() or "{}"
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            return None, f"The arguments are not valid JSON ({exc.msg} at position {exc.pos}). Send a JSON object."
+        if not isinstance(value, dict):
+            return None, "The arguments must be a JSON object."
+        return value, None
+
+
+class UserMessage(BaseModel):
+    role: Literal["user"] = "user"
+    content: str
+
+
+class AssistantMessage(BaseModel):
+    role: Literal["assistant"] = "assistant"
+    content: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+
+
+class ToolResultMessage(BaseModel):
+    role: Literal["tool"] = "tool"
+    tool_call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+Message = Annotated[UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")]
+
+
+class Usage(BaseModel):
+    """Token counts. `prompt_tokens` includes `cached_tokens` (the part read from the provider's prompt cache)."""
+
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+        )
+
+
+class ModelTurn(BaseModel):
+    """What one LLM call returned."""
+
+    text: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    finish_reason: str | None = None
+
+
+class ToolCallRecord(BaseModel):
+    name: str
+    arguments: dict[str, Any] | str
+    is_error: bool
+    duration_ms: int
+
+
+class UsageReport(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class RunResult(BaseModel):
+    """The outcome of one question; `contract()` is the `ask --json` object."""
+
+    answer: str = ""
+    stopped_reason: StoppedReason = "final"
+    iterations: int = 0
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float = 0.0
+    provider: str = ""
+    model: str = ""
+    error: str | None = None
+    error_kind: str | None = None
+    retryable: bool | None = None
+    new_messages: list[Message] = Field(default_factory=list)
+
+    def contract(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "answer": self.answer,
+            "stopped_reason": self.stopped_reason,
+            "iterations": self.iterations,
+            "tool_calls": [c.model_dump() for c in self.tool_calls],
+            "usage": UsageReport(
+                prompt_tokens=self.usage.prompt_tokens,
+                completion_tokens=self.usage.completion_tokens,
+                cost_usd=round(self.cost_usd, 6),
+            ).model_dump(),
+            "provider": self.provider,
+            "model": self.model,
+        }
+        if self.stopped_reason == "error":
+            out["error"] = self.error or "unknown error"
+        return out

@@ -1,0 +1,35 @@
+"""Providers: the registry of named providers and one adapter per wire format."""
+
+from __future__ import annotations
+
+from .base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, ChatModel
+from .pricing import cost_usd
+from .registry import (
+    DETECTION_ORDER,
+    FALLBACK_PROVIDER,
+    PROVIDERS,
+    Prices,
+    ProviderSpec,
+    ResolvedProvider,
+    detect_provider,
+    get_provider,
+    resolve,
+)
+
+
+def make_model(provider: ResolvedProvider, *, max_retries: int = DEFAULT_MAX_RETRIES,
+               timeout_s: float = DEFAULT_TIMEOUT_S, max_output_tokens: int | None = None) -> ChatModel:
+    """The adapter for the provider's wire format (the anthropic SDK is imported only here, lazily)."""
+    if provider.spec.wire == "anthropic":
+        from .anthropic_messages import AnthropicModel
+
+        return AnthropicModel(provider, max_retries=max_retries, timeout_s=timeout_s, max_output_tokens=max_output_tokens)
+    from .openai_compat import OpenAICompatModel
+
+    return OpenAICompatModel(provider, max_retries=max_retries, timeout_s=timeout_s, max_output_tokens=max_output_tokens)
+
+
+__all__ = [
+    "ChatModel", "DETECTION_ORDER", "FALLBACK_PROVIDER", "PROVIDERS", "Prices", "ProviderSpec", "ResolvedProvider",
+    "cost_usd", "detect_provider", "get_provider", "make_model", "resolve",
+]

@@ -1,0 +1,135 @@
+"""Anthropic Messages through the official `anthropic` SDK (optional extra; imported only when used).
+
+Differences from the OpenAI format handled here: the system prompt is a top-level field, tool calls are
+`tool_use` content blocks and results `tool_result` blocks in a user message (consecutive results merged
+into one message), `max_tokens` is required, and a history holding tool blocks must still declare the tools
+(so the last call after the iteration limit uses `tool_choice: none`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import AgentError, ErrorKind, classify, content_filtered
+from ..models import AssistantMessage, Message, ModelTurn, ToolCall, ToolResultMessage, ToolSpec, Usage, UserMessage
+from .base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, TextSink
+from .registry import ResolvedProvider
+
+
+def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+
+    def push(role: str, blocks: list[dict[str, Any]]) -> None:
+        if out and out[-1]["role"] == role:  # Anthropic wants alternating roles: merge
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+
+    for m in messages:
+        if isinstance(m, UserMessage):
+            push("user", [{"type": "text", "text": m.content or "…"}])
+        elif isinstance(m, AssistantMessage):
+            blocks: list[dict[str, Any]] = []
+            if m.content:
+                blocks.append({"type": "text", "text": m.content})
+            for c in m.tool_calls:
+                args, _ = c.parsed_arguments()
+                blocks.append({"type": "tool_use", "id": c.id, "name": c.name, "input": args or {}})
+            push("assistant", blocks or [{"type": "text", "text": "…"}])
+        elif isinstance(m, ToolResultMessage):
+            push("user", [{"type": "tool_result", "tool_use_id": m.tool_call_id,
+                           "content": m.content or "(empty)", "is_error": m.is_error}])
+    return out
+
+
+def to_anthropic_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    return [{"name": t.wire_name, "description": t.description, "input_schema": t.input_schema} for t in tools]
+
+
+class AnthropicModel:
+    def __init__(self, provider: ResolvedProvider, *, max_retries: int = DEFAULT_MAX_RETRIES,
+                 timeout_s: float = DEFAULT_TIMEOUT_S, max_output_tokens: int | None = None):
+        try:
+            import anthropic
+        except ImportError:
+            raise AgentError(ErrorKind.CONFIGURATION,
+                             "The anthropic provider needs the optional extra: pip install 'mcp-docs[anthropic]'.",
+                             retryable=False) from None
+        self.provider = provider.name
+        self.model = provider.model
+        self._max_tokens = max_output_tokens or provider.spec.max_output_tokens
+        self._client = anthropic.AsyncAnthropic(
+            api_key=provider.api_key or "not-needed",
+            base_url=provider.base_url,
+            max_retries=max_retries,
+            timeout=timeout_s,
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def complete(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec], *,
+                       allow_tools: bool = True, on_text: TextSink | None = None) -> ModelTurn:
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "system": system,
+            "messages": to_anthropic_messages(messages),
+            "max_tokens": self._max_tokens,
+            "stream": True,
+        }
+        if tools:
+            kwargs["tools"] = to_anthropic_tools(tools)
+            if not allow_tools:
+                kwargs["tool_choice"] = {"type": "none"}
+        try:
+            stream = await self._client.messages.create(**kwargs)
+            return await self._read_stream(stream, on_text)
+        except AgentError:
+            raise
+        except Exception as exc:
+            raise classify(exc, provider=self.provider) from None
+
+    async def _read_stream(self, stream: Any, on_text: TextSink | None) -> ModelTurn:
+        text: list[str] = []
+        blocks: dict[int, dict[str, Any]] = {}
+        input_tokens = cache_read = cache_write = output_tokens = 0
+        stop: str | None = None
+        async with stream:
+            async for event in stream:
+                kind = event.type
+                if kind == "message_start":
+                    u = event.message.usage
+                    input_tokens = u.input_tokens or 0
+                    cache_read = getattr(u, "cache_read_input_tokens", None) or 0
+                    cache_write = getattr(u, "cache_creation_input_tokens", None) or 0
+                    output_tokens = u.output_tokens or 0
+                elif kind == "content_block_start":
+                    block = event.content_block
+                    if block.type == "tool_use":
+                        blocks[event.index] = {"id": block.id, "name": block.name, "json": ""}
+                elif kind == "content_block_delta":
+                    delta = event.delta
+                    if delta.type == "text_delta":
+                        text.append(delta.text)
+                        if on_text:
+                            on_text(delta.text)
+                    elif delta.type == "input_json_delta" and event.index in blocks:
+                        blocks[event.index]["json"] += delta.partial_json
+                elif kind == "message_delta":
+                    stop = event.delta.stop_reason or stop
+                    if event.usage is not None and event.usage.output_tokens is not None:
+                        output_tokens = event.usage.output_tokens
+                    if getattr(event.usage, "input_tokens", None):
+                        input_tokens = event.usage.input_tokens
+                elif kind == "error":  # pragma: no cover - surfaced by the SDK as an exception in practice
+                    raise AgentError(ErrorKind.SERVER_ERROR, f"{self.provider}: stream error")
+        if stop == "refusal":
+            raise content_filtered(self.provider)
+        if stop == "model_context_window_exceeded":
+            raise AgentError(ErrorKind.CONTEXT_LENGTH, f"{self.provider}: the model's context window is full.")
+        calls = [ToolCall(id=b["id"], name=b["name"], arguments_json=b["json"] or "{}") for _, b in sorted(blocks.items())]
+        usage = Usage(prompt_tokens=input_tokens + cache_read + cache_write, cached_tokens=cache_read,
+                      completion_tokens=output_tokens)
+        return ModelTurn(text="".join(text), tool_calls=calls, usage=usage, finish_reason=stop)
+
+

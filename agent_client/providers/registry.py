@@ -1,0 +1,130 @@
+"""The registry of named providers: one entry each, and how a provider is chosen when none is named.
+
+Prices are US dollars per million tokens (input, cached input, output) for the default model, as published
+by each provider when this table was written; they only feed the cost estimate. Local servers cost nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from ..errors import AgentError, ErrorKind
+
+WireFormat = Literal["openai", "anthropic"]
+
+
+@dataclass(frozen=True)
+class Prices:
+    input: float = 0.0
+    cached_input: float = 0.0
+    output: float = 0.0
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    name: str
+    wire: WireFormat
+    base_url: str | None
+    default_model: str
+    key_env: str | None  # None: no key needed (local servers)
+    prices: Prices = Prices()
+    local: bool = False
+    stream_usage: bool = True  # send stream_options.include_usage (OpenAI-compatible only)
+    max_output_tokens: int = 4096
+
+
+PROVIDERS: dict[str, ProviderSpec] = {
+    p.name: p
+    for p in [
+        ProviderSpec("openai", "openai", "https://api.openai.com/v1", "gpt-4.1-mini", "OPENAI_API_KEY", Prices(0.40, 0.10, 1.60)),
+        ProviderSpec("anthropic", "anthropic", "https://api.anthropic.com", "claude-sonnet-4-5", "ANTHROPIC_API_KEY", Prices(3.00, 0.30, 15.00)),
+        ProviderSpec("deepseek", "openai", "https://api.deepseek.com/v1", "deepseek-chat", "DEEPSEEK_API_KEY", Prices(0.28, 0.028, 0.42)),
+        ProviderSpec("mistral", "openai", "https://api.mistral.ai/v1", "mistral-small-latest", "MISTRAL_API_KEY", Prices(0.10, 0.10, 0.30)),
+        ProviderSpec("groq", "openai", "https://api.groq.com/openai/v1", "llama-3.3-70b-versatile", "GROQ_API_KEY", Prices(0.59, 0.59, 0.79)),
+        ProviderSpec("gemini", "openai", "https://generativelanguage.googleapis.com/v1beta/openai/", "gemini-2.5-flash", "GEMINI_API_KEY", Prices(0.30, 0.075, 2.50)),
+        ProviderSpec("qwen", "openai", "https://dashscope-intl.aliyuncs.com/compatible-mode/v1", "qwen-plus", "DASHSCOPE_API_KEY", Prices(0.40, 0.08, 1.20)),
+        ProviderSpec("kimi", "openai", "https://api.moonshot.ai/v1", "kimi-k2-0905-preview", "MOONSHOT_API_KEY", Prices(0.60, 0.15, 2.50)),
+        ProviderSpec("openrouter", "openai", "https://openrouter.ai/api/v1", "openai/gpt-4.1-mini", "OPENROUTER_API_KEY", Prices(0.40, 0.10, 1.60)),
+        ProviderSpec("ollama", "openai", "http://localhost:11434/v1", "qwen3:8b", None, local=True),
+        ProviderSpec("lmstudio", "openai", "http://localhost:1234/v1", "local-model", None, local=True),
+        ProviderSpec("vllm", "openai", "http://localhost:8000/v1", "default", None, local=True),
+    ]
+}
+
+# With no --provider: the first provider whose key is set, in this order; then ollama (local, no key).
+DETECTION_ORDER = ["openai", "anthropic", "gemini", "mistral", "deepseek", "groq", "openrouter", "qwen", "kimi"]
+FALLBACK_PROVIDER = "ollama"
+
+
+def anthropic_available() -> bool:
+    try:
+        import anthropic  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def detect_provider(environ: Mapping[str, str] | None = None) -> ProviderSpec:
+    env = os.environ if environ is None else environ
+    chosen = env.get("DOCS_AGENT_PROVIDER")
+    if chosen:
+        return get_provider(chosen)
+    for name in DETECTION_ORDER:
+        spec = PROVIDERS[name]
+        if spec.key_env and env.get(spec.key_env):
+            if spec.wire == "anthropic" and not anthropic_available():
+                continue
+            return spec
+    return PROVIDERS[FALLBACK_PROVIDER]
+
+
+def get_provider(name: str) -> ProviderSpec:
+    try:
+        return PROVIDERS[name.lower()]
+    except KeyError:
+        known = ", ".join(PROVIDERS)
+        raise AgentError(ErrorKind.CONFIGURATION, f"Unknown provider {name!r}. Known providers: {known}.") from None
+
+
+@dataclass(frozen=True)
+class ResolvedProvider:
+    """A provider entry with the user's overrides applied, plus the key itself (never printed or stored)."""
+
+    spec: ProviderSpec
+    model: str
+    base_url: str | None
+    api_key: str | None
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def __repr__(self) -> str:  # never show the key
+        return f"ResolvedProvider(name={self.name!r}, model={self.model!r}, base_url={self.base_url!r})"
+
+
+def resolve(
+    name: str | None = None,
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> ResolvedProvider:
+    env = os.environ if environ is None else environ
+    spec = get_provider(name) if name else detect_provider(env)
+    if api_key_env:
+        spec = replace(spec, key_env=api_key_env)
+    key = env.get(spec.key_env) if spec.key_env else None
+    if spec.key_env and not key and not spec.local:
+        raise AgentError(
+            ErrorKind.AUTHENTICATION,
+            f"No API key for provider {spec.name}: set the environment variable {spec.key_env} "
+            "(or pass --api-key-env NAME to read it from another variable).",
+            retryable=False,
+        )
+    return ResolvedProvider(spec=spec, model=model or env.get("DOCS_AGENT_MODEL") or spec.default_model,
+                            base_url=base_url or spec.base_url, api_key=key)

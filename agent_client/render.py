@@ -1,0 +1,66 @@
+"""Terminal output: the answer streamed to stdout, tool activity compactly on stderr. Everything that comes
+from a model or a document goes through `terminal_safe` first (no escape sequences reach the terminal)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+from .loop import Observer
+from .mcp_session import ToolOutcome
+from .models import RunResult, ToolCall
+from .text import short, terminal_safe
+
+
+def human_size(n: int) -> str:
+    return f"{n} chars" if n < 1000 else f"{n / 1000:.1f}k chars"
+
+
+class TerminalObserver(Observer):
+    def __init__(self, *, stream_text: bool = True, show_tools: bool = True,
+                 out: TextIO | None = None, err: TextIO | None = None):
+        self.stream_text = stream_text
+        self.show_tools = show_tools
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self._wrote_text = False
+
+    def on_text(self, delta: str) -> None:
+        if self.stream_text:
+            self.out.write(terminal_safe(delta))
+            self.out.flush()
+            self._wrote_text = True
+
+    def on_turn_end(self) -> None:
+        if self._wrote_text:
+            self.out.write("\n")
+            self.out.flush()
+            self._wrote_text = False
+
+    def on_tool_start(self, call: ToolCall, arguments: dict[str, Any] | None) -> None:
+        pass
+
+    def on_tool_end(self, call: ToolCall, outcome: ToolOutcome, duration_ms: int) -> None:
+        if not self.show_tools:
+            return
+        args = call.arguments_json.strip() or "{}"
+        try:
+            args = json.dumps(json.loads(args), ensure_ascii=False, separators=(",", ":"))
+        except ValueError:
+            pass
+        status = "error" if outcome.is_error else human_size(len(outcome.text))
+        line = f"  · {call.name} {short(args, 100)} → {status} in {duration_ms} ms"
+        if outcome.is_error:
+            line += f": {short(outcome.text, 120)}"
+        self.err.write(terminal_safe(line) + "\n")
+        self.err.flush()
+
+
+def summary_line(result: RunResult) -> str:
+    u = result.usage
+    parts = [result.stopped_reason, f"{result.iterations} iteration{'s' if result.iterations != 1 else ''}",
+             f"{len(result.tool_calls)} tool call{'s' if len(result.tool_calls) != 1 else ''}",
+             f"{u.prompt_tokens:,} in / {u.completion_tokens:,} out tokens", f"${result.cost_usd:.4f}",
+             f"{result.provider}/{result.model}"]
+    return "[" + " · ".join(parts) + "]"
