@@ -1,0 +1,90 @@
+"""The mcp-docs command line, run as a user would: a subprocess, its stdout and exit code."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def run(*args: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "MCP_DOCS_EMBEDDINGS": "none", **(env_extra or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "mcp_docs", *args], capture_output=True, text=True, env=env, timeout=120
+    )
+
+
+@pytest.fixture
+def index_dir(tmp_path: Path) -> Path:
+    return tmp_path / "cli-index"
+
+
+def test_index_then_search_json_contract(vault: Path, index_dir: Path) -> None:
+    out = run("index", "--root", str(vault), "--index-dir", str(index_dir))
+    assert out.returncode == 0, out.stderr
+    assert "9 documents indexed" in out.stdout
+    assert "huge.md" in out.stdout and "too_large" in out.stdout  # skips are reported, not silent
+
+    out = run("search", "restore drill", "--root", str(vault), "--index-dir", str(index_dir), "--json", "--mode", "keyword")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert set(data) >= {"query", "mode_used", "results", "index"}
+    assert data["query"] == "restore drill" and data["mode_used"] == "keyword"
+    assert data["index"] == {"documents": 9, "pending_embeddings": 0}
+    first = data["results"][0]
+    assert first["id"] == "notes/meeting-2026-01.md"
+    assert set(first) >= {"id", "title", "score", "tags", "sections"}
+    assert set(first["sections"][0]) >= {"heading", "heading_path", "line_start", "line_end", "snippet"}
+
+
+def test_search_without_prior_index_builds_it(vault: Path, index_dir: Path) -> None:
+    out = run("search", "Homebrew", "--root", str(vault), "--index-dir", str(index_dir))
+    assert out.returncode == 0, out.stderr
+    assert "guides/setup/install.md" in out.stdout
+
+
+def test_env_settings_and_max_results(vault: Path, index_dir: Path) -> None:
+    out = run(
+        "search", "the", "--json", "--max-results", "2",
+        env_extra={"MCP_DOCS_ROOT": str(vault), "MCP_DOCS_INDEX_DIR": str(index_dir)},
+    )
+    assert out.returncode == 0, out.stderr
+    assert len(json.loads(out.stdout)["results"]) <= 2
+
+
+def test_status_reports_skips_and_warnings(vault: Path, index_dir: Path) -> None:
+    run("index", "--root", str(vault), "--index-dir", str(index_dir))
+    out = run("status", "--root", str(vault), "--index-dir", str(index_dir), "--json")
+    assert out.returncode == 0, out.stderr
+    status = json.loads(out.stdout)
+    assert status["documents"] == 9
+    kinds = {s["path"]: s["kind"] for s in status["skipped"]}
+    assert kinds["binary.md"] == "binary" and kinds["leak.md"] == "outside_root"
+    assert any(w["path"] == "latin1.md" for w in status["warnings"])
+    human = run("status", "--root", str(vault), "--index-dir", str(index_dir))
+    assert "skipped" in human.stdout and "dangling" in human.stdout
+
+
+def test_bad_root_and_language_are_clear_errors(tmp_path: Path) -> None:
+    out = run("search", "x", "--root", str(tmp_path / "nope"))
+    assert out.returncode == 2
+    assert "does not exist" in out.stderr and "Traceback" not in out.stderr
+    (tmp_path / "docs").mkdir()
+    out = run("index", "--root", str(tmp_path / "docs"), "--index-dir", str(tmp_path / "i"), "--language", "klingon")
+    assert out.returncode == 2 and "Unsupported language" in out.stderr
+    out = run("search", "x", "--json")
+    assert out.returncode == 2 and "error" in json.loads(out.stdout)
+
+
+def test_read_modes_and_section(vault: Path, index_dir: Path) -> None:
+    base = ["--root", str(vault), "--index-dir", str(index_dir)]
+    out = run("read", "guides/setup/install.md", "--mode", "outline", *base)
+    assert out.returncode == 0, out.stderr
+    assert "Linux" in out.stdout and "Build" in out.stdout
+    out = run("read", "guides/setup/install.md", "--section", "Build > Linux", *base)
+    assert out.returncode == 0, out.stderr
+    assert "GCC 12" in out.stdout and "apt install" not in out.stdout
+    out = run("read", "../outside/secret.md", *base)
+    assert out.returncode == 2 and "outsidemarker" not in out.stdout + out.stderr
