@@ -23,7 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from .library import Library
-from .markdown import HEADING_SEPARATOR, PREAMBLE_HEADING, ParsedDocument, Section, normalize_tag, parse_markdown, section_text
+from .markdown import (
+    HEADING_SEPARATOR,
+    PREAMBLE_HEADING,
+    ParsedDocument,
+    Section,
+    normalize_tag,
+    normalize_text,
+    parse_markdown,
+    section_text,
+)
 from .models import (
     DocumentEntry,
     FolderEntry,
@@ -266,10 +275,10 @@ class DocsTools:
             raise ToolInputError(f"'{clean_id}' could not be read ({exc.strerror or type(exc).__name__}).") from exc
         if b"\x00" in data[:8192]:
             raise ToolInputError(f"'{clean_id}' is a binary file, not a Markdown document.")
-        text = data.decode("utf-8", "replace")
+        text = normalize_text(data.decode("utf-8", "replace"))
         stem = posixpath.basename(clean_id).rsplit(".", 1)[0]
         parsed = parse_markdown(text, stem)
-        return LoadedDocument(clean_id, path, parsed, parsed.text)
+        return LoadedDocument(clean_id, path, parsed, text)
 
     def _unknown_id_message(self, doc_id: str) -> str:
         ids = self.library.catalog.ids()
