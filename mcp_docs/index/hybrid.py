@@ -1,0 +1,75 @@
+"""Semantic and hybrid ranking over sections.
+
+- semantic: KNN over chunks (filters applied before the cut), grouped to sections by
+  their best chunk; the score is the cosine similarity.
+- hybrid: reciprocal rank fusion of the keyword (BM25) list and the vector list, both
+  filtered the same way, fused at the section; the library then groups sections to documents.
+
+The constants are tuned on SciFact and checked on the OpenTelemetry question set
+(benchmarks/semantic_eval.py; figures in benchmarks/REPORT.md).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .ranking import RRF_K, reciprocal_rank_fusion
+
+if TYPE_CHECKING:
+    from ..library import Library, RankedSection
+    from .vectors import VectorHit, VectorStore
+
+CANDIDATES = 50  # per side, at least
+W_KEYWORD = 1.0
+W_VECTOR = 1.0
+# Vector hits below this cosine similarity are left out of the fused list: the vector
+# side always returns k rows, even for a query nothing in the corpus is about.
+MIN_SIMILARITY = 0.0
+
+Key = tuple[str, int]
+
+
+def _ranked(hit: "VectorHit") -> "RankedSection":
+    from ..library import RankedSection
+
+    return RankedSection(
+        hit.doc_id, hit.section_idx, hit.title, hit.heading, hit.heading_path,
+        hit.line_start, hit.line_end, hit.piece, hit.tags,
+    )
+
+
+def search(
+    library: "Library",
+    store: "VectorStore",
+    query: str,
+    limit: int,
+    mode: str,
+    folder: str | None,
+    tags: list[str],
+    *,
+    candidates: int = CANDIDATES,
+    w_keyword: float = W_KEYWORD,
+    w_vector: float = W_VECTOR,
+    min_similarity: float = MIN_SIMILARITY,
+    rrf_k: int = RRF_K,
+) -> list[tuple["RankedSection", float]]:
+    """Sections best first with their score (similarity for semantic, fused RRF score for hybrid)."""
+    vector = store.embed_query(query)
+    if mode == "semantic":
+        return [(_ranked(h), round(h.similarity, 6)) for h in store.section_hits(vector, limit, folder, tags)]
+    n = max(candidates, 1)
+    vector_hits = [h for h in store.section_hits(vector, n, folder, tags) if h.similarity >= min_similarity]
+    keyword_hits = library.keyword_sections(query, n, folder, tags)
+    sections: dict[Key, RankedSection] = {}
+    for s, _ in keyword_hits:
+        sections.setdefault((s.doc_id, s.section_idx), s)
+    for h in vector_hits:
+        sections.setdefault((h.doc_id, h.section_idx), _ranked(h))
+    fused = reciprocal_rank_fusion(
+        [
+            ([(s.doc_id, s.section_idx) for s, _ in keyword_hits], w_keyword),
+            ([(h.doc_id, h.section_idx) for h in vector_hits], w_vector),
+        ],
+        k=rrf_k,
+    )
+    return [(sections[key], score) for key, score in fused[:limit]]  # type: ignore[index]

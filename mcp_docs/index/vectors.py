@@ -1,0 +1,737 @@
+"""Vector store: chunks of sections, embedded and kept in sqlite-vec (through apsw).
+
+Why apsw: the default Python on many machines (pyenv builds, some distributions)
+has a `sqlite3` module that cannot load extensions; apsw ships its own SQLite with
+extension loading on Linux, macOS and Windows wheels.
+
+Layout of `vectors.sqlite` (next to the catalog, in the index folder):
+- `meta`: the embedding model id and dimension the vectors were made with. A different
+  model id empties the store: vectors of two models are never mixed.
+- `docs` / `sections` / `doc_tags`: what each chunked document looked like when it was
+  chunked (its content hash, title, folder, tags, section headings and line ranges), so
+  vector hits are shown and filtered without touching the other stores.
+- `chunks`: one row per chunk (text embedded = title and heading path + a piece of the
+  section), its content hash and whether it is embedded yet.
+- `vec`: the sqlite-vec `vec0` table, one float32 vector per embedded chunk.
+
+Freshness: the synchronizer calls `on_sync` after each committed batch. Deleted documents
+lose their vectors at once; changed ones are marked dirty and re-chunked by the worker,
+which keeps every chunk whose content hash did not change (so editing one paragraph
+re-embeds only the chunks that changed). Whatever happens (crash, kill, another process),
+`refresh()` compares the catalog's content hashes with `docs.hash` and redoes the
+difference, and un-embedded chunks stay pending in `chunks`: an interrupted run resumes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import apsw
+import numpy as np
+import sqlite_vec
+
+from ..embedders import Embedder, EmbedderError, make_embedder
+from ..markdown import PREAMBLE_HEADING, HEADING_SEPARATOR, ParsedDocument, clean_inline, parse_markdown
+from ..paths import Jail, PathOutsideRoot
+from ..settings import Settings
+from .catalog import Catalog, folder_of
+
+if TYPE_CHECKING:
+    from ..library import Library, RankedSection
+
+log = logging.getLogger(__name__)
+
+VECTORS_SCHEMA_VERSION = "1"
+CHUNK_OVERLAP = 150  # characters carried over from the end of the previous chunk of a section
+MIN_CHUNK_BUDGET = 300
+EMBED_BATCH = 32  # chunks per write transaction (the embedder splits further)
+CHUNK_COMMIT_DOCS = 200
+EXACT_FILTER_MAX = 3000  # filtered search: exact distances over the allowed chunks up to this many
+MAX_K = 4096  # sqlite-vec's limit
+IDLE_WAIT_SECONDS = 30.0
+RETRY_SECONDS = 60.0
+
+ProgressFn = Callable[[int, int], None]
+
+_SCHEMA = """
+create table if not exists meta (key text primary key, value text not null);
+create table if not exists docs (
+    doc_id text primary key,
+    hash text not null,
+    title text not null,
+    folder text not null,
+    tags text not null
+);
+create index if not exists docs_folder on docs(folder);
+create table if not exists doc_tags (tag text not null, doc_id text not null, primary key (tag, doc_id)) without rowid;
+create index if not exists doc_tags_doc on doc_tags(doc_id);
+create table if not exists sections (
+    doc_id text not null,
+    idx integer not null,
+    heading text not null,
+    heading_path text not null,
+    line_start integer not null,
+    line_end integer not null,
+    primary key (doc_id, idx)
+) without rowid;
+create table if not exists chunks (
+    id integer primary key,
+    doc_id text not null,
+    section_idx integer not null,
+    ord integer not null,
+    hash text not null,
+    text text not null,
+    prefix_len integer not null,
+    embedded integer not null default 0
+);
+create index if not exists chunks_doc on chunks(doc_id);
+create index if not exists chunks_hash on chunks(hash);
+create index if not exists chunks_pending on chunks(id) where embedded = 0;
+"""
+
+
+# -- chunking -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Chunk:
+    section_idx: int
+    ord: int
+    text: str  # what is embedded: prefix + "\n" + piece
+    prefix_len: int  # the piece starts at text[prefix_len:]
+
+    @property
+    def hash(self) -> str:
+        return hashlib.blake2b(self.text.encode("utf-8"), digest_size=16).hexdigest()
+
+    @property
+    def piece(self) -> str:
+        return self.text[self.prefix_len :]
+
+
+_BLANK_LINES = re.compile(r"\n\s*\n")
+_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n")
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)[^\n]*$", re.MULTILINE)
+_SHORTCODE = re.compile(r"\{\{[<%].*?[%>]\}\}", re.DOTALL)
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+
+
+def section_prefix(title: str, heading_path: str) -> str:
+    """'Title > Parent > Heading' without repeating the title when the path starts with it."""
+    if not heading_path or heading_path == PREAMBLE_HEADING:
+        return title
+    first = heading_path.split(HEADING_SEPARATOR, 1)[0]
+    if first.strip().lower() == title.strip().lower():
+        return heading_path
+    return f"{title}{HEADING_SEPARATOR}{heading_path}"
+
+
+def _clean(body: str) -> list[str]:
+    """A section body → plain paragraphs: comments, template shortcodes and fence markers dropped, inline marks removed."""
+    body = _HTML_COMMENT.sub(" ", body)
+    body = _SHORTCODE.sub(" ", body)
+    body = _FENCE.sub("", body)
+    return [p for p in (clean_inline(block) for block in _BLANK_LINES.split(body)) if p]
+
+
+def _hard_split(text: str, budget: int) -> list[str]:
+    """Split one long paragraph at sentence ends, then at spaces, then anywhere, into pieces ≤ budget."""
+    out: list[str] = []
+    current = ""
+    for sentence in _SENTENCE_END.split(text):
+        sentence = sentence.strip()
+        if not sentence:
+            continue
+        while len(sentence) > budget:
+            cut = sentence.rfind(" ", 0, budget)
+            cut = cut if cut > budget // 2 else budget
+            head, sentence = sentence[:cut].strip(), sentence[cut:].strip()
+            if current:
+                out.append(current)
+                current = ""
+            out.append(head)
+        if not current:
+            current = sentence
+        elif len(current) + 1 + len(sentence) <= budget:
+            current = f"{current} {sentence}"
+        else:
+            out.append(current)
+            current = sentence
+    if current:
+        out.append(current)
+    return out
+
+
+def _tail(text: str, size: int) -> str:
+    """The last ~`size` characters of a piece, starting at a word boundary."""
+    if len(text) <= size:
+        return text
+    cut = text.find(" ", len(text) - size)
+    return text[cut + 1 :] if cut != -1 else text[-size:]
+
+
+def split_pieces(body: str, budget: int, overlap: int = CHUNK_OVERLAP) -> list[str]:
+    """Pack paragraphs greedily into pieces ≤ budget; each next piece starts with the tail of the previous one."""
+    paragraphs: list[str] = []
+    for p in _clean(body):
+        paragraphs.extend(_hard_split(p, budget) if len(p) > budget else [p])
+    pieces: list[str] = []
+    current = ""
+    for p in paragraphs:
+        if not current:
+            current = p
+        elif len(current) + 1 + len(p) <= budget:
+            current = f"{current}\n{p}"
+        else:
+            pieces.append(current)
+            carry = _tail(current, overlap) if overlap else ""
+            current = f"{carry}\n{p}" if carry and len(carry) + 1 + len(p) <= budget else p
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def chunk_document(parsed: ParsedDocument, max_chars: int, overlap: int = CHUNK_OVERLAP) -> list[Chunk]:
+    """Chunks of every section with text: 'title > heading path' then a piece of the body, ≤ max_chars in all."""
+    chunks: list[Chunk] = []
+    for section in parsed.sections:
+        if not section.body.strip():
+            continue
+        prefix = section_prefix(parsed.title, section.heading_path)[: max_chars // 3]
+        budget = max(MIN_CHUNK_BUDGET, max_chars - len(prefix) - 1)
+        for n, piece in enumerate(split_pieces(section.body, budget, overlap)):
+            chunks.append(Chunk(section.index, n, f"{prefix}\n{piece}", len(prefix) + 1))
+    return chunks
+
+
+def content_hash(data: bytes) -> str:
+    from .sync import content_hash as _h  # the catalog's hash, so both stores agree
+
+    return _h(data)
+
+
+# -- the store ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class VectorHit:
+    doc_id: str
+    section_idx: int
+    similarity: float
+    title: str
+    heading: str
+    heading_path: str
+    line_start: int
+    line_end: int
+    piece: str
+    tags: tuple[str, ...]
+
+
+class VectorStore:
+    def __init__(
+        self,
+        path: Path,
+        catalog: Catalog,
+        jail: Jail,
+        settings: Settings,
+        embedder: Embedder | None,
+        error: str | None = None,
+    ) -> None:
+        self.path = path
+        self.catalog = catalog
+        self.jail = jail
+        self.settings = settings
+        self.embedder = embedder
+        self.error = error
+        self._local = threading.local()
+        self._connections: list[apsw.Connection] = []
+        self._write_lock = threading.RLock()
+        self._state_lock = threading.Lock()
+        self._dirty: set[str] = set()
+        self._refreshed = False
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._has_vectors = False
+        self._closed = False
+        self.busy = False  # the worker is embedding
+        self.last_rate: float | None = None  # chunks/s of the last embedding run
+        conn = self._conn()
+        with self._write():
+            conn.execute(_SCHEMA)
+        self._check_model()
+
+    @classmethod
+    def open(cls, settings: Settings, catalog: Catalog, jail: Jail) -> "VectorStore":
+        """Never raises for embedder problems: the store then reports the reason and search falls back to keyword."""
+        try:
+            embedder = make_embedder(settings)
+            error = None
+        except EmbedderError as exc:
+            log.warning("embeddings unavailable: %s", exc)
+            embedder, error = None, str(exc)
+        return cls(settings.index_dir / "vectors.sqlite", catalog, jail, settings, embedder, error)
+
+    # -- connections ---------------------------------------------------------------------
+    def _conn(self) -> apsw.Connection:
+        conn: apsw.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = apsw.Connection(str(self.path))
+            conn.enable_load_extension(True)
+            conn.load_extension(sqlite_vec.loadable_path())
+            conn.enable_load_extension(False)
+            conn.set_busy_timeout(30000)
+            conn.execute("pragma journal_mode=wal")
+            conn.execute("pragma synchronous=normal")
+            conn.execute("pragma mmap_size=268435456")
+            self._local.conn = conn
+            with self._state_lock:
+                self._connections.append(conn)
+        return conn
+
+    @contextmanager
+    def _write(self) -> Iterator[apsw.Connection]:
+        with self._write_lock:
+            conn = self._conn()
+            conn.execute("begin immediate")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("rollback")
+                raise
+            else:
+                conn.execute("commit")
+
+    def _meta(self, key: str) -> str | None:
+        row = self._conn().execute("select value from meta where key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def _vec_exists(self, conn: apsw.Connection | None = None) -> bool:
+        conn = conn or self._conn()
+        return conn.execute("select 1 from sqlite_master where name = 'vec'").fetchone() is not None
+
+    def _check_model(self) -> None:
+        """Vectors belong to one model: another model id (or schema) empties the store."""
+        if self.embedder is None:
+            return
+        expected = {"schema": VECTORS_SCHEMA_VERSION, "model_id": self.embedder.model_id}
+        stored = {k: self._meta(k) for k in expected}
+        if stored == expected:
+            dim = self._meta("dim")
+            if dim and self.embedder.dim is None:
+                self.embedder.dim = int(dim)  # an endpoint's dimension, learnt on an earlier run
+            return
+        with self._write() as conn:
+            if any(v is not None for v in stored.values()):
+                log.info("embedding model changed (%s → %s): vectors will be rebuilt", stored["model_id"], expected["model_id"])
+            conn.execute("drop table if exists vec")
+            for table in ("docs", "doc_tags", "sections", "chunks"):
+                conn.execute(f"delete from {table}")
+            conn.execute("delete from meta")
+            for key, value in expected.items():
+                conn.execute("insert into meta(key, value) values (?, ?)", (key, value))
+
+    def _ensure_vec_table(self, conn: apsw.Connection, dim: int) -> None:
+        stored = self._meta("dim")
+        if stored is not None and int(stored) != dim:
+            raise EmbedderError(f"the embedder returned {dim}-dimensional vectors, the store holds {stored}")
+        if not self._vec_exists(conn):
+            conn.execute(
+                f"create virtual table vec using vec0(chunk_id integer primary key, embedding float[{int(dim)}] distance_metric=cosine)"
+            )
+            conn.execute("insert or replace into meta(key, value) values ('dim', ?)", (str(dim),))
+
+    # -- freshness ---------------------------------------------------------------------------
+    def on_sync(self, changed_ids: list[str], deleted_ids: list[str]) -> None:
+        """Synchronizer listener: deleted documents lose their vectors now; changed ones wait for the worker."""
+        if deleted_ids:
+            with self._write() as conn:
+                for doc_id in deleted_ids:
+                    self._delete_doc(conn, doc_id)
+        with self._state_lock:
+            self._dirty.update(changed_ids)
+            self._dirty.difference_update(deleted_ids)
+        if changed_ids:
+            self._wake.set()
+
+    def _delete_doc(self, conn: apsw.Connection, doc_id: str) -> None:
+        if self._vec_exists(conn):
+            conn.execute("delete from vec where chunk_id in (select id from chunks where doc_id = ?)", (doc_id,))
+        for table, col in (("chunks", "doc_id"), ("sections", "doc_id"), ("doc_tags", "doc_id"), ("docs", "doc_id")):
+            conn.execute(f"delete from {table} where {col} = ?", (doc_id,))
+
+    def refresh(self) -> None:
+        """Compare with the catalog: forget documents it no longer has, mark those whose content changed."""
+        if self.embedder is None:
+            return
+        catalog = {doc_id: fp.hash for doc_id, fp in self.catalog.fingerprints().items()}
+        mine = dict(self._conn().execute("select doc_id, hash from docs").fetchall())
+        gone = [d for d in mine if d not in catalog]
+        if gone:
+            with self._write() as conn:
+                for doc_id in gone:
+                    self._delete_doc(conn, doc_id)
+        with self._state_lock:
+            self._dirty = {d for d, h in catalog.items() if mine.get(d) != h} | {d for d in self._dirty if d in catalog}
+            self._refreshed = True
+
+    def _ensure_refreshed(self) -> None:
+        if not self._refreshed:
+            self.refresh()
+
+    def chunk_dirty(self, stop: threading.Event | None = None) -> int:
+        """Re-chunk the documents marked dirty, keeping the chunks (and vectors) whose content did not change."""
+        if self.embedder is None:
+            return 0
+        self._ensure_refreshed()
+        done = 0
+        while not (stop and stop.is_set()):
+            with self._state_lock:
+                batch = sorted(self._dirty)[:CHUNK_COMMIT_DOCS]
+            if not batch:
+                break
+            prepared = [(doc_id, *self._read(doc_id)) for doc_id in batch]
+            with self._write() as conn:
+                for doc_id, digest, parsed in prepared:
+                    if digest is None:
+                        continue  # unreadable or gone: the next sync deletes it
+                    self._store_chunks(conn, doc_id, digest, parsed)
+            with self._state_lock:
+                self._dirty.difference_update(batch)
+            done += len(batch)
+        return done
+
+    def _read(self, doc_id: str) -> tuple[str | None, ParsedDocument | None]:
+        try:
+            path = self.jail.resolve_id(doc_id)
+            data = self.jail.read_bytes(path, self.settings.max_file_bytes)
+        except (OSError, PathOutsideRoot) as exc:
+            log.debug("cannot read %s for embedding: %s", doc_id, exc)
+            return None, None
+        if b"\x00" in data[:8192]:
+            return None, None
+        stem = doc_id.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        try:
+            parsed = parse_markdown(data.decode("utf-8", "replace"), stem)
+        except Exception:  # a parser bug must not stop the worker
+            log.exception("could not parse %s for embedding", doc_id)
+            return None, None
+        return content_hash(data), parsed
+
+    def _store_chunks(self, conn: apsw.Connection, doc_id: str, digest: str, parsed: ParsedDocument | None) -> None:
+        assert self.embedder is not None and parsed is not None
+        chunks = chunk_document(parsed, self.embedder.max_chars)
+        existing: dict[str, list[int]] = {}
+        for cid, h in conn.execute("select id, hash from chunks where doc_id = ?", (doc_id,)):
+            existing.setdefault(h, []).append(cid)
+        has_vec = self._vec_exists(conn)
+        for chunk in chunks:
+            h = chunk.hash
+            kept = existing.get(h)
+            if kept:
+                conn.execute(
+                    "update chunks set section_idx = ?, ord = ? where id = ?", (chunk.section_idx, chunk.ord, kept.pop())
+                )
+                continue
+            vector = None
+            if has_vec:  # the same text embedded elsewhere (a copied paragraph, a renamed file): reuse it
+                row = conn.execute(
+                    "select v.embedding from chunks c join vec v on v.chunk_id = c.id where c.hash = ? and c.embedded = 1 limit 1",
+                    (h,),
+                ).fetchone()
+                vector = row[0] if row else None
+            conn.execute(
+                "insert into chunks(doc_id, section_idx, ord, hash, text, prefix_len, embedded) values (?,?,?,?,?,?,?)",
+                (doc_id, chunk.section_idx, chunk.ord, h, chunk.text, chunk.prefix_len, 1 if vector is not None else 0),
+            )
+            if vector is not None:
+                conn.execute("insert into vec(chunk_id, embedding) values (?, ?)", (conn.last_insert_rowid(), vector))
+        stale = [cid for ids in existing.values() for cid in ids]
+        for cid in stale:
+            if has_vec:
+                conn.execute("delete from vec where chunk_id = ?", (cid,))
+            conn.execute("delete from chunks where id = ?", (cid,))
+        conn.execute("delete from sections where doc_id = ?", (doc_id,))
+        conn.executemany(
+            "insert into sections values (?,?,?,?,?,?)",
+            [(doc_id, s.index, s.heading, s.heading_path, s.line_start, s.line_end) for s in parsed.sections],
+        )
+        conn.execute("delete from doc_tags where doc_id = ?", (doc_id,))
+        conn.executemany("insert or ignore into doc_tags values (?, ?)", [(t, doc_id) for t in parsed.tags])
+        conn.execute(
+            "insert or replace into docs values (?,?,?,?,?)",
+            (doc_id, digest, parsed.title, folder_of(doc_id), json.dumps(list(parsed.tags))),
+        )
+
+    def embed_pending(
+        self, stop: threading.Event | None = None, progress: ProgressFn | None = None, total: int | None = None
+    ) -> int:
+        """Embed chunks not embedded yet, committing every batch (so an interrupted run resumes)."""
+        if self.embedder is None:
+            return 0
+        self.embedder.load()
+        conn = self._conn()
+        total = total if total is not None else self.pending_chunks()
+        done = 0
+        started = time.perf_counter()
+        while not (stop and stop.is_set()):
+            if self._dirty:
+                self.chunk_dirty(stop)
+            rows = conn.execute(
+                "select id, text from chunks where embedded = 0 order by id limit ?", (EMBED_BATCH,)
+            ).fetchall()
+            if not rows:
+                break
+            vectors = self.embedder.embed_passages([r[1] for r in rows])
+            with self._write() as wconn:
+                self._ensure_vec_table(wconn, int(vectors.shape[1]))
+                for (cid, _), vector in zip(rows, vectors):
+                    wconn.execute("update chunks set embedded = 1 where id = ? and embedded = 0", (cid,))
+                    if wconn.changes():
+                        wconn.execute("delete from vec where chunk_id = ?", (cid,))
+                        wconn.execute(
+                            "insert into vec(chunk_id, embedding) values (?, ?)",
+                            (cid, np.ascontiguousarray(vector, dtype=np.float32)),
+                        )
+            self._has_vectors = True
+            done += len(rows)
+            elapsed = time.perf_counter() - started
+            self.last_rate = done / elapsed if elapsed > 0 else None
+            if progress:
+                progress(done, max(total, done))
+        return done
+
+    def build(self, progress: ProgressFn | bool | None = None) -> int:
+        """Bring the vectors up to date in the foreground (`mcp-docs index`); returns the chunks embedded."""
+        if self.embedder is None:
+            return 0
+        self.refresh()
+        self.chunk_dirty()
+        callback = progress if callable(progress) else None
+        return self.embed_pending(progress=callback)
+
+    # -- background worker -------------------------------------------------------------------
+    def start(self) -> None:
+        """Embed in a background thread: keyword search answers meanwhile, new changes are picked up as they come."""
+        if self.embedder is None or self._thread is not None:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="mcp-docs-embedder", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.clear()
+            try:
+                self.refresh()
+                self.busy = True
+                self.chunk_dirty(self._stop)
+                self.embed_pending(self._stop)
+                self.error = None
+                wait = IDLE_WAIT_SECONDS
+            except EmbedderError as exc:
+                log.warning("embedding failed: %s (retrying in %.0fs)", exc, RETRY_SECONDS)
+                self.error = str(exc)
+                wait = RETRY_SECONDS
+            except Exception as exc:  # the worker must survive anything; keyword search is unaffected
+                log.exception("embedding worker error")
+                self.error = f"{type(exc).__name__}: {exc}"
+                wait = RETRY_SECONDS
+            finally:
+                self.busy = False
+            self._wake.wait(wait)
+        self._close_thread_conn()
+
+    def wait_idle(self, timeout: float = 60.0) -> bool:
+        """Block until nothing is pending (tests and benchmarks use it)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.busy and self.pending() == 0:
+                return True
+            time.sleep(0.05)
+        return False
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.join(timeout)
+
+    def _close_thread_conn(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            self._local.conn = None
+            with self._state_lock:
+                if conn in self._connections:
+                    self._connections.remove(conn)
+            conn.close()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.stop()
+        with self._state_lock:
+            conns, self._connections = self._connections, []
+        for conn in conns:
+            try:
+                conn.close()
+            except apsw.Error:  # pragma: no cover
+                pass
+        self._local = threading.local()
+        if self.embedder is not None:
+            self.embedder.close()
+
+    # -- state ---------------------------------------------------------------------------------
+    def pending_chunks(self) -> int:
+        return int(self._conn().execute("select count(*) from chunks where embedded = 0").fetchone()[0])
+
+    def pending(self) -> int:
+        """Chunks waiting for a vector, plus one per document not chunked yet (its chunk count is not known)."""
+        if self.embedder is None:
+            return 0
+        self._ensure_refreshed()
+        with self._state_lock:
+            dirty = len(self._dirty)
+        return self.pending_chunks() + dirty
+
+    def embedded_chunks(self) -> int:
+        return int(self._conn().execute("select count(*) from chunks where embedded = 1").fetchone()[0])
+
+    def ready(self) -> bool:
+        """True when vector search can answer: an embedder and at least some vectors."""
+        if self.embedder is None:
+            return False
+        if not self._has_vectors:
+            self._has_vectors = self._vec_exists() and self.embedded_chunks() > 0
+        return self._has_vectors
+
+    def unavailable_reason(self) -> str | None:
+        if self.embedder is None:
+            return self.error or "embeddings are off"
+        if not self.ready():
+            return "vectors are not built yet" + (f" ({self.error})" if self.error else "")
+        return None
+
+    def status(self) -> dict[str, Any]:
+        conn = self._conn()
+        return {
+            "model": self.embedder.model_id if self.embedder else None,
+            "dimension": int(self._meta("dim") or 0) or (self.embedder.dim if self.embedder else None),
+            "documents": int(conn.execute("select count(*) from docs").fetchone()[0]),
+            "chunks": int(conn.execute("select count(*) from chunks").fetchone()[0]),
+            "embedded": self.embedded_chunks(),
+            "pending": self.pending(),
+            "ready": self.ready(),
+            "running": self.busy,
+            "rate_chunks_per_s": round(self.last_rate, 1) if self.last_rate else None,
+            "error": self.error,
+            "path": str(self.path),
+        }
+
+    # -- search -------------------------------------------------------------------------------
+    def embed_query(self, text: str) -> np.ndarray:
+        if self.embedder is None:
+            raise EmbedderError(self.error or "embeddings are off")
+        return self.embedder.embed_query(text)
+
+    def _filter_sql(self, folder: str | None, tags: Sequence[str]) -> tuple[str, list[Any]]:
+        where: list[str] = []
+        args: list[Any] = []
+        if folder:
+            where.append("(d.folder = ? or substr(d.folder, 1, ?) = ?)")
+            args += [folder, len(folder) + 1, folder + "/"]
+        for tag in tags:
+            where.append("c.doc_id in (select doc_id from doc_tags where tag = ?)")
+            args.append(tag)
+        return " and ".join(where), args
+
+    def knn(self, query: np.ndarray, k: int, folder: str | None = None, tags: Sequence[str] = ()) -> list[tuple[int, float]]:
+        """The k nearest embedded chunks (id, cosine distance), filters applied before the cut."""
+        if not self._vec_exists():
+            return []
+        conn = self._conn()
+        q = np.ascontiguousarray(query, dtype=np.float32)
+        k = max(1, min(int(k), MAX_K))
+        where, args = self._filter_sql(folder, tags)
+        if not where:
+            return [
+                (int(r[0]), float(r[1]))
+                for r in conn.execute(
+                    "select chunk_id, distance from vec where embedding match ? and k = ?", (q, k)
+                )
+                if r[1] is not None
+            ]
+        allowed = [
+            r[0]
+            for r in conn.execute(
+                f"select c.id from chunks c join docs d on d.doc_id = c.doc_id where c.embedded = 1 and {where}", args
+            )
+        ]
+        if not allowed:
+            return []
+        if len(allowed) <= EXACT_FILTER_MAX:
+            rows = conn.execute(
+                "select chunk_id, vec_distance_cosine(embedding, ?) as d from vec "
+                "where chunk_id in (select value from json_each(?)) order by d limit ?",
+                (q, json.dumps(allowed), k),
+            ).fetchall()
+            return [(int(r[0]), float(r[1])) for r in rows if r[1] is not None]
+        total = max(1, self.embedded_chunks())
+        fetch = min(MAX_K, int(k * total / len(allowed) * 2) + k)
+        allowed_set = set(allowed)
+        out = []
+        for cid, dist in conn.execute("select chunk_id, distance from vec where embedding match ? and k = ?", (q, fetch)):
+            if cid in allowed_set and dist is not None:
+                out.append((int(cid), float(dist)))
+                if len(out) >= k:
+                    break
+        return out
+
+    def section_hits(
+        self, query: np.ndarray, limit: int, folder: str | None = None, tags: Sequence[str] = ()
+    ) -> list[VectorHit]:
+        """KNN over chunks, grouped to sections (a section scores with its best chunk), best first."""
+        nearest = self.knn(query, limit * 3, folder, tags)
+        if not nearest:
+            return []
+        rows = self._conn().execute(
+            "select c.id, c.doc_id, c.section_idx, c.text, c.prefix_len, d.title, d.tags, "
+            "s.heading, s.heading_path, s.line_start, s.line_end "
+            "from chunks c join docs d on d.doc_id = c.doc_id "
+            "join sections s on s.doc_id = c.doc_id and s.idx = c.section_idx "
+            "where c.id in (select value from json_each(?))",
+            (json.dumps([cid for cid, _ in nearest]),),
+        ).fetchall()
+        by_id = {r[0]: r for r in rows}
+        hits: dict[tuple[str, int], VectorHit] = {}
+        for cid, dist in nearest:
+            r = by_id.get(cid)
+            if r is None:
+                continue
+            key = (r[1], r[2])
+            if key in hits:
+                continue
+            hits[key] = VectorHit(
+                doc_id=r[1], section_idx=r[2], similarity=1.0 - dist, title=r[5], heading=r[7], heading_path=r[8],
+                line_start=r[9], line_end=r[10], piece=r[3][r[4]:], tags=tuple(json.loads(r[6])),
+            )
+            if len(hits) >= limit:
+                break
+        return list(hits.values())
+
+    def search(
+        self, library: "Library", query: str, limit: int, mode: str, folder: str | None, tags: Iterable[str]
+    ) -> list[tuple["RankedSection", float]]:
+        from .hybrid import search
+
+        return search(library, self, query, limit, mode, folder or None, list(tags))
