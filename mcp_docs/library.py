@@ -14,7 +14,9 @@ import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from .embedders import EmbedderError
 from .index.catalog import SCHEMA_VERSION, Catalog
 from .index.fulltext import FullTextIndex, SectionHit, identifiers, query_words
 from .index.ranking import group_by_document
@@ -25,6 +27,9 @@ from .paths import Jail
 from .scan import Scanner
 from .settings import Settings
 from .snippets import make_snippet
+
+if TYPE_CHECKING:
+    from .index.vectors import VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +71,15 @@ class Library:
         self.synchronizer = Synchronizer(settings, self.jail, self.scanner, self.catalog, self.fulltext)
         self._sync_lock = threading.Lock()
         self._languages: frozenset[str] = frozenset(self.catalog.languages() or {settings.language})
-        self.vectors = None  # set by the semantic layer when embeddings are enabled
+        self._document_count = self.catalog.count()  # cached: every search reports it
+        self.synchronizer.listeners.append(self._refresh_stats)
+        self.vectors: VectorStore | None = None
+        if settings.embeddings != "none":
+            # Opening the store is cheap: the model loads on the first embedding (worker or query).
+            from .index.vectors import VectorStore
+
+            self.vectors = VectorStore.open(settings, self.catalog, self.jail)
+            self.synchronizer.listeners.append(self.vectors.on_sync)
 
     # -- lifecycle ---------------------------------------------------------------------
     def _check_compatibility(self) -> None:
@@ -96,7 +109,14 @@ class Library:
             self.catalog.set_meta("fulltext_generation", generation)
 
     def close(self) -> None:
+        if self.vectors is not None:
+            self.vectors.close()
         self.catalog.close()
+
+    def start_embedding(self) -> None:
+        """Fill the vectors in a background thread (the server calls this); keyword search answers meanwhile."""
+        if self.vectors is not None:
+            self.vectors.start()
 
     def __enter__(self) -> "Library":
         return self
@@ -107,15 +127,17 @@ class Library:
     # -- sync --------------------------------------------------------------------------------
     def sync(self, paths: Iterable[str] | None = None, progress: Progress | None = None) -> SyncReport:
         with self._sync_lock:
-            report = self.synchronizer.run(paths, progress)
-            if report.changed:
-                self._languages = frozenset(self.catalog.languages() or {self.settings.language})
-            return report
+            return self.synchronizer.run(paths, progress)
+
+    def _refresh_stats(self, changed: list[str], deleted: list[str]) -> None:
+        """After each committed batch, so a long first sync shows its progress in every search."""
+        self._languages = frozenset(self.catalog.languages() or {self.settings.language})
+        self._document_count = self.catalog.count()
 
     # -- search -------------------------------------------------------------------------------
     def index_info(self) -> IndexInfo:
         pending = self.vectors.pending() if self.vectors is not None else 0
-        return IndexInfo(documents=self.catalog.count(), pending_embeddings=pending)
+        return IndexInfo(documents=self._document_count, pending_embeddings=pending)
 
     def keyword_sections(
         self, query: str, limit: int, folder: str | None = None, tags: Iterable[str] = ()
@@ -141,14 +163,18 @@ class Library:
         mode_used: SearchMode = mode
         if mode != "keyword" and (self.vectors is None or not self.vectors.ready()):
             mode_used = "keyword"
-            note = (
-                f"{mode} search is unavailable (embeddings are off or not built yet): keyword results shown."
-            )
+            reason = self.vectors.unavailable_reason() if self.vectors is not None else "embeddings are off"
+            note = f"{mode} search is unavailable ({reason}): keyword results shown."
+        ranked: list[tuple[RankedSection, float]] = []
+        if mode_used != "keyword":
+            assert self.vectors is not None
+            try:
+                ranked = self.vectors.search(self, query, limit, mode_used, folder_norm, tag_list)
+            except EmbedderError as exc:
+                mode_used = "keyword"
+                note = f"{mode} search failed ({exc}): keyword results shown."
         if mode_used == "keyword":
             ranked = self.keyword_sections(query, limit, folder_norm, tag_list)
-        else:
-            assert self.vectors is not None
-            ranked = self.vectors.search(self, query, limit, mode_used, folder_norm, tag_list)
         groups = group_by_document([(s.doc_id, score, s) for s, score in ranked], max_results)
         terms = query_words(query) + identifiers(query)
         results = [
