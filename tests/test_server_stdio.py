@@ -1,0 +1,86 @@
+"""`python -m mcp_docs serve` as a stdio subprocess, through a real MCP client; the watcher keeps it fresh."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+try:
+    from .server_fixtures import anyio_backend, child_env, serve_args, vault, write  # noqa: F401
+except ImportError:  # tests/ is not a package
+    from server_fixtures import anyio_backend, child_env, serve_args, vault, write  # type: ignore[no-redef]  # noqa: F401
+
+
+async def _wait_for(client: Client, query: str, want: str | None, timeout: float = 10.0) -> float:
+    """Poll search until `want` is (or, with None, no longer is) among the result ids; returns the seconds taken."""
+    started = time.monotonic()
+    while True:
+        r = await client.call_tool("search_documents", {"query": query, "mode": "keyword"})
+        ids = [d["id"] for d in r.structured_content["results"]]
+        if (want in ids) if want is not None else not ids:
+            return time.monotonic() - started
+        if time.monotonic() - started > timeout:
+            raise AssertionError(f"index did not catch up: {ids}")
+        await anyio.sleep(0.1)
+
+
+@pytest.mark.anyio
+async def test_stdio_server_serves_and_follows_edits(vault, tmp_path) -> None:  # noqa: F811
+    params = StdioServerParameters(
+        command=sys.executable, args=serve_args(vault, tmp_path / "index"), env=child_env(), cwd=str(tmp_path)
+    )
+    async with Client(params) as client:
+        tools = await client.list_tools()
+        assert len(tools.tools) == 4
+        r = await client.call_tool("search_documents", {"query": "swappiness"})
+        assert r.structured_content["results"][0]["id"] == "guides/install.md"
+        r = await client.call_tool("read_section", {"id": "notes/backups.md", "section": "restore"})
+        assert "Mount the snapshot" in r.structured_content["content"]
+        r = await client.call_tool("read_document", {"id": "../x.md"})
+        assert r.is_error
+
+        # a file saved while the server runs: searchable about a second later, and read fresh at once
+        write(vault, "notes/backups.md", "# Backups\n\nWe moved to borgmatic for deduplicated archives.\n")
+        assert "borgmatic" in (await client.call_tool("read_document", {"id": "notes/backups.md"})).structured_content["content"]
+        await _wait_for(client, "borgmatic", "notes/backups.md")
+        # created, then deleted
+        write(vault, "new/zebra.md", "# Zebra\n\nStripes everywhere.\n")
+        await _wait_for(client, "stripes", "new/zebra.md")
+        (vault / "new/zebra.md").unlink()
+        await _wait_for(client, "stripes", None)
+        r = await client.call_tool("read_document", {"id": "new/zebra.md"})
+        assert r.is_error
+
+
+def test_stdout_carries_only_protocol_messages(vault, tmp_path) -> None:  # noqa: F811
+    """Malformed input gets JSON-RPC errors (or nothing) on stdout, never a traceback; the server survives."""
+    lines = [
+        "this is not json",
+        "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"nope\"}",
+        "{\"jsonrpc\": \"2.0\", \"id\": 2, \"method\": \"tools/call\", \"params\": {\"name\": \"read_document\"}}",
+        "[1, 2, 3]",
+        "\x00\x01garbage",
+        json.dumps({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+    ]
+    proc = subprocess.run(
+        [sys.executable, *serve_args(vault, tmp_path / "index", "--no-watch")],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=child_env(),
+    )
+    out = [line for line in proc.stdout.splitlines() if line.strip()]
+    assert out, proc.stderr
+    for line in out:
+        message = json.loads(line)
+        assert message.get("jsonrpc") == "2.0"
+    assert any(json.loads(line).get("id") == 3 and "result" in json.loads(line) for line in out)
+    assert "Traceback" not in proc.stdout
