@@ -364,12 +364,11 @@ def start_background(library: Library, state: ServerState, watch: bool) -> Calla
                 state.initial_sync_error = type(exc).__name__
         finally:
             state.initial_sync_done.set()
-        build = getattr(library.vectors, "build", None)
-        if callable(build):
-            try:
-                build()
-            except Exception:
-                log.exception("building embeddings failed; keyword search still works")
+        try:
+            # A background thread embeds what is pending now, then whatever the watcher changes later.
+            library.start_embedding()
+        except Exception:
+            log.exception("starting the embedding worker failed; keyword search still works")
 
     thread = threading.Thread(target=initial, name="mcp-docs-initial-sync", daemon=True)
     thread.start()
