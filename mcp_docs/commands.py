@@ -59,6 +59,47 @@ def sync_with_progress(library: Library) -> SyncReport:
         return library.sync(progress=lambda done, total: progress.update(task, completed=done, total=total))
 
 
+def embed_with_progress(library: Library) -> tuple[str, bool]:
+    """Embed what is pending (progress bar with rate and ETA on a terminal); a summary line and whether it failed."""
+    vectors = library.vectors
+    if vectors is None:
+        return "", False
+    if vectors.embedder is None:
+        return f"[yellow]embeddings unavailable[/]: {vectors.error} — keyword search works", True
+    from .embedders import EmbedderError
+
+    started = time.perf_counter()
+    console = _err_console()
+    try:
+        if not console.is_terminal:
+            done = vectors.build()
+        else:
+            with Progress(
+                TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TextColumn("chunks"),
+                TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                console=console, transient=True,
+            ) as progress:
+                task = progress.add_task("embed", total=None, rate="")
+
+                def update(done: int, total: int) -> None:
+                    spent = time.perf_counter() - started
+                    rate = f"{done / spent:.1f} chunks/s" if spent > 0 else ""
+                    progress.update(task, completed=done, total=total, rate=rate)
+
+                done = vectors.build(progress=update)
+    except EmbedderError as exc:
+        return (
+            f"[yellow]embedding failed[/]: {exc} — keyword search works; "
+            "run `mcp-docs index` again to resume where it stopped", True
+        )
+    spent = time.perf_counter() - started
+    state = vectors.status()
+    line = f"vectors: {state['embedded']} chunks ({state['model']})"
+    if done:
+        line += f", {done} embedded in {spent:.1f}s ({done / spent:.1f} chunks/s)"
+    return line, False
+
+
 def cmd_index(args: argparse.Namespace, settings: Settings | None) -> int:
     assert settings is not None
     library = open_library(settings)
@@ -70,8 +111,7 @@ def cmd_index(args: argparse.Namespace, settings: Settings | None) -> int:
                 report = sync_with_progress(library)
             except IndexBusy as exc:
                 raise UserError(str(exc)) from exc
-            if library.vectors is not None:
-                library.vectors.build(progress=True)
+            embed_line, embed_failed = embed_with_progress(library)
             info = library.index_info()
             elapsed = time.perf_counter() - started
             console.print(
@@ -79,11 +119,15 @@ def cmd_index(args: argparse.Namespace, settings: Settings | None) -> int:
                 f"{report.added} added, {report.updated} updated, {report.deleted} deleted, "
                 f"{report.unchanged} unchanged, {len(report.skipped)} skipped"
             )
+            if embed_line:
+                console.print(embed_line, highlight=False)
             for problem in report.skipped[:20]:
                 console.print(f"  skipped [yellow]{problem.path}[/]: {problem.kind} — {problem.detail}", highlight=False)
             if len(report.skipped) > 20:
                 console.print(f"  … and {len(report.skipped) - 20} more (see `mcp-docs status`)")
             console.print(f"index: {settings.index_dir}", highlight=False)
+            if embed_failed:
+                return 1
     except KeyboardInterrupt:
         _err_console().print("interrupted: what was committed is kept; run `mcp-docs index` again to finish.")
         return 130
@@ -168,6 +212,13 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
         console.print(f"index       {status['index_dir']}", highlight=False)
         console.print(f"documents   {status['documents']} ({status['sections']} sections), language {settings.language}")
         console.print(f"embeddings  {settings.embeddings}, pending {status['pending_embeddings']}")
+        vec = status.get("vectors")
+        if vec:
+            console.print(
+                f"vectors     {vec['embedded']} of {vec['chunks']} chunks embedded, model {vec['model']}"
+                + (f", [yellow]error[/]: {vec['error']}" if vec.get("error") else ""),
+                highlight=False,
+            )
         if problems:
             table = Table("skipped file", "why", "detail", title=f"{len(problems)} file(s) skipped")
             for p in problems:
