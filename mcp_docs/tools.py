@@ -18,14 +18,14 @@ import os
 import posixpath
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from .commands import iso_utc
+from .index.sync import decode, looks_binary
 from .library import Library
 from .markdown import (
     HEADING_SEPARATOR,
-    PREAMBLE_HEADING,
     ParsedDocument,
     Section,
     normalize_tag,
@@ -158,7 +158,7 @@ class DocsTools:
                 summary=r.summary,
                 tags=list(r.tags),
                 size_bytes=r.size,
-                modified=_iso_utc(r.mtime_ns),
+                modified=iso_utc(r.mtime_ns),
                 sections=counts.get(r.id, 0),
             )
             for r in records
@@ -273,9 +273,9 @@ class DocsTools:
             raise ToolInputError(self._unknown_id_message(doc_id)) from None
         except OSError as exc:
             raise ToolInputError(f"'{clean_id}' could not be read ({exc.strerror or type(exc).__name__}).") from exc
-        if b"\x00" in data[:8192]:
+        if looks_binary(data):
             raise ToolInputError(f"'{clean_id}' is a binary file, not a Markdown document.")
-        text = normalize_text(data.decode("utf-8", "replace"))
+        text = normalize_text(decode(data)[0])
         stem = posixpath.basename(clean_id).rsplit(".", 1)[0]
         parsed = parse_markdown(text, stem)
         return LoadedDocument(clean_id, path, parsed, text)
@@ -292,7 +292,7 @@ class DocsTools:
         if not isinstance(folder, str):
             raise ToolInputError("folder must be a folder path relative to the root, like 'guides'.")
         try:
-            return self.library.jail.relative_folder(folder.strip().strip("/") if folder.strip() not in ("/",) else "")
+            return self.library.jail.relative_folder(folder.strip())
         except PathOutsideRoot as exc:
             raise ToolInputError(f"Refused: {exc}") from exc
 
@@ -358,10 +358,6 @@ def _int(value: Any, name: str) -> int:
         return int(value)
     except (TypeError, ValueError, OverflowError):
         raise ToolInputError(f"{name} must be a whole number.") from None
-
-
-def _iso_utc(mtime_ns: int) -> str:
-    return datetime.fromtimestamp(mtime_ns / 1e9, tz=timezone.utc).isoformat(timespec="seconds")
 
 
 def _json_tokens(model: Any) -> int:
@@ -537,5 +533,4 @@ __all__ = [
     "match_section",
     "outline",
     "summary",
-    "PREAMBLE_HEADING",
 ]
