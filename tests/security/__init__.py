@@ -1,0 +1,1 @@
+"""Security and reliability tests: the twelve requirements of notes/security.md, attacked through real MCP clients."""
