@@ -38,6 +38,34 @@ def _ranked(hit: "VectorHit") -> "RankedSection":
     )
 
 
+def fuse(
+    keyword_hits: "list[tuple[RankedSection, float]]",
+    vector_hits: "list[VectorHit]",
+    limit: int,
+    *,
+    w_keyword: float = W_KEYWORD,
+    w_vector: float = W_VECTOR,
+    min_similarity: float = MIN_SIMILARITY,
+    rrf_k: int = RRF_K,
+) -> list[tuple["RankedSection", float]]:
+    """Reciprocal rank fusion of both lists at the section; keyword hits keep their full body for snippets."""
+    vector_hits = [h for h in vector_hits if h.similarity >= min_similarity]
+    sections: dict[Key, RankedSection] = {}
+    for s, _ in keyword_hits:
+        sections.setdefault((s.doc_id, s.section_idx), s)
+    for h in vector_hits:
+        if (h.doc_id, h.section_idx) not in sections:
+            sections[(h.doc_id, h.section_idx)] = _ranked(h)
+    fused = reciprocal_rank_fusion(
+        [
+            ([(s.doc_id, s.section_idx) for s, _ in keyword_hits], w_keyword),
+            ([(h.doc_id, h.section_idx) for h in vector_hits], w_vector),
+        ],
+        k=rrf_k,
+    )
+    return [(sections[key], score) for key, score in fused[:limit]]  # type: ignore[index]
+
+
 def search(
     library: "Library",
     store: "VectorStore",
@@ -48,28 +76,16 @@ def search(
     tags: list[str],
     *,
     candidates: int = CANDIDATES,
-    w_keyword: float = W_KEYWORD,
-    w_vector: float = W_VECTOR,
-    min_similarity: float = MIN_SIMILARITY,
-    rrf_k: int = RRF_K,
 ) -> list[tuple["RankedSection", float]]:
-    """Sections best first with their score (similarity for semantic, fused RRF score for hybrid)."""
+    """Sections best first with their score (similarity for semantic, fused RRF score for hybrid).
+
+    `limit` is how many sections the caller groups into documents (at least 50); each side gets
+    `max(candidates, limit)` candidates, so asking for 100 documents still fuses deep enough lists.
+    """
     vector = store.embed_query(query)
     if mode == "semantic":
         return [(_ranked(h), round(h.similarity, 6)) for h in store.section_hits(vector, limit, folder, tags)]
-    n = max(candidates, 1)
-    vector_hits = [h for h in store.section_hits(vector, n, folder, tags) if h.similarity >= min_similarity]
+    n = max(candidates, limit)
+    vector_hits = store.section_hits(vector, n, folder, tags)
     keyword_hits = library.keyword_sections(query, n, folder, tags)
-    sections: dict[Key, RankedSection] = {}
-    for s, _ in keyword_hits:
-        sections.setdefault((s.doc_id, s.section_idx), s)
-    for h in vector_hits:
-        sections.setdefault((h.doc_id, h.section_idx), _ranked(h))
-    fused = reciprocal_rank_fusion(
-        [
-            ([(s.doc_id, s.section_idx) for s, _ in keyword_hits], w_keyword),
-            ([(h.doc_id, h.section_idx) for h in vector_hits], w_vector),
-        ],
-        k=rrf_k,
-    )
-    return [(sections[key], score) for key, score in fused[:limit]]  # type: ignore[index]
+    return fuse(keyword_hits, vector_hits, limit)

@@ -1,0 +1,312 @@
+"""Semantic and hybrid search: quality (SciFact, OpenTelemetry questions), embedding cost and query latency.
+
+    python -m benchmarks.semantic_eval            # everything (first run embeds SciFact: ~10 min on 2 cores)
+    python -m benchmarks.semantic_eval --tune     # also print the tuning grid (RRF weight, similarity cutoff)
+    python -m benchmarks.semantic_eval build --root DIR --index-dir DIR   # one cold build, JSON line (child process)
+
+Data is read from ../shared/bench (SciFact is CC BY-NC: written as Markdown to a cache folder outside the
+repository, /tmp/mcp-docs-bench by default, never into the repo). Embedded indexes are cached there too, so
+a second run only measures queries. Steps:
+
+1. SciFact: sync + embed with the default local embedder (MiniLM int8) in a child process → throughput
+   (chunks/s), peak memory, index size; then nDCG@10 / Recall@10 / Recall@100 for keyword, semantic and
+   hybrid through `Library.search(max_results=100)`; hybrid query latency p50/p95 (max_results=10,
+   query embedding included).
+2. OpenTelemetry docs (834 files): time from nothing to fully hybrid-searchable (sync + embed, cold), and
+   the question set of benchmarks/data/otel_questions.jsonl (doc hit@1/@5, section hit@5, MRR) per mode.
+3. One-paragraph edit: a copy of the collector docs, one paragraph of the largest file changed → chunks
+   re-embedded and seconds, versus the chunks of the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from .common import CACHE, SHARED_BENCH, Skip, Timer, dir_size_mb, peak_rss_mb, percentiles, require, run_child, table, write_results
+
+SCIFACT_INDEX = CACHE / "semantic-scifact-index"
+OTEL_INDEX = CACHE / "semantic-otel-index"
+
+
+# -- child: one cold build ---------------------------------------------------------------------
+
+def build(root: Path, index_dir: Path, embeddings: str = "local", fresh: bool = False) -> dict[str, object]:
+    """Sync + embed everything in this process; what it cost."""
+    from mcp_docs.library import Library
+    from mcp_docs.settings import Settings
+
+    if fresh and index_dir.exists():
+        shutil.rmtree(index_dir)
+    started = time.perf_counter()
+    lib = Library(Settings.load(root, index_dir, embeddings=embeddings))
+    with Timer() as t_sync:
+        report = lib.sync()
+    assert lib.vectors is not None
+    last = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        now = time.perf_counter()
+        if now - last[0] > 15:
+            last[0] = now
+            print(f"  embedded {done}/{total}", file=sys.stderr, flush=True)
+
+    with Timer() as t_chunk:
+        lib.vectors.refresh()
+        lib.vectors.chunk_dirty()
+    pending = lib.vectors.pending_chunks()
+    with Timer() as t_load:
+        lib.vectors.embedder.load()  # type: ignore[union-attr]
+    with Timer() as t_embed:
+        embedded = lib.vectors.embed_pending(progress=progress)
+    total_s = time.perf_counter() - started
+    status = lib.vectors.status()
+    lib.close()
+    return {
+        "documents": report.added + report.updated + report.unchanged,
+        "sync_s": round(t_sync.seconds, 2),
+        "chunk_s": round(t_chunk.seconds, 2),
+        "model_load_s": round(t_load.seconds, 2),
+        "embed_s": round(t_embed.seconds, 2),
+        "chunks_embedded": embedded,
+        "chunks_pending_before": pending,
+        "chunks_total": status["chunks"],
+        "chunks_per_s": round(embedded / t_embed.seconds, 1) if embedded and t_embed.seconds else None,
+        "total_s": round(total_s, 2),
+        "peak_rss_mb": peak_rss_mb(),
+        "index_mb": dir_size_mb(index_dir),
+        "vectors_mb": round((index_dir / "vectors.sqlite").stat().st_size / 2**20, 2),
+    }
+
+
+def main_build(argv: list[str]) -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--root", type=Path, required=True)
+    ap.add_argument("--index-dir", type=Path, required=True)
+    ap.add_argument("--embeddings", default="local")
+    ap.add_argument("--fresh", action="store_true")
+    a = ap.parse_args(argv)
+    print(json.dumps(build(a.root, a.index_dir, a.embeddings, a.fresh)))
+
+
+# -- SciFact ----------------------------------------------------------------------------------
+
+def scifact_hits(lib, queries: dict[str, str], depth: int) -> dict[str, tuple[list, list]]:
+    """Per query: the keyword section list and the vector section list, `depth` deep (for offline fusion)."""
+    assert lib.vectors is not None
+    out = {}
+    for qid, text in queries.items():
+        kw = lib.keyword_sections(text, depth)
+        vec = lib.vectors.section_hits(lib.vectors.embed_query(text), depth)
+        out[qid] = (kw, vec)
+    return out
+
+
+def doc_run(sections: list, n: int = 100) -> list[str]:
+    """Sections best first → document ids best first (first occurrence), as the library groups them."""
+    seen: dict[str, None] = {}
+    for s in sections:
+        seen.setdefault(s.doc_id.removesuffix(".md"), None)
+        if len(seen) >= n:
+            break
+    return list(seen)
+
+
+def tune(hits: dict[str, tuple[list, list]], qrels: dict, depth: int) -> list[dict]:
+    from mcp_docs.index.hybrid import fuse
+
+    from .scifact import evaluate
+
+    rows = []
+    for w_vector in (0.5, 0.75, 1.0, 1.25, 1.5, 2.0):
+        for min_sim in (0.0, 0.2, 0.3, 0.4):
+            for k in (20, 60):
+                run = {
+                    qid: doc_run([s for s, _ in fuse(kw[:depth], vec[:depth], depth, w_vector=w_vector,
+                                                     min_similarity=min_sim, rrf_k=k)])
+                    for qid, (kw, vec) in hits.items()
+                }
+                m = evaluate(run, qrels)
+                rows.append({"w_vector": w_vector, "min_similarity": min_sim, "rrf_k": k, **m})
+    rows.sort(key=lambda r: -r["ndcg@10"])
+    return rows
+
+
+def scifact(args: argparse.Namespace, payload: dict) -> None:
+    from mcp_docs.library import Library
+    from mcp_docs.settings import Settings
+
+    from .scifact import evaluate, load_beir, write_markdown
+
+    corpus, queries, qrels = load_beir(require(args.data / "scifact", "SciFact"))
+    md = CACHE / "scifact-md"
+    write_markdown(corpus, md)
+    build_info = None
+    if args.fresh or not (SCIFACT_INDEX / "vectors.sqlite").exists() or _pending(md, SCIFACT_INDEX):
+        print("embedding SciFact (child process, cold unless resuming)…", flush=True)
+        build_info = run_child("benchmarks.semantic_eval", ["build", "--root", str(md), "--index-dir", str(SCIFACT_INDEX),
+                                                              *(["--fresh"] if args.fresh else [])], timeout=4 * 3600)
+        (CACHE / "semantic-scifact-build.json").write_text(json.dumps(build_info))
+    elif (CACHE / "semantic-scifact-build.json").exists():
+        build_info = json.loads((CACHE / "semantic-scifact-build.json").read_text())
+    payload["scifact_build"] = build_info
+    lib = Library(Settings.load(md, SCIFACT_INDEX, embeddings="local"))
+    lib.sync()
+    assert lib.vectors is not None
+    lib.vectors.embedder.load()  # type: ignore[union-attr]
+    systems: dict[str, dict] = {}
+    rows = []
+    for mode in ("keyword", "semantic", "hybrid"):
+        run = {qid: [r.id.removesuffix(".md") for r in lib.search(text, max_results=100, mode=mode).results]  # type: ignore[arg-type]
+               for qid, text in queries.items()}
+        m = evaluate(run, qrels)
+        systems[mode] = m
+        rows.append([mode, m["ndcg@10"], m["recall@10"], m["recall@100"]])
+    table(["mode", "nDCG@10", "R@10", "R@100"], rows, title=f"SciFact test, {len(queries)} queries (max_results=100)")
+    payload["scifact"] = systems
+
+    # latency: what an agent asks (max_results=10), query embedding included, warm
+    lat: dict[str, dict] = {}
+    texts = list(queries.values())
+    for mode in ("keyword", "semantic", "hybrid"):
+        samples = []
+        for text in texts:
+            t0 = time.perf_counter()
+            lib.search(text, max_results=10, mode=mode)  # type: ignore[arg-type]
+            samples.append((time.perf_counter() - t0) * 1000)
+        lat[mode] = percentiles(samples)
+    samples = []
+    for text in texts:
+        t0 = time.perf_counter()
+        lib.vectors.embed_query(text)
+        samples.append((time.perf_counter() - t0) * 1000)
+    lat["query embedding only"] = percentiles(samples)
+    table(["search (max_results=10)", "p50 ms", "p95 ms", "max ms"],
+          [[k, v["p50"], v["p95"], v["max"]] for k, v in lat.items()], title="SciFact query latency (warm, 300 queries)")
+    payload["scifact_latency_ms"] = lat
+
+    if args.tune:
+        hits = scifact_hits(lib, queries, 800)
+        grid = tune(hits, qrels, 800)
+        payload["scifact_tuning"] = grid
+        table(["w_vector", "min_sim", "rrf_k", "nDCG@10", "R@100"],
+              [[g["w_vector"], g["min_similarity"], g["rrf_k"], g["ndcg@10"], g["recall@100"]] for g in grid[:15]],
+              title="SciFact fusion grid (best 15)")
+    lib.close()
+
+
+def _pending(root: Path, index_dir: Path) -> bool:
+    from mcp_docs.library import Library
+    from mcp_docs.settings import Settings
+
+    with Library(Settings.load(root, index_dir, embeddings="local")) as lib:
+        lib.sync()
+        return bool(lib.vectors and lib.vectors.pending())
+
+
+# -- OpenTelemetry -----------------------------------------------------------------------------
+
+def otel(args: argparse.Namespace, payload: dict) -> None:
+    from mcp_docs.library import Library
+    from mcp_docs.settings import Settings
+
+    from .otel_quality import aggregate, load_questions, run_library
+
+    docs = require(args.data / "otel-docs", "OpenTelemetry docs")
+    if args.fresh or not (OTEL_INDEX / "semantic-build.json").exists():
+        print("OpenTelemetry docs: cold build to fully hybrid-searchable (child process)…", flush=True)
+        info = run_child("benchmarks.semantic_eval", ["build", "--root", str(docs), "--index-dir", str(OTEL_INDEX), "--fresh"],
+                         timeout=4 * 3600)
+        (OTEL_INDEX / "semantic-build.json").write_text(json.dumps(info))
+    info = json.loads((OTEL_INDEX / "semantic-build.json").read_text())
+    payload["otel_build"] = info
+    table(["corpus", "files", "chunks", "sync s", "chunk s", "model load s", "embed s", "chunks/s", "total s", "peak RSS MB", "vectors MB"],
+          [["otel-docs", info["documents"], info["chunks_total"], info["sync_s"], info["chunk_s"], info["model_load_s"],
+            info["embed_s"], info["chunks_per_s"], info["total_s"], info["peak_rss_mb"], info["vectors_mb"]]]
+          + ([["scifact", b["documents"], b["chunks_total"], b["sync_s"], b["chunk_s"], b["model_load_s"], b["embed_s"],
+               b["chunks_per_s"], b["total_s"], b["peak_rss_mb"], b["vectors_mb"]]] if (b := payload.get("scifact_build")) else []),
+          title="Cold build to fully hybrid-searchable (MiniLM int8, 2 threads)")
+    questions = load_questions()
+    lib = Library(Settings.load(docs, OTEL_INDEX, embeddings="local"))
+    lib.sync()
+    rows = []
+    results = {}
+    for mode in ("keyword", "semantic", "hybrid"):
+        per_q, misses, lat = run_library(lib, questions, mode)
+        agg = aggregate(per_q, questions)
+        results[mode] = {"metrics": agg, "misses": misses, "query_p50_ms": percentiles(lat)["p50"]}
+        for key in ("all", "lang=en", "lang=fr"):
+            if key in agg:
+                m = agg[key]
+                rows.append([mode, key, m["n"], m["doc@1"], m["doc@5"], m["section@5"], m["mrr"]])
+    lib.close()
+    table(["mode", "subset", "n", "doc hit@1", "doc hit@5", "section hit@5", "MRR"], rows,
+          title=f"OpenTelemetry questions ({len(questions)})")
+    payload["otel"] = results
+
+
+# -- one-paragraph edit ------------------------------------------------------------------------
+
+def paragraph_edit(args: argparse.Namespace, payload: dict) -> None:
+    from mcp_docs.library import Library
+    from mcp_docs.settings import Settings
+
+    src = require(args.data / "otel-docs" / "en" / "docs" / "collector", "OpenTelemetry collector docs")
+    root = CACHE / "semantic-edit-root"
+    index = CACHE / "semantic-edit-index"
+    for p in (root, index):
+        if p.exists():
+            shutil.rmtree(p)
+    shutil.copytree(src, root)
+    with Library(Settings.load(root, index, embeddings="local")) as lib:
+        lib.sync()
+        assert lib.vectors is not None
+        lib.vectors.build()
+        conn = lib.vectors._conn()
+        doc_id, n_chunks = conn.execute(
+            "select doc_id, count(*) c from chunks group by doc_id order by c desc limit 1").fetchone()
+        path = root / doc_id
+        text = path.read_text()
+        paragraphs = [p for p in text.split("\n\n") if len(p) > 200 and not p.lstrip().startswith(("```", "|", "-", "{{"))]
+        target = paragraphs[len(paragraphs) // 2]
+        path.write_text(text.replace(target, target + " This sentence was added by the edit benchmark.", 1))
+        with Timer() as t_sync:
+            lib.sync()
+        with Timer() as t_embed:
+            embedded = lib.vectors.build()
+    info = {"document": doc_id, "document_chunks": n_chunks, "chunks_reembedded": embedded,
+            "sync_s": round(t_sync.seconds, 3), "embed_s": round(t_embed.seconds, 3),
+            "total_s": round(t_sync.seconds + t_embed.seconds, 3)}
+    table(["document", "its chunks", "re-embedded", "sync s", "re-chunk + embed s"],
+          [[doc_id, n_chunks, embedded, info["sync_s"], info["embed_s"]]], title="One-paragraph edit")
+    payload["paragraph_edit"] = info
+
+
+def main(argv: list[str] | None = None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=SHARED_BENCH)
+    ap.add_argument("--fresh", action="store_true", help="rebuild the cached embedded indexes (slow)")
+    ap.add_argument("--tune", action="store_true", help="print the SciFact fusion grid")
+    ap.add_argument("--only", default="scifact,otel,edit", help="comma-separated subset of scifact,otel,edit")
+    args = ap.parse_args(argv)
+    payload: dict = {}
+    steps = {"scifact": scifact, "otel": otel, "edit": paragraph_edit}
+    for name in [s.strip() for s in args.only.split(",") if s.strip()]:
+        steps[name](args, payload)
+    write_results("semantic", payload)
+    return payload
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "build":
+        main_build(sys.argv[2:])
+    else:
+        try:
+            main()
+        except Skip as exc:
+            print(f"skipped: {exc}")
+            sys.exit(0)
