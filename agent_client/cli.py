@@ -288,12 +288,12 @@ def cmd_logs(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     table = Table(title=f"last {len(records)} LLM calls")
-    for col in ("time", "session", "provider", "model", "prompt", "cached", "completion", "latency", "status", "cost"):
-        table.add_column(col)
+    for col in ("time", "session", "provider/model", "tokens in (cached) / out", "latency", "status", "cost"):
+        table.add_column(col, overflow="fold")
     for r in records:
         status = r.status if r.status == "ok" else f"{r.status}: {r.error_kind}"
-        table.add_row(datetime.fromtimestamp(r.time).strftime("%Y-%m-%d %H:%M:%S"), r.session or "—", r.provider,
-                      r.model, f"{r.prompt_tokens:,}", f"{r.cached_tokens:,}", f"{r.completion_tokens:,}",
+        table.add_row(datetime.fromtimestamp(r.time).strftime("%m-%d %H:%M:%S"), r.session or "—",
+                      f"{r.provider}/{r.model}", f"{r.prompt_tokens:,} ({r.cached_tokens:,}) / {r.completion_tokens:,}",
                       f"{r.latency_ms} ms", status, f"${r.cost_usd:.5f}")
     Console().print(table)
     return 0

@@ -1,0 +1,145 @@
+"""`docs-agent` end to end in a subprocess: the real CLI, a real MCP server over stdio, the fake LLM over HTTP."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_client.cli import main
+
+from .conftest import TEST_KEY
+from .fake_llm import FakeLLM, an_text, an_tools, error, oa_text, oa_tools
+
+HERE = Path(__file__).parent
+REPO = HERE.parent.parent
+TINY = f"{sys.executable} {HERE / 'tiny_docs_server.py'}"
+CONTRACT_KEYS = {"answer", "stopped_reason", "iterations", "tool_calls", "usage", "provider", "model"}
+
+
+def run(*args: str, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "agent_client", *args], capture_output=True, text=True,
+                          input=stdin, timeout=timeout, cwd=REPO, env={**os.environ, "DOCS_AGENT_MAX_RETRIES": "1"})
+
+
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str,
+        stdin: str = "") -> tuple[int, str, str]:
+    """The same `main()` in this process (faster); only the first tests need a separate process."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    monkeypatch.setenv("DOCS_AGENT_MAX_RETRIES", "1")
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def llm_args(llm: FakeLLM, wire: str = "openai") -> list[str]:
+    return ["--provider", wire, "--base-url", llm.url + ("/v1" if wire == "openai" else ""),
+            "--api-key-env", "FAKE_LLM_KEY", "--model", "fake-model"]
+
+
+def test_ask_json_end_to_end_against_real_mcp_docs(llm: FakeLLM, tmp_path: Path) -> None:
+    pytest.importorskip("mcp_docs.server", reason="mcp_docs.server (the MCP server) is not built yet")
+    llm.push(
+        oa_tools([("c1", "search_documents", '{"query": "collector install", "mode": "keyword"}')]),
+        oa_tools([("c2", "read_section", '{"id": "guides/install.md", "section": "Installing the collector"}')]),
+        oa_text("The collector receives telemetry (guides/install.md — Installing the collector)."),
+    )
+    env_index = {"MCP_DOCS_INDEX_DIR": str(tmp_path / "index"), "MCP_DOCS_EMBEDDINGS": "none"}
+    os.environ.update(env_index)
+    try:
+        proc = run("ask", "What does the collector do?", "--docs", str(REPO / "examples"), *llm_args(llm), "--json")
+    finally:
+        for k in env_index:
+            os.environ.pop(k)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert set(out) == CONTRACT_KEYS
+    assert out["stopped_reason"] == "final" and out["iterations"] == 3
+    assert out["answer"].startswith("The collector receives telemetry")
+    assert [c["name"] for c in out["tool_calls"]] == ["search_documents", "read_section"]
+    assert all(not c["is_error"] and isinstance(c["duration_ms"], int) for c in out["tool_calls"])
+    assert out["tool_calls"][1]["arguments"] == {"id": "guides/install.md", "section": "Installing the collector"}
+    assert out["usage"]["prompt_tokens"] == 300 and out["usage"]["completion_tokens"] == 60
+    assert out["usage"]["cost_usd"] == pytest.approx(3 * (100 * 0.40 + 20 * 1.60) / 1e6)
+    assert (out["provider"], out["model"]) == ("openai", "fake-model")
+    # the real server's search result and section text reached the model
+    search_result = llm.requests[1].body["messages"][-1]
+    assert search_result["role"] == "tool" and "guides/install.md" in search_result["content"]
+    section = llm.requests[2].body["messages"][-1]["content"]
+    assert "collector" in section.lower() and not section.startswith("ERROR")
+
+
+def test_ask_json_anthropic_over_server_cmd(llm: FakeLLM) -> None:
+    llm.push(an_tools([("t1", "search_documents", '{"query": "backup"}')]), an_text("Nightly (ops/backup.md — Schedule)."))
+    proc = run("ask", "When are backups?", "--server-cmd", TINY, *llm_args(llm, "anthropic"), "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert set(out) == CONTRACT_KEYS and out["stopped_reason"] == "final" and out["provider"] == "anthropic"
+    assert "search_documents" in proc.stderr  # compact tool activity on stderr
+
+
+def test_ask_json_error_has_error_field_and_nonzero_exit(llm: FakeLLM, capsys, monkeypatch) -> None:
+    llm.push(error(400, f"bad request for key {TEST_KEY}"))
+    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm), "--json")
+    assert code != 0
+    out = json.loads(stdout)
+    assert set(out) == CONTRACT_KEYS | {"error"}
+    assert out["stopped_reason"] == "error" and "HTTP 400" in out["error"]
+    assert TEST_KEY not in stdout + stderr
+    assert len(llm.requests) == 1
+
+
+def test_ask_without_key_fails_cleanly(capsys, monkeypatch) -> None:
+    code, stdout, _ = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, "--provider", "mistral", "--json")
+    assert code == 1
+    out = json.loads(stdout)
+    assert out["stopped_reason"] == "error" and "MISTRAL_API_KEY" in out["error"] and out["provider"] == "mistral"
+
+
+def test_ask_streams_a_terminal_safe_answer_and_logs_the_call(llm: FakeLLM, capsys, monkeypatch) -> None:
+    llm.push(oa_text("Port \x1b[31m7420\x1b[0m\x07 (guides/setup.md — Installation)."))
+    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "port?", "--server-cmd", TINY, *llm_args(llm))
+    assert code == 0, stderr
+    assert stdout.strip() == "Port 7420 (guides/setup.md — Installation)."
+    assert "\x1b" not in stdout + stderr
+    assert "final" in stderr  # the summary line
+    code, stdout, _ = cli(capsys, monkeypatch, "logs", "--json")
+    logs = json.loads(stdout)
+    assert len(logs) == 1 and logs[0]["status"] == "ok" and logs[0]["provider"] == "openai"
+    assert logs[0]["prompt_tokens"] == 100 and logs[0]["latency_ms"] >= 0
+    code, stdout, _ = cli(capsys, monkeypatch, "logs")
+    assert code == 0 and "openai" in stdout
+
+
+def test_chat_session_commands(llm: FakeLLM, capsys, monkeypatch) -> None:
+    llm.push(oa_text("First answer."), oa_text("Second answer."))
+    script = "hello there\n/usage\n/sessions\n/exit\n"
+    code, stdout, stderr = cli(capsys, monkeypatch, "chat", "--server-cmd", TINY, *llm_args(llm), "--session", "work",
+                               stdin=script)
+    assert code == 0, stderr
+    assert "First answer." in stdout and "session 'work': 1 calls" in stdout and "* work" in stdout
+    code, stdout, stderr = cli(capsys, monkeypatch, "chat", "--server-cmd", TINY, *llm_args(llm), "--session", "work",
+                               stdin="again\n/reset\n/delete work\n")
+    assert code == 0, stderr
+    # resumed: the second request carries the first exchange
+    contents = [m["content"] for m in llm.requests[-1].body["messages"]]
+    assert contents[1:] == ["hello there", "First answer.", "again"]
+    assert "deleted 'work'" in stdout
+
+
+def test_providers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GROQ_API_KEY", TEST_KEY)
+    proc = run("providers", "--json")
+    assert proc.returncode == 0 and TEST_KEY not in proc.stdout
+    data = json.loads(proc.stdout)
+    rows = {r["name"]: r for r in data["providers"]}
+    assert rows["groq"]["key"] == "set" and rows["openai"]["key"] == "not set" and rows["ollama"]["key"] == "not needed"
+    assert data["default"] == "groq"
+    table = run("providers")
+    assert table.returncode == 0 and "groq" in table.stdout and TEST_KEY not in table.stdout
+
