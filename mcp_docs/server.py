@@ -30,6 +30,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from . import __version__
+from .index.fulltext import IndexBusy
 from .library import Library
 from .models import ListResult, ReadDocumentResult, ReadSectionResult, SearchResult
 from .render import render_list, render_read_document, render_read_section, render_search
@@ -44,6 +45,7 @@ ALLOWED_HOSTS_ENV = "MCP_DOCS_ALLOWED_HOSTS"
 ALLOWED_ORIGINS_ENV = "MCP_DOCS_ALLOWED_ORIGINS"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 INITIAL_SYNC_WAIT_SECONDS = 3.0
+INITIAL_SYNC_RETRIES = 30
 
 INSTRUCTIONS = """\
 Read-only access to a folder of Markdown documents. To answer from them:
@@ -351,17 +353,22 @@ def start_background(library: Library, state: ServerState, watch: bool) -> Calla
     def initial() -> None:
         started = time.perf_counter()
         try:
-            report = library.sync()
-            log.info("index reconciled in %.2fs: %d added, %d updated, %d deleted",
-                     time.perf_counter() - started, report.added, report.updated, report.deleted)
+            for attempt in range(INITIAL_SYNC_RETRIES + 1):
+                try:
+                    report = library.sync()
+                    break
+                except IndexBusy as exc:  # another mcp-docs process is writing: wait for it, then reconcile
+                    if attempt == INITIAL_SYNC_RETRIES:
+                        log.warning("%s; serving the current index", exc)
+                        report = None
+                    else:
+                        time.sleep(1.0)
+            if report is not None:
+                log.info("index reconciled in %.2fs: %d added, %d updated, %d deleted",
+                         time.perf_counter() - started, report.added, report.updated, report.deleted)
         except Exception as exc:
-            from .index.fulltext import IndexBusy
-
-            if isinstance(exc, IndexBusy):
-                log.warning("%s; serving the current index", exc)
-            else:
-                log.exception("initial sync failed")
-                state.initial_sync_error = type(exc).__name__
+            log.exception("initial sync failed")
+            state.initial_sync_error = type(exc).__name__
         finally:
             state.initial_sync_done.set()
         try:
