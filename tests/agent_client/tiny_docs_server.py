@@ -78,5 +78,29 @@ async def slow(seconds: float = 0.3) -> str:
     return f"slept {seconds}"
 
 
+def run_http(port: int, token: str) -> None:
+    """Streamable HTTP on 127.0.0.1:port/mcp, every request needing `Authorization: Bearer <token>`."""
+    import uvicorn
+    from starlette.responses import PlainTextResponse
+
+    inner = server.streamable_http_app()
+
+    async def app(scope, receive, send):  # type: ignore[no-untyped-def]
+        if scope["type"] == "http":
+            headers = dict(scope["headers"])
+            if headers.get(b"authorization") != f"Bearer {token}".encode():
+                await PlainTextResponse("unauthorized", status_code=401)(scope, receive, send)
+                return
+        await inner(scope, receive, send)
+
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
 if __name__ == "__main__":
-    server.run()
+    import os
+    import sys
+
+    if len(sys.argv) > 2 and sys.argv[1] == "--http":
+        run_http(int(sys.argv[2]), os.environ["TINY_TOKEN"])
+    else:
+        server.run()

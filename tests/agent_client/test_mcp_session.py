@@ -1,0 +1,83 @@
+"""Connecting: Streamable HTTP with a bearer token from an environment variable, stdio commands, tool naming."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent_client.errors import AgentError, ErrorKind
+from agent_client.mcp_session import ServerCommand, ServerURL, connect, passthrough_env, wire_name
+
+pytestmark = pytest.mark.anyio
+HERE = Path(__file__).parent
+
+
+@pytest.fixture
+def http_server() -> Iterator[str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, str(HERE / "tiny_docs_server.py"), "--http", str(port)],
+                            env={**os.environ, "TINY_TOKEN": "tiny-secret-token"})
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+async def test_streamable_http_with_bearer_token(http_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_MCP_TOKEN", "tiny-secret-token")
+    async with connect(ServerURL(http_server, token_env="MY_MCP_TOKEN")) as conn:
+        spec = conn.lookup("search_documents")
+        assert spec is not None
+        outcome = await conn.call(spec, {"query": "backup"})
+        assert not outcome.is_error and "ops/backup.md" in outcome.text
+    monkeypatch.delenv("MY_MCP_TOKEN")
+    with pytest.raises(AgentError) as exc:
+        async with connect(ServerURL(http_server, token_env="MY_MCP_TOKEN")):
+            pass
+    assert exc.value.kind is ErrorKind.MCP
+
+
+async def test_stdio_command_and_tool_errors() -> None:
+    async with connect(ServerCommand(f"{sys.executable} {HERE / 'tiny_docs_server.py'}")) as conn:
+        names = {t.name for t in conn.tools}
+        assert {"search_documents", "read_document", "read_section"} <= names
+        spec = conn.lookup("read_document")
+        bad = await conn.call(spec, {"id": "../../etc/passwd"})
+        assert bad.is_error and "Known ids" in bad.text
+        invalid = await conn.call(spec, {"mode": 3})  # missing id: the server says so, no crash
+        assert invalid.is_error
+
+
+async def test_unreachable_server_is_a_classified_error() -> None:
+    with pytest.raises(AgentError) as exc:
+        async with connect(ServerCommand("/nonexistent/mcp-server --flag")):
+            pass
+    assert exc.value.kind is ErrorKind.MCP
+
+
+def test_wire_names_and_env_passthrough() -> None:
+    taken: set[str] = set()
+    assert wire_name("docs.search", taken) == "docs_search"
+    assert wire_name("docs/search", taken) == "docs_search_2"
+    assert len(wire_name("x" * 100, taken)) == 64
+    env = passthrough_env({"MCP_DOCS_INDEX_DIR": "/i", "OPENAI_API_KEY": "sk-x", "HOME": "/h"})
+    assert env["MCP_DOCS_INDEX_DIR"] == "/i" and "OPENAI_API_KEY" not in env and "HOME" not in env
+    env = passthrough_env({"MCP_DOCS_EMBEDDINGS": "openai", "OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "a"})
+    assert env["OPENAI_API_KEY"] == "sk-x" and "ANTHROPIC_API_KEY" not in env
