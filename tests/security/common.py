@@ -81,6 +81,9 @@ def make_attack_vault(base: Path, big: bool = True) -> Path:
             chunk = line * (1024 * 1024 // len(line))
             while fh.tell() < BIG_BYTES:
                 fh.write(chunk)
+    # just under the 5 MB default limit, hundreds of sections: the largest file a tool must still serve fast
+    para = ("Plain prose about the near-limit document, words and more words for the budget test. " * 12 + "\n") * 3
+    (vault / "near-limit.md").write_text("# Near limit\n" + "".join(f"\n## Part {i}\n\n{para}" for i in range(1500)))
     (vault / "binary2.md").write_bytes(bytes(range(256)) * 64)
     (vault / "badutf8.md").write_bytes(b"# Bad \xff\xfe\xc3\x28 bytes\n\n\xed\xa0\x80 surrogate \xf8\x88\x80\x80\x80 text\n")
     return vault
