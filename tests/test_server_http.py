@@ -11,28 +11,28 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-try:
-    from .server_fixtures import anyio_backend, child_env, free_port, serve_args, start_http, stop, vault  # noqa: F401
-except ImportError:  # tests/ is not a package
-    from server_fixtures import (  # type: ignore[no-redef]  # noqa: F401
-        anyio_backend,
-        child_env,
-        free_port,
-        serve_args,
-        start_http,
-        stop,
-        vault,
-    )
+from .server_fixtures import (  # noqa: F401
+    anyio_backend,
+    child_env,
+    free_port,
+    make_vault,
+    serve_args,
+    start_http,
+    stop,
+    vault,
+)
 
 TOKEN = "s3cret-token-for-tests-0123456789"
 LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
 POST_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 
 
-@pytest.fixture
-def http_server(vault, tmp_path):  # noqa: F811
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory):
+    """One server for the module (starting a process costs seconds); the tests only read."""
+    base = tmp_path_factory.mktemp("http")
     port = free_port()
-    proc = start_http(vault, tmp_path / "index", port, child_env(MCP_DOCS_TOKEN=TOKEN), "--no-watch")
+    proc = start_http(make_vault(base), base / "index", port, child_env(MCP_DOCS_TOKEN=TOKEN), "--no-watch")
     yield f"http://127.0.0.1:{port}"
     stop(proc)
 

@@ -9,10 +9,7 @@ from mcp import Client
 
 from mcp_docs.server import INSTRUCTIONS, build_server
 
-try:
-    from .server_fixtures import anyio_backend, library, settings, vault  # noqa: F401
-except ImportError:  # tests/ is not a package
-    from server_fixtures import anyio_backend, library, settings, vault  # type: ignore[no-redef]  # noqa: F401
+from .server_fixtures import anyio_backend, library, settings, vault  # noqa: F401
 
 pytestmark = pytest.mark.anyio
 
