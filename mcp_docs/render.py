@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from .models import ListResult, ReadDocumentResult, ReadSectionResult, SearchResult
 
-FIRST_SNIPPET_CHARS = 200
-OTHER_SNIPPET_CHARS = 110
+FIRST_SNIPPET_CHARS = 180
+OTHER_SNIPPET_CHARS = 90
 
 
 def _clip(text: str, limit: int) -> str:
@@ -34,7 +34,7 @@ def render_search(result: SearchResult) -> str:
         lines.append(f"note: {result.note}")
     for rank, doc in enumerate(result.results, start=1):
         tags = f" [{', '.join(doc.tags[:6])}]" if doc.tags else ""
-        lines.append(f"{rank}. {doc.id} — {_clip(doc.title, 100)}{tags}")
+        lines.append(f"{rank}. {doc.id} — {_clip(doc.title, 80)}{tags}")
         for i, s in enumerate(doc.sections):
             snippet = _clip(s.snippet, FIRST_SNIPPET_CHARS if i == 0 else OTHER_SNIPPET_CHARS)
             lines.append(f"   § {s.heading_path} (L{s.line_start}-{s.line_end})" + (f": {snippet}" if snippet else ""))
