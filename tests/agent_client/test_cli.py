@@ -74,13 +74,14 @@ def test_ask_json_end_to_end_against_real_mcp_docs(llm: FakeLLM, tmp_path: Path)
     assert "collector" in section.lower() and not section.startswith("ERROR")
 
 
-def test_ask_json_anthropic_over_server_cmd(llm: FakeLLM) -> None:
+def test_ask_json_anthropic_over_server_cmd(llm: FakeLLM, capsys, monkeypatch) -> None:
     llm.push(an_tools([("t1", "search_documents", '{"query": "backup"}')]), an_text("Nightly (ops/backup.md — Schedule)."))
-    proc = run("ask", "When are backups?", "--server-cmd", TINY, *llm_args(llm, "anthropic"), "--json")
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
+    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "When are backups?", "--server-cmd", TINY,
+                               *llm_args(llm, "anthropic"), "--json")
+    assert code == 0, stderr
+    out = json.loads(stdout)
     assert set(out) == CONTRACT_KEYS and out["stopped_reason"] == "final" and out["provider"] == "anthropic"
-    assert "search_documents" in proc.stderr  # compact tool activity on stderr
+    assert "search_documents" in stderr  # compact tool activity on stderr
 
 
 def test_ask_json_error_has_error_field_and_nonzero_exit(llm: FakeLLM, capsys, monkeypatch) -> None:
