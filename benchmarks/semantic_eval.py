@@ -243,10 +243,40 @@ def otel(args: argparse.Namespace, payload: dict) -> None:
             if key in agg:
                 m = agg[key]
                 rows.append([mode, key, m["n"], m["doc@1"], m["doc@5"], m["section@5"], m["mrr"]])
+    if args.tune:
+        payload["otel_tuning"] = otel_tune(lib, questions)
     lib.close()
     table(["mode", "subset", "n", "doc hit@1", "doc hit@5", "section hit@5", "MRR"], rows,
           title=f"OpenTelemetry questions ({len(questions)})")
     payload["otel"] = results
+
+
+def otel_tune(lib, questions: list[dict]) -> list[dict]:
+    """The same fusion grid on the OpenTelemetry questions (default depth: max_results=5 → 50 candidates)."""
+    from mcp_docs.index.hybrid import fuse
+    from mcp_docs.index.ranking import group_by_document
+
+    from .otel_quality import aggregate, score_result
+
+    assert lib.vectors is not None
+    hits = [(lib.keyword_sections(q["question"], 50), lib.vectors.section_hits(lib.vectors.embed_query(q["question"]), 50))
+            for q in questions]
+    grid = []
+    for w_vector in (0.5, 0.75, 1.0, 1.25, 1.5, 2.0):
+        for min_sim in (0.0, 0.2, 0.3, 0.4):
+            for k in (20, 60):
+                per_q = []
+                for q, (kw, vec) in zip(questions, hits):
+                    fused = fuse(kw, vec, 50, w_vector=w_vector, min_similarity=min_sim, rrf_k=k)
+                    groups = group_by_document([(s.doc_id, sc, s) for s, sc in fused], 5)
+                    per_q.append(score_result(q, [(g.doc_id, [h.heading_path for h in g.hits]) for g in groups]))
+                m = aggregate(per_q, questions)["all"]
+                grid.append({"w_vector": w_vector, "min_similarity": min_sim, "rrf_k": k, **m})
+    grid.sort(key=lambda r: (-r["mrr"], -r["section@5"]))
+    table(["w_vector", "min_sim", "rrf_k", "doc@1", "doc@5", "section@5", "MRR"],
+          [[g["w_vector"], g["min_similarity"], g["rrf_k"], g["doc@1"], g["doc@5"], g["section@5"], g["mrr"]]
+           for g in grid[:15]], title="OpenTelemetry fusion grid (best 15 by MRR)")
+    return grid
 
 
 # -- one-paragraph edit ------------------------------------------------------------------------
@@ -286,15 +316,54 @@ def paragraph_edit(args: argparse.Namespace, payload: dict) -> None:
     payload["paragraph_edit"] = info
 
 
+def throughput(args: argparse.Namespace, payload: dict) -> None:
+    """Embedding alone, on real chunks (the first 512 of the cached SciFact index), in a fresh child process."""
+    info = run_child("benchmarks.semantic_eval", ["throughput", "--index-dir", str(SCIFACT_INDEX)])
+    table(["chunks", "avg chars", "model load s", "chunks/s", "RSS before load MB", "peak RSS MB", "load avg 1 min"],
+          [[info["chunks"], info["avg_chars"], info["load_s"], info["chunks_per_s"], info["rss_before_mb"],
+            info["peak_rss_mb"], info["loadavg"]]], title="Embedding throughput (MiniLM int8, 2 threads, batches of 8)")
+    payload["throughput"] = info
+
+
+def main_throughput(argv: list[str]) -> None:
+    import os
+
+    import apsw
+    import psutil
+
+    from mcp_docs.embedders import MiniLMEmbedder
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--index-dir", type=Path, required=True)
+    ap.add_argument("--n", type=int, default=512)
+    a = ap.parse_args(argv)
+    conn = apsw.Connection(str(a.index_dir / "vectors.sqlite"), flags=apsw.SQLITE_OPEN_READONLY)
+    texts = [r[0] for r in conn.execute("select text from chunks order by id limit ?", (a.n,))]
+    conn.close()
+    rss_before = psutil.Process().memory_info().rss / 2**20
+    embedder = MiniLMEmbedder()
+    with Timer() as t_load:
+        embedder.load()
+    embedder.embed_passages(texts[:8])  # warm-up
+    with Timer() as t:
+        embedder.embed_passages(texts)
+    print(json.dumps({
+        "chunks": len(texts), "avg_chars": round(sum(map(len, texts)) / len(texts)), "load_s": round(t_load.seconds, 2),
+        "chunks_per_s": round(len(texts) / t.seconds, 1), "rss_before_mb": round(rss_before, 1),
+        "peak_rss_mb": peak_rss_mb(), "loadavg": round(os.getloadavg()[0], 2),
+    }))
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=SHARED_BENCH)
     ap.add_argument("--fresh", action="store_true", help="rebuild the cached embedded indexes (slow)")
     ap.add_argument("--tune", action="store_true", help="print the SciFact fusion grid")
-    ap.add_argument("--only", default="scifact,otel,edit", help="comma-separated subset of scifact,otel,edit")
+    ap.add_argument("--only", default="scifact,otel,edit,throughput",
+                    help="comma-separated subset of scifact,otel,edit,throughput")
     args = ap.parse_args(argv)
     payload: dict = {}
-    steps = {"scifact": scifact, "otel": otel, "edit": paragraph_edit}
+    steps = {"scifact": scifact, "otel": otel, "edit": paragraph_edit, "throughput": throughput}
     for name in [s.strip() for s in args.only.split(",") if s.strip()]:
         steps[name](args, payload)
     write_results("semantic", payload)
@@ -304,6 +373,8 @@ def main(argv: list[str] | None = None) -> dict:
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "build":
         main_build(sys.argv[2:])
+    elif len(sys.argv) > 1 and sys.argv[1] == "throughput":
+        main_throughput(sys.argv[2:])
     else:
         try:
             main()

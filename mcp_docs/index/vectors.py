@@ -54,6 +54,7 @@ log = logging.getLogger(__name__)
 VECTORS_SCHEMA_VERSION = "1"
 CHUNK_OVERLAP = 150  # characters carried over from the end of the previous chunk of a section
 MIN_CHUNK_BUDGET = 300
+WORKER_BATCH = 16  # the background worker commits (and checks for a stop) this often
 EMBED_BATCH = 128  # chunks per write transaction (the embedder sorts them by length and splits further)
 CHUNK_COMMIT_DOCS = 200
 EXACT_FILTER_MAX = 3000  # filtered search: exact distances over the allowed chunks up to this many
@@ -472,7 +473,11 @@ class VectorStore:
         )
 
     def embed_pending(
-        self, stop: threading.Event | None = None, progress: ProgressFn | None = None, total: int | None = None
+        self,
+        stop: threading.Event | None = None,
+        progress: ProgressFn | None = None,
+        total: int | None = None,
+        batch: int | None = None,
     ) -> int:
         """Embed chunks not embedded yet, committing every batch (so an interrupted run resumes)."""
         if self.embedder is None:
@@ -486,7 +491,7 @@ class VectorStore:
             if self._dirty:
                 self.chunk_dirty(stop)
             rows = conn.execute(
-                "select id, text from chunks where embedded = 0 order by id limit ?", (EMBED_BATCH,)
+                "select id, text from chunks where embedded = 0 order by id limit ?", (batch or EMBED_BATCH,)
             ).fetchall()
             if not rows:
                 break
@@ -534,7 +539,7 @@ class VectorStore:
                 self.refresh()
                 self.busy = True
                 self.chunk_dirty(self._stop)
-                self.embed_pending(self._stop)
+                self.embed_pending(self._stop, batch=WORKER_BATCH)  # small batches: stops quickly
                 self.error = None
                 wait = IDLE_WAIT_SECONDS
             except EmbedderError as exc:
@@ -542,6 +547,8 @@ class VectorStore:
                 self.error = str(exc)
                 wait = RETRY_SECONDS
             except Exception as exc:  # the worker must survive anything; keyword search is unaffected
+                if self._stop.is_set():
+                    break
                 log.exception("embedding worker error")
                 self.error = f"{type(exc).__name__}: {exc}"
                 wait = RETRY_SECONDS
@@ -559,7 +566,7 @@ class VectorStore:
             time.sleep(0.05)
         return False
 
-    def stop(self, timeout: float = 10.0) -> None:
+    def stop(self, timeout: float = 30.0) -> None:
         self._stop.set()
         self._wake.set()
         thread, self._thread = self._thread, None
