@@ -19,6 +19,11 @@ from .paths import PathOutsideRoot
 from .settings import Settings
 
 
+# Chunks `mcp-docs search` embeds before answering (~10 s with the local model); past that,
+# `mcp-docs index` (progress bar, resumable) or a running server builds the vectors.
+SEARCH_EMBED_LIMIT = 400
+
+
 class UserError(Exception):
     """A failure to report in one sentence, without a traceback."""
 
@@ -148,6 +153,10 @@ def cmd_search(args: argparse.Namespace, settings: Settings | None) -> int:
 
     with open_library(settings) as library:
         _try_sync(library)
+        vectors = library.vectors
+        if args.mode != "keyword" and vectors is not None and 0 < vectors.pending() <= SEARCH_EMBED_LIMIT:
+            # A one-shot command has no background worker: small vaults get their vectors now.
+            embed_with_progress(library)
         try:
             result = library.search(args.query, args.max_results, args.mode, args.folder, args.tags)
         except PathOutsideRoot as exc:

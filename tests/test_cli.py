@@ -88,3 +88,19 @@ def test_read_modes_and_section(vault: Path, index_dir: Path) -> None:
     assert "GCC 12" in out.stdout and "apt install" not in out.stdout
     out = run("read", "../outside/secret.md", *base)
     assert out.returncode == 2 and "outsidemarker" not in out.stdout + out.stderr
+
+
+def test_one_shot_search_embeds_a_small_vault_and_answers_hybrid(tmp_path: Path) -> None:
+    root = tmp_path / "small"
+    root.mkdir()
+    (root / "a.md").write_text("# Cats\n\nCats are small domestic felines that purr.\n")
+    (root / "b.md").write_text("# Databases\n\nPostgreSQL stores rows in tables.\n")
+    out = run(
+        "search", "kitten", "--root", str(root), "--index-dir", str(tmp_path / "i"), "--json",
+        env_extra={"MCP_DOCS_EMBEDDINGS": "local"},
+    )
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["mode_used"] == "hybrid"
+    assert data["index"]["pending_embeddings"] == 0
+    assert data["results"][0]["id"] == "a.md"  # no keyword overlap: found by meaning
