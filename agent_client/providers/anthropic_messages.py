@@ -70,10 +70,15 @@ class AnthropicModel:
 
     async def complete(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec], *,
                        allow_tools: bool = True, on_text: TextSink | None = None) -> ModelTurn:
+        wire_messages = to_anthropic_messages(messages)
+        if wire_messages and wire_messages[-1]["content"]:
+            # prompt caching: the next call of the loop re-reads everything up to here at the cached price
+            last = wire_messages[-1]["content"][-1]
+            wire_messages[-1]["content"][-1] = {**last, "cache_control": {"type": "ephemeral"}}
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "system": system,
-            "messages": to_anthropic_messages(messages),
+            "system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
+            "messages": wire_messages,
             "max_tokens": self._max_tokens,
             "stream": True,
         }

@@ -42,7 +42,8 @@ PROVIDERS: dict[str, ProviderSpec] = {
         ProviderSpec("openai", "openai", "https://api.openai.com/v1", "gpt-4.1-mini", "OPENAI_API_KEY", Prices(0.40, 0.10, 1.60)),
         ProviderSpec("anthropic", "anthropic", "https://api.anthropic.com", "claude-sonnet-4-5", "ANTHROPIC_API_KEY", Prices(3.00, 0.30, 15.00)),
         ProviderSpec("deepseek", "openai", "https://api.deepseek.com/v1", "deepseek-chat", "DEEPSEEK_API_KEY", Prices(0.28, 0.028, 0.42)),
-        ProviderSpec("mistral", "openai", "https://api.mistral.ai/v1", "mistral-small-latest", "MISTRAL_API_KEY", Prices(0.10, 0.10, 0.30)),
+        ProviderSpec("mistral", "openai", "https://api.mistral.ai/v1", "mistral-small-latest", "MISTRAL_API_KEY", Prices(0.10, 0.10, 0.30),
+                     stream_usage=False),  # Mistral sends usage in the last chunk unasked
         ProviderSpec("groq", "openai", "https://api.groq.com/openai/v1", "llama-3.3-70b-versatile", "GROQ_API_KEY", Prices(0.59, 0.59, 0.79)),
         ProviderSpec("gemini", "openai", "https://generativelanguage.googleapis.com/v1beta/openai/", "gemini-2.5-flash", "GEMINI_API_KEY", Prices(0.30, 0.075, 2.50)),
         ProviderSpec("qwen", "openai", "https://dashscope-intl.aliyuncs.com/compatible-mode/v1", "qwen-plus", "DASHSCOPE_API_KEY", Prices(0.40, 0.08, 1.20)),

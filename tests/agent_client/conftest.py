@@ -1,5 +1,10 @@
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +15,8 @@ from agent_client.providers import PROVIDERS
 from .fake_llm import FakeLLM
 
 TEST_KEY = "sk-test-SECRET-0123456789abcdef"
+TINY_TOKEN = "tiny-secret-token-42"
+HERE = Path(__file__).parent
 
 
 @pytest.fixture
@@ -38,3 +45,25 @@ def llm() -> Iterator[FakeLLM]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def http_server() -> Iterator[str]:
+    """The tiny MCP server over Streamable HTTP (one process for the whole run), token TINY_TOKEN."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, str(HERE / "tiny_docs_server.py"), "--http", str(port)],
+                            env={**os.environ, "TINY_TOKEN": TINY_TOKEN})
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(10)

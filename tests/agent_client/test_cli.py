@@ -13,7 +13,7 @@ import pytest
 
 from agent_client.cli import main
 
-from .conftest import TEST_KEY
+from .conftest import TEST_KEY, TINY_TOKEN
 from .fake_llm import FakeLLM, an_text, an_tools, error, oa_text, oa_tools
 
 HERE = Path(__file__).parent
@@ -32,6 +32,7 @@ def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *ar
     """The same `main()` in this process (faster); only the first tests need a separate process."""
     monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
     monkeypatch.setenv("DOCS_AGENT_MAX_RETRIES", "1")
+    monkeypatch.setenv("MCP_DOCS_TOKEN", TINY_TOKEN)
     code = main(list(args))
     captured = capsys.readouterr()
     return code, captured.out, captured.err
@@ -84,9 +85,9 @@ def test_ask_json_anthropic_over_server_cmd(llm: FakeLLM, capsys, monkeypatch) -
     assert "search_documents" in stderr  # compact tool activity on stderr
 
 
-def test_ask_json_error_has_error_field_and_nonzero_exit(llm: FakeLLM, capsys, monkeypatch) -> None:
+def test_ask_json_error_has_error_field_and_nonzero_exit(llm: FakeLLM, capsys, monkeypatch, http_server: str) -> None:
     llm.push(error(400, f"bad request for key {TEST_KEY}"))
-    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm), "--json")
+    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server", http_server, *llm_args(llm), "--json")
     assert code != 0
     out = json.loads(stdout)
     assert set(out) == CONTRACT_KEYS | {"error"}
@@ -102,9 +103,9 @@ def test_ask_without_key_fails_cleanly(capsys, monkeypatch) -> None:
     assert out["stopped_reason"] == "error" and "MISTRAL_API_KEY" in out["error"] and out["provider"] == "mistral"
 
 
-def test_ask_streams_a_terminal_safe_answer_and_logs_the_call(llm: FakeLLM, capsys, monkeypatch) -> None:
+def test_ask_streams_a_terminal_safe_answer_and_logs_the_call(llm: FakeLLM, capsys, monkeypatch, http_server: str) -> None:
     llm.push(oa_text("Port \x1b[31m7420\x1b[0m\x07 (guides/setup.md — Installation)."))
-    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "port?", "--server-cmd", TINY, *llm_args(llm))
+    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "port?", "--server", http_server, *llm_args(llm))
     assert code == 0, stderr
     assert stdout.strip() == "Port 7420 (guides/setup.md — Installation)."
     assert "\x1b" not in stdout + stderr
@@ -117,14 +118,14 @@ def test_ask_streams_a_terminal_safe_answer_and_logs_the_call(llm: FakeLLM, caps
     assert code == 0 and "openai" in stdout
 
 
-def test_chat_session_commands(llm: FakeLLM, capsys, monkeypatch) -> None:
+def test_chat_session_commands(llm: FakeLLM, capsys, monkeypatch, http_server: str) -> None:
     llm.push(oa_text("First answer."), oa_text("Second answer."))
     script = "hello there\n/usage\n/sessions\n/exit\n"
-    code, stdout, stderr = cli(capsys, monkeypatch, "chat", "--server-cmd", TINY, *llm_args(llm), "--session", "work",
+    code, stdout, stderr = cli(capsys, monkeypatch, "chat", "--server", http_server, *llm_args(llm), "--session", "work",
                                stdin=script)
     assert code == 0, stderr
     assert "First answer." in stdout and "session 'work': 1 calls" in stdout and "* work" in stdout
-    code, stdout, stderr = cli(capsys, monkeypatch, "chat", "--server-cmd", TINY, *llm_args(llm), "--session", "work",
+    code, stdout, stderr = cli(capsys, monkeypatch, "chat", "--server", http_server, *llm_args(llm), "--session", "work",
                                stdin="again\n/reset\n/delete work\n")
     assert code == 0, stderr
     # resumed: the second request carries the first exchange

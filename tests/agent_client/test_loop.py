@@ -69,7 +69,8 @@ async def test_search_read_answer(llm: FakeLLM, docs, wire: str) -> None:
         assert {t["function"]["name"] for t in first["tools"]} >= {"search_documents", "read_section"}
         assert llm.requests[0].headers["authorization"] == f"Bearer {TEST_KEY}"
     else:
-        assert "search" in first["system"] and first["max_tokens"] > 0
+        assert "search" in first["system"][0]["text"] and first["max_tokens"] > 0
+        assert first["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
         assert all(m["role"] != "system" for m in first["messages"])
         assert {t["name"] for t in first["tools"]} >= {"search_documents", "read_section"}
         headers = llm.requests[0].headers
@@ -154,7 +155,7 @@ async def test_iteration_limit_then_one_last_call_without_tools(llm: FakeLLM, do
         assert "used all the tool calls" in last["messages"][0]["content"]
     else:
         assert last["tool_choice"] == {"type": "none"}
-        assert "used all the tool calls" in last["system"]
+        assert "used all the tool calls" in last["system"][0]["text"]
 
 
 @pytest.mark.parametrize("wire", WIRES)

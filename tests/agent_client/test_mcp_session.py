@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,33 +10,14 @@ import pytest
 from agent_client.errors import AgentError, ErrorKind
 from agent_client.mcp_session import ServerCommand, ServerURL, connect, passthrough_env, wire_name
 
+from .conftest import TINY_TOKEN
+
 pytestmark = pytest.mark.anyio
 HERE = Path(__file__).parent
 
 
-@pytest.fixture
-def http_server() -> Iterator[str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, str(HERE / "tiny_docs_server.py"), "--http", str(port)],
-                            env={**os.environ, "TINY_TOKEN": "tiny-secret-token"})
-    try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(10)
-
-
 async def test_streamable_http_with_bearer_token(http_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MY_MCP_TOKEN", "tiny-secret-token")
+    monkeypatch.setenv("MY_MCP_TOKEN", TINY_TOKEN)
     async with connect(ServerURL(http_server, token_env="MY_MCP_TOKEN")) as conn:
         spec = conn.lookup("search_documents")
         assert spec is not None
