@@ -108,13 +108,24 @@ def _status_kind(status: int, body_text: str) -> ErrorKind:
     return ErrorKind.BAD_REQUEST
 
 
+def _body_message(body: object) -> str | None:
+    """The provider's own sentence from an error body ({"error": {"message": ...}}), if there is one."""
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return inner["message"]
+        if isinstance(inner, str):
+            return inner
+    return None
+
+
 def classify(exc: BaseException, *, provider: str = "") -> AgentError:
     """Turn an SDK or transport exception into an AgentError (duck-typed: works for openai and anthropic)."""
     if isinstance(exc, AgentError):
         return exc
     who = f"{provider}: " if provider else ""
     status = getattr(exc, "status_code", None)
-    raw = str(getattr(exc, "message", None) or exc) or type(exc).__name__
+    raw = _body_message(getattr(exc, "body", None)) or str(getattr(exc, "message", None) or exc) or type(exc).__name__
     detail = " ".join(raw.split())[:300]
     if isinstance(status, int):
         kind = _status_kind(status, raw)
