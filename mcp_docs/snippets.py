@@ -1,7 +1,10 @@
 """Snippets: the stretch of a section that best covers the query words, with the matches in **bold**.
 
 Made here rather than by Tantivy so that one rule serves every language field
-(stemmed, accent-folded, identifiers) and semantic hits alike.
+(stemmed, accent-folded, identifiers) and semantic hits alike. This runs for
+every section shown in a search result, so it works on a folded copy of the
+text that keeps every character's position (one regex pass, no per-word
+Python loop).
 """
 
 from __future__ import annotations
@@ -11,17 +14,32 @@ import unicodedata
 from functools import lru_cache
 
 SNIPPET_CHARS = 220
-# Identifiers first, so 'OTEL_EXPORTER_OTLP_ENDPOINT' is highlighted whole.
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+#-]*[A-Za-z0-9_+#]|[^\W_]+", re.UNICODE)
 _SPACES = re.compile(r"\s+")
 _MAX_MATCHES = 300
 
 
-@lru_cache(maxsize=4096)
+class _FoldTable(dict[int, str]):
+    """str.translate table: every character → exactly one lowercase, accent-free character."""
+
+    def __missing__(self, code: int) -> str:
+        ch = chr(code)
+        decomposed = unicodedata.normalize("NFKD", ch.lower())
+        base = "".join(c for c in decomposed if not unicodedata.combining(c))
+        folded = base[0] if base else ch
+        self[code] = folded
+        return folded
+
+
+_FOLD = _FoldTable()
+
+
+def fold_same_length(text: str) -> str:
+    return text.lower() if text.isascii() else text.translate(_FOLD)
+
+
 def fold(word: str) -> str:
     """Lowercase and strip accents: 'Élève' → 'eleve'."""
-    decomposed = unicodedata.normalize("NFKD", word.lower())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return fold_same_length(word)
 
 
 def _stem(word: str) -> str:
@@ -29,26 +47,34 @@ def _stem(word: str) -> str:
     return word if len(word) <= 4 else word[: max(4, len(word) - 3)]
 
 
+@lru_cache(maxsize=256)
+def _matcher(terms: tuple[str, ...]) -> re.Pattern[str] | None:
+    stems = sorted({_stem(fold(t)) for t in terms if t}, key=len, reverse=True)
+    if not stems:
+        return None
+    # Short terms (a, c, vm) must match a whole word; longer ones match word starts ('install' → 'installing').
+    parts = [re.escape(s) + (r"(?![\w])" if len(s) <= 2 else r"[\w.+#-]*?(?![\w+#])") for s in stems]
+    return re.compile(r"(?<![\w])(?:" + "|".join(parts) + ")")
+
+
 def make_snippet(body: str, query_terms: list[str], width: int = SNIPPET_CHARS) -> str:
     text = _SPACES.sub(" ", body).strip()
     if not text:
         return ""
-    stems = {_stem(fold(t)) for t in query_terms if t}
+    pattern = _matcher(tuple(query_terms))
     matches: list[tuple[int, int, str]] = []
-    if stems:
-        for m in _TOKEN.finditer(text):
-            folded = fold(m.group(0))
-            hit = next((s for s in stems if (folded.startswith(s) if len(s) > 2 else folded == s)), None)
-            if hit is not None:
-                matches.append((m.start(), m.end(), hit))
-                if len(matches) >= _MAX_MATCHES:
-                    break
+    if pattern is not None:
+        folded = fold_same_length(text)
+        for m in pattern.finditer(folded):
+            matches.append((m.start(), m.end(), _stem(m.group(0))))
+            if len(matches) >= _MAX_MATCHES:
+                break
     if not matches:
         return text if len(text) <= width else text[:width].rsplit(" ", 1)[0] + "…"
     best_start, best_count = 0, -1
     for i, (start, _, _) in enumerate(matches):
         window_start = max(0, start - width // 5)
-        distinct = {s for (b, e, s) in matches[i:] if e <= window_start + width}
+        distinct = {key for (_, stop, key) in matches[i:] if stop <= window_start + width}
         if len(distinct) > best_count:
             best_start, best_count = window_start, len(distinct)
     begin = best_start
