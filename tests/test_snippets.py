@@ -1,0 +1,34 @@
+from mcp_docs.snippets import fold, make_snippet
+
+
+def test_highlights_stems_identifiers_and_accents() -> None:
+    text = "Set OTEL_EXPORTER_OTLP_ENDPOINT and vm.swappiness=10 for C++ builds. Les élèves installent."
+    snippet = make_snippet(text, ["otel_exporter_otlp_endpoint", "vm.swappiness", "c++", "eleve", "installing"])
+    assert "**OTEL_EXPORTER_OTLP_ENDPOINT**" in snippet
+    assert "**vm.swappiness**" in snippet
+    assert "**C++**" in snippet
+    assert "**élèves**" in snippet
+    assert "**installent**" in snippet  # 'installing' and 'installent' share a prefix
+
+
+def test_short_terms_match_whole_words_only() -> None:
+    assert make_snippet("a collector in C and vm tuning", ["c", "vm"]) == "a collector in **C** and **vm** tuning"
+
+
+def test_window_covers_most_terms_and_is_bounded() -> None:
+    filler = "lorem ipsum " * 100
+    text = f"{filler} alpha beta gamma {filler}"
+    snippet = make_snippet(text, ["alpha", "gamma"], width=120)
+    assert "**alpha**" in snippet and "**gamma**" in snippet
+    assert snippet.startswith("…") and snippet.endswith("…")
+    assert len(snippet.replace("**", "")) <= 124
+
+
+def test_no_match_gives_the_beginning_and_empty_body_gives_nothing() -> None:
+    assert make_snippet("First words of the section.", ["zzz"]) == "First words of the section."
+    assert make_snippet("", ["x"]) == ""
+
+
+def test_fold_keeps_length() -> None:
+    for word in ("Élève", "straße", "İstanbul", "Ǆ"):
+        assert len(fold(word)) == len(word)
