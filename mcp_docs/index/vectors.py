@@ -279,7 +279,14 @@ class VectorStore:
         except EmbedderError as exc:
             log.warning("embeddings unavailable: %s", exc)
             embedder, error = None, str(exc)
-        return cls(settings.index_dir / "vectors.sqlite", catalog, jail, settings, embedder, error)
+        path = settings.index_dir / "vectors.sqlite"
+        try:
+            return cls(path, catalog, jail, settings, embedder, error)
+        except apsw.Error as exc:  # a damaged file: vectors are a cache, rebuild them
+            log.warning("vector store %s unreadable (%s): rebuilding it", path, exc)
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+            return cls(path, catalog, jail, settings, embedder, error)
 
     # -- connections ---------------------------------------------------------------------
     def _conn(self) -> apsw.Connection:
@@ -619,7 +626,9 @@ class VectorStore:
         if self.embedder is None:
             return False
         if not self._has_vectors:
-            self._has_vectors = self._vec_exists() and self.embedded_chunks() > 0
+            self._has_vectors = self._vec_exists() and (
+                self._conn().execute("select 1 from chunks where embedded = 1 limit 1").fetchone() is not None
+            )
         return self._has_vectors
 
     def unavailable_reason(self) -> str | None:

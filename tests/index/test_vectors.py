@@ -301,3 +301,13 @@ def test_unavailable_embedder_falls_back_to_keyword(vault: Path, tmp_path: Path)
         assert res.mode_used == "keyword" and "API key" in (res.note or "")
         assert res.results[0].id == "ops/backups.md"
         assert lib.vectors.status()["error"]
+
+
+def test_a_damaged_vector_file_is_rebuilt(vault: Path, tmp_path: Path) -> None:
+    index = tmp_path / "idx"
+    index.mkdir()
+    (index / "vectors.sqlite").write_bytes(b"this is not a database" * 100)
+    with open_lib(vault, index) as lib:
+        lib.sync()
+        assert lib.vectors is not None and lib.vectors.status()["chunks"] == 0
+        assert lib.index_info().pending_embeddings >= 3
