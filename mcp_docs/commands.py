@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 import time
-from datetime import datetime, timezone
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -259,6 +258,3 @@ def cmd_config(args: argparse.Namespace, settings: Settings | None) -> int:
     print(render_client_config(args.client, settings, transport=args.transport, url=args.url))
     return 0
 
-
-def iso_utc(mtime_ns: int) -> str:
-    return datetime.fromtimestamp(mtime_ns / 1e9, tz=timezone.utc).isoformat(timespec="seconds")

@@ -62,9 +62,9 @@ class Jail:
         candidate = self._lexical(doc_id)
         if not self.contains(candidate):
             if os.path.lexists(candidate) and not candidate.exists():
-                raise PathOutsideRoot(f"'{_show(doc_id)}' is a dangling link and cannot be read.")
+                raise PathOutsideRoot(f"'{printable(doc_id)}' is a dangling link and cannot be read.")
             if os.path.lexists(candidate):
-                raise PathOutsideRoot(f"'{_show(doc_id)}' leads outside the documents root and is refused.")
+                raise PathOutsideRoot(f"'{printable(doc_id)}' leads outside the documents root and is refused.")
             raise FileNotFoundError(doc_id)
         return candidate
 
@@ -127,18 +127,18 @@ class Jail:
         text = text.replace("\\", "/")
         if text.startswith("/") or (len(text) > 1 and text[1] == ":") or text.startswith("//"):
             raise PathOutsideRoot(
-                f"'{_show(raw)}' is an absolute path; use a document id relative to the root, like 'guides/setup.md'."
+                f"'{printable(raw)}' is an absolute path; use a document id relative to the root, like 'guides/setup.md'."
             )
         parts = PurePosixPath(posixpath.normpath(text)).parts
         if any(part == ".." for part in PurePosixPath(text).parts) or (parts and parts[0] == ".."):
-            raise PathOutsideRoot(f"'{_show(raw)}' points outside the documents root ('..' is refused).")
+            raise PathOutsideRoot(f"'{printable(raw)}' points outside the documents root ('..' is refused).")
         clean = [p for p in parts if p not in ("", ".")]
         if not clean:
             return self.root
         return self.root.joinpath(*clean)
 
 
-def _show(raw: str, limit: int = 120) -> str:
+def printable(raw: str, limit: int = 120) -> str:
     """A printable, bounded rendering of untrusted input for error messages."""
     printable = "".join(ch if ch.isprintable() else "?" for ch in raw)
     return printable if len(printable) <= limit else printable[:limit] + "…"

@@ -18,10 +18,10 @@ import os
 import posixpath
 import re
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .commands import iso_utc
 from .index.sync import decode, looks_binary
 from .library import Library
 from .markdown import (
@@ -43,7 +43,7 @@ from .models import (
     SearchMode,
     SearchResult,
 )
-from .paths import FileTooLarge, PathOutsideRoot, _show
+from .paths import FileTooLarge, PathOutsideRoot, printable
 from .tokens import estimate_tokens
 
 log = logging.getLogger(__name__)
@@ -61,6 +61,10 @@ SUMMARY_LINE_CHARS = 160
 SEARCH_MODES = ("hybrid", "keyword", "semantic")
 READ_MODES = ("full", "outline", "summary")
 _LEADING_HASHES = re.compile(r"^#{1,6}\s+")
+
+
+def iso_utc(mtime_ns: int) -> str:
+    return datetime.fromtimestamp(mtime_ns / 1e9, tz=timezone.utc).isoformat(timespec="seconds")
 
 
 class ToolInputError(Exception):
@@ -96,7 +100,7 @@ class DocsTools:
             query = query[:MAX_QUERY_CHARS].rsplit(" ", 1)[0] or query[:MAX_QUERY_CHARS]
             notes.append(f"query cut to its first {len(query)} characters; shorter queries work better.")
         if mode not in SEARCH_MODES:
-            raise ToolInputError(f"Unknown mode '{_show(str(mode), 40)}': use hybrid, keyword or semantic.")
+            raise ToolInputError(f"Unknown mode '{printable(str(mode), 40)}': use hybrid, keyword or semantic.")
         max_results = _int(max_results, "max_results")
         if max_results < 1 or max_results > MAX_SEARCH_RESULTS:
             clamped = min(max(max_results, 1), MAX_SEARCH_RESULTS)
@@ -183,7 +187,7 @@ class DocsTools:
         self, id: str, mode: ReadMode = "full", max_chars: int = DEFAULT_MAX_CHARS, offset: int = 0
     ) -> ReadDocumentResult:
         if mode not in READ_MODES:
-            raise ToolInputError(f"Unknown mode '{_show(str(mode), 40)}': use full, outline or summary.")
+            raise ToolInputError(f"Unknown mode '{printable(str(mode), 40)}': use full, outline or summary.")
         notes: list[str] = []
         max_chars = self._max_chars(max_chars, notes)
         offset = self._offset(offset)
@@ -256,12 +260,12 @@ class DocsTools:
             raise ToolInputError(self._unknown_id_message(doc_id)) from None
         if path == jail.root or path.is_dir():
             raise ToolInputError(
-                f"'{_show(doc_id)}' is a folder, not a document: use list_documents(folder='{_show(doc_id)}')."
+                f"'{printable(doc_id)}' is a folder, not a document: use list_documents(folder='{printable(doc_id)}')."
             )
         clean_id = path.relative_to(jail.root).as_posix()
         if self.library.scanner.excluded(clean_id):
             raise ToolInputError(
-                f"'{_show(doc_id)}' is not a document served here (only indexed Markdown files are readable)."
+                f"'{printable(doc_id)}' is not a document served here (only indexed Markdown files are readable)."
             )
         try:
             data = jail.read_bytes(path, self.library.settings.max_file_bytes)
@@ -283,7 +287,7 @@ class DocsTools:
     def _unknown_id_message(self, doc_id: str) -> str:
         ids = self.library.catalog.ids()
         close = closest_ids(doc_id, ids)
-        msg = f"No document '{_show(doc_id)}'."
+        msg = f"No document '{printable(doc_id)}'."
         if close:
             return msg + " Closest ids: " + ", ".join(close) + "."
         return msg + " Use search_documents or list_documents to find ids."
@@ -302,7 +306,7 @@ class DocsTools:
 
     def _folder_missing_message(self, folder: str) -> str:
         top = [p for p, _ in self.library.catalog.subfolders("", None)][:20]
-        msg = f"No folder '{_show(folder)}'."
+        msg = f"No folder '{printable(folder)}'."
         return msg + (" Top-level folders: " + ", ".join(top) + "." if top else " The root has no subfolders.")
 
     def _exists(self, doc_id: str) -> bool:
@@ -451,14 +455,14 @@ def _ambiguous(query: str, candidates: list[Section], doc_id: str) -> ToolInputE
     shown = "; ".join(f"'{s.heading_path}'" for s in candidates[:MAX_LISTED_HEADINGS])
     more = f" (+{len(candidates) - MAX_LISTED_HEADINGS} more)" if len(candidates) > MAX_LISTED_HEADINGS else ""
     return ToolInputError(
-        f"Section '{_show(query)}' is ambiguous in '{doc_id}': pass one of these heading paths: {shown}{more}."
+        f"Section '{printable(query)}' is ambiguous in '{doc_id}': pass one of these heading paths: {shown}{more}."
     )
 
 
 def _no_section(query: str, sections: tuple[Section, ...] | list[Section], doc_id: str) -> ToolInputError:
     shown = "; ".join(f"'{s.heading_path}'" for s in sections[:MAX_LISTED_HEADINGS])
     more = f" (+{len(sections) - MAX_LISTED_HEADINGS} more: see read_document mode='outline')" if len(sections) > MAX_LISTED_HEADINGS else ""
-    return ToolInputError(f"No section '{_show(query)}' in '{doc_id}'. Its headings are: {shown}{more}.")
+    return ToolInputError(f"No section '{printable(query)}' in '{doc_id}'. Its headings are: {shown}{more}.")
 
 
 def _subtree_tokens(sections: tuple[Section, ...]) -> list[int]:
