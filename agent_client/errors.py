@@ -34,7 +34,7 @@ _ADVICE = {
     ErrorKind.SERVER_ERROR: "The provider had a server error; retrying later may help.",
     ErrorKind.AUTHENTICATION: "Authentication failed: check that the API key environment variable holds a valid key for this provider.",
     ErrorKind.TIMEOUT: "The request timed out; retrying may help, or raise --timeout.",
-    ErrorKind.NETWORK: "Could not reach the provider; check the network and the base URL.",
+    ErrorKind.NETWORK: "The connection to the provider failed or broke off; check the network and the base URL, then retry.",
     ErrorKind.CONTENT_FILTER: "The provider's content filter blocked the request or the answer; rephrase the question.",
     ErrorKind.CONTEXT_LENGTH: "The conversation is longer than the model's context window; ask a narrower question or reset the session.",
     ErrorKind.BAD_REQUEST: "The provider rejected the request; check the model name and options.",
@@ -132,9 +132,15 @@ def classify(exc: BaseException, *, provider: str = "") -> AgentError:
         retryable = kind in _RETRYABLE or status in (408, 409)
         return AgentError(kind, f"{who}HTTP {status}: {detail}. {_ADVICE[kind]}", retryable=retryable, status=status)
     name = type(exc).__name__
+    try:
+        import httpx2
+
+        transport_errors: tuple[type[BaseException], ...] = (httpx2.TransportError,)
+    except ImportError:  # pragma: no cover
+        transport_errors = ()
     if "Timeout" in name or isinstance(exc, TimeoutError):
         return AgentError(ErrorKind.TIMEOUT, f"{who}{_ADVICE[ErrorKind.TIMEOUT]}")
-    if "Connection" in name or isinstance(exc, (ConnectionError, OSError)):
+    if "Connection" in name or isinstance(exc, (ConnectionError, OSError, *transport_errors)):
         return AgentError(ErrorKind.NETWORK, f"{who}{detail}. {_ADVICE[ErrorKind.NETWORK]}")
     return AgentError(ErrorKind.UNKNOWN, f"{who}{name}: {detail}")
 

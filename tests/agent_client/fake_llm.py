@@ -18,6 +18,7 @@ class Reply:
     body: bytes = b""
     content_type: str = "application/json"
     delay_s: float = 0.0
+    cut_at: int | None = None  # send only this many body bytes, then drop the connection (a broken stream)
 
 
 @dataclass
@@ -179,8 +180,14 @@ class FakeLLM:
                     self.send_header(k, v)
                 self.end_headers()
                 try:
-                    self.wfile.write(reply.body)
-                except (BrokenPipeError, ConnectionResetError):
+                    if reply.cut_at is not None:
+                        self.wfile.write(reply.body[:reply.cut_at])
+                        self.wfile.flush()
+                        self.close_connection = True
+                        self.connection.shutdown(2)
+                    else:
+                        self.wfile.write(reply.body)
+                except (BrokenPipeError, ConnectionResetError, OSError):
                     pass
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

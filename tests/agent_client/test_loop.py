@@ -182,6 +182,23 @@ async def test_400_is_not_retried_and_is_classified(llm: FakeLLM, docs, wire: st
     assert CallLog().recent()[-1].status == "error"
 
 
+@pytest.mark.parametrize("status", [401, 403, 404, 422])
+async def test_client_errors_are_never_retried(llm: FakeLLM, docs, status: int) -> None:
+    llm.push(error(status, "no", headers={"retry-after-ms": "10"}), oa_text("never sent"))
+    result = await ask("?", llm, docs, "openai")
+    assert len(llm.requests) == 1 and result.stopped_reason == "error" and result.retryable is False
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_stream_that_broke_is_not_retried(llm: FakeLLM, docs, wire: str) -> None:
+    broken = text(wire, "This answer will be cut in the middle of the stream, sorry.")
+    broken.cut_at = len(broken.body) // 2
+    llm.push(broken, text(wire, "never sent"))
+    result = await ask("?", llm, docs, wire)
+    assert len(llm.requests) == 1
+    assert result.stopped_reason == "error" and result.error_kind == "network", (result.error_kind, result.error)
+
+
 async def test_server_errors_are_retried_then_reported(llm: FakeLLM, docs) -> None:
     for _ in range(3):
         llm.push(error(503, "overloaded", headers={"retry-after-ms": "20"}, kind="api_error"))
