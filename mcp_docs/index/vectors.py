@@ -59,6 +59,7 @@ EMBED_BATCH = 128  # chunks per write transaction (the embedder sorts them by le
 CHUNK_COMMIT_DOCS = 200
 EXACT_FILTER_MAX = 3000  # filtered search: exact distances over the allowed chunks up to this many
 MAX_K = 4096  # sqlite-vec's limit
+QUERY_CACHE_SIZE = 256
 IDLE_WAIT_SECONDS = 30.0
 RETRY_SECONDS = 60.0
 
@@ -264,6 +265,7 @@ class VectorStore:
         self._has_vectors = False
         self._closed = False
         self.busy = False  # the worker is embedding
+        self._query_cache: dict[str, np.ndarray] = {}
         self.last_rate: float | None = None  # chunks/s of the last embedding run
         conn = self._conn()
         with self._write():
@@ -656,9 +658,19 @@ class VectorStore:
 
     # -- search -------------------------------------------------------------------------------
     def embed_query(self, text: str) -> np.ndarray:
+        """The query's vector; the last few hundred are remembered (agents often repeat a query)."""
         if self.embedder is None:
             raise EmbedderError(self.error or "embeddings are off")
-        return self.embedder.embed_query(text)
+        cached = self._query_cache.get(text)
+        if cached is not None:
+            return cached
+        vector = self.embedder.embed_query(text)
+        vector.setflags(write=False)
+        with self._state_lock:
+            if len(self._query_cache) >= QUERY_CACHE_SIZE:
+                self._query_cache.pop(next(iter(self._query_cache)))
+            self._query_cache[text] = vector
+        return vector
 
     def _filter_sql(self, folder: str | None, tags: Sequence[str]) -> tuple[str, list[Any]]:
         where: list[str] = []
