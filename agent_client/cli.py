@@ -19,17 +19,12 @@ from .calllog import CallLog
 from .errors import AgentError, ErrorKind, classify
 from .home import home
 from .loop import Agent, Limits
-from .mcp_session import DEFAULT_TOKEN_ENV, DocsFolder, MCPConnection, ServerCommand, ServerTarget, ServerURL, connect
+from .mcp_session import DEFAULT_TOKEN_ENV, DocsFolder, ServerCommand, ServerTarget, ServerURL, connect
 from .models import Message, RunResult
 from .providers import DETECTION_ORDER, FALLBACK_PROVIDER, PROVIDERS, ResolvedProvider, detect_provider, make_model, resolve
 from .render import TerminalObserver, summary_line
 from .sessions import SessionStore
 from .text import terminal_safe
-
-
-def _env_float(name: str) -> float | None:
-    value = os.environ.get(name)
-    return float(value) if value else None
 
 
 def _connection_args(p: argparse.ArgumentParser) -> None:

@@ -129,10 +129,6 @@ class MCPConnection:
         return ToolOutcome(text=render_result(result), is_error=bool(getattr(result, "is_error", False)))
 
 
-def _open_errlog(errlog: IO[str] | None) -> IO[str]:
-    return errlog if errlog is not None else sys.stderr
-
-
 @asynccontextmanager
 async def connect(target: ServerTarget | Any, *, errlog: IO[str] | None = None,
                   environ: Mapping[str, str] | None = None) -> AsyncIterator[MCPConnection]:
@@ -163,13 +159,12 @@ async def connect(target: ServerTarget | Any, *, errlog: IO[str] | None = None,
             server = streamable_http_client(target.url, http_client=http)
         else:
             server = target
-        kwargs: dict[str, Any] = {}
         if isinstance(server, StdioServerParameters):
             from mcp.client.stdio import stdio_client
 
-            server = stdio_client(server, errlog=_open_errlog(errlog))
+            server = stdio_client(server, errlog=errlog if errlog is not None else sys.stderr)
         try:
-            client = await stack.enter_async_context(Client(server, **kwargs))
+            client = await stack.enter_async_context(Client(server))
             listed = await client.list_tools()
         except anyio.get_cancelled_exc_class():
             raise
