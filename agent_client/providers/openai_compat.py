@@ -48,6 +48,7 @@ class OpenAICompatModel:
         self.provider = provider.name
         self.model = provider.model
         self._spec = provider.spec
+        self._stream_usage = provider.spec.stream_usage
         self._max_output_tokens = max_output_tokens
         self._client = openai.AsyncOpenAI(
             api_key=provider.api_key or "not-needed",
@@ -66,19 +67,28 @@ class OpenAICompatModel:
             "messages": to_openai_messages(system, messages),
             "stream": True,
         }
-        if self._spec.stream_usage:
-            kwargs["stream_options"] = {"include_usage": True}
         if tools and allow_tools:
             kwargs["tools"] = to_openai_tools(tools)
         if self._max_output_tokens:
             kwargs["max_completion_tokens"] = self._max_output_tokens
         try:
-            stream = await self._client.chat.completions.create(**kwargs)
+            try:
+                stream = await self._client.chat.completions.create(**self._with_usage(kwargs))
+            except Exception as exc:
+                # some older OpenAI-compatible servers reject stream_options: ask once more without it
+                if self._stream_usage and getattr(exc, "status_code", None) in (400, 422) and "stream_options" in str(exc):
+                    self._stream_usage = False
+                    stream = await self._client.chat.completions.create(**kwargs)
+                else:
+                    raise
             return await self._read_stream(stream, on_text)
         except AgentError:
             raise
         except Exception as exc:  # SDK errors after its retries, broken streams
             raise classify(exc, provider=self.provider) from None
+
+    def _with_usage(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        return {**kwargs, "stream_options": {"include_usage": True}} if self._stream_usage else kwargs
 
     async def _read_stream(self, stream: Any, on_text: TextSink | None) -> ModelTurn:
         text: list[str] = []

@@ -55,6 +55,10 @@ PROVIDERS: dict[str, ProviderSpec] = {
     ]
 }
 
+# `--base-url` without `--provider`: an unnamed OpenAI-compatible server. No key is sent unless
+# `--api-key-env` names one, so a key meant for a known provider never goes to an arbitrary URL.
+CUSTOM = ProviderSpec("custom", "openai", None, "default", None, local=True)
+
 # With no --provider: the first provider whose key is set, in this order; then ollama (local, no key).
 DETECTION_ORDER = ["openai", "anthropic", "gemini", "mistral", "deepseek", "groq", "openrouter", "qwen", "kimi"]
 FALLBACK_PROVIDER = "ollama"
@@ -116,11 +120,16 @@ def resolve(
     environ: Mapping[str, str] | None = None,
 ) -> ResolvedProvider:
     env = os.environ if environ is None else environ
-    spec = get_provider(name) if name else detect_provider(env)
+    if name:
+        spec = get_provider(name)
+    elif base_url and not env.get("DOCS_AGENT_PROVIDER"):
+        spec = CUSTOM
+    else:
+        spec = detect_provider(env)
     if api_key_env:
         spec = replace(spec, key_env=api_key_env)
     key = env.get(spec.key_env) if spec.key_env else None
-    if spec.key_env and not key and not spec.local:
+    if spec.key_env and not key and (not spec.local or api_key_env):
         raise AgentError(
             ErrorKind.AUTHENTICATION,
             f"No API key for provider {spec.name}: set the environment variable {spec.key_env} "

@@ -13,7 +13,7 @@ from agent_client.mcp_session import connect
 from . import tiny_docs_server
 from .conftest import TEST_KEY
 from .fake_llm import FakeLLM, Reply, an_text, an_tools, error, oa_text, oa_tools
-from .helpers import ask
+from .helpers import ask, make_agent
 
 pytestmark = pytest.mark.anyio
 
@@ -314,3 +314,16 @@ async def test_document_text_is_data_not_instructions(llm: FakeLLM, docs) -> Non
     (cid, content, is_error), = tool_results("openai", llm.requests[1].body)
     assert cid == "p1" and "IGNORE PREVIOUS INSTRUCTIONS" in content and not is_error
     assert result.stopped_reason == "final"
+
+
+async def test_server_without_stream_options_support(llm: FakeLLM, docs) -> None:
+    llm.push(error(400, "Unrecognized request argument supplied: stream_options"), oa_text("ok"), oa_text("again"))
+    agent = make_agent(llm, docs, "openai")
+    try:
+        first = await agent.ask("?")
+        second = await agent.ask("?")
+    finally:
+        await agent.model.aclose()
+    assert (first.answer, second.answer) == ("ok", "again")
+    assert "stream_options" in llm.requests[0].body
+    assert "stream_options" not in llm.requests[1].body and "stream_options" not in llm.requests[2].body

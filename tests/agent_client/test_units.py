@@ -52,6 +52,13 @@ def test_resolve_overrides_and_missing_key() -> None:
     assert resolve("ollama", environ={}).api_key is None
     with pytest.raises(AgentError):
         resolve("nope", environ={})
+    # --base-url alone: an unnamed OpenAI-compatible server, and no known provider's key goes to it
+    custom = resolve(None, base_url="http://gpu-box:9000/v1", environ={"OPENAI_API_KEY": "sk-abcdefgh123"})
+    assert (custom.name, custom.spec.wire, custom.api_key) == ("custom", "openai", None)
+    custom = resolve(None, base_url="http://gpu-box:9000/v1", api_key_env="BOX_KEY", environ={"BOX_KEY": "k"})
+    assert custom.api_key == "k"
+    with pytest.raises(AgentError):
+        resolve(None, base_url="http://gpu-box:9000/v1", api_key_env="BOX_KEY", environ={})
 
 
 def test_redaction(monkeypatch: pytest.MonkeyPatch) -> None:
