@@ -65,10 +65,18 @@ _KEY_PATTERNS = [
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.=:/+]{8,}"),
 ]
 _KEY_ENV_HINTS = ("KEY", "TOKEN", "SECRET")
+_REGISTERED: set[str] = set()
+
+
+def register_secret(value: str | None) -> None:
+    """Redact this value from now on, whatever its shape or the name of the variable it came from
+    (a key read through --api-key-env SOMEVAR is a secret even when SOMEVAR does not say so)."""
+    if value and len(value) >= 8:
+        _REGISTERED.add(value)
 
 
 def _secret_values() -> list[str]:
-    values = []
+    values = list(_REGISTERED)
     for name, value in os.environ.items():
         if any(h in name.upper() for h in _KEY_ENV_HINTS) and len(value) >= 8:
             values.append(value)
