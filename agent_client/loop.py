@@ -108,8 +108,8 @@ class Agent:
                                           "deadline for this question.", retryable=True))
         except AgentError as exc:
             self._fail(result, exc)
-        if result.stopped_reason == "error" or (messages and not isinstance(messages[-1], AssistantMessage)) \
-                or (messages and isinstance(messages[-1], AssistantMessage) and messages[-1].tool_calls):
+        last = messages[-1]
+        if result.stopped_reason == "error" or not isinstance(last, AssistantMessage) or last.tool_calls:
             # keep the stored history valid: every question ends with a plain assistant message
             messages.append(AssistantMessage(content=result.answer or f"(no answer: {result.error or result.stopped_reason})"))
         result.new_messages = messages[start:]
@@ -137,6 +137,9 @@ class Agent:
                 return
             messages.append(AssistantMessage(content=turn.text, tool_calls=calls))
             messages.extend(await self._run_tools(calls, result))
+        if self._over_budget(result):
+            result.stopped_reason = "budget"
+            return
         # Iteration limit: one last call without tools, for the best answer from what was gathered.
         turn = await self._call(messages, result, allow_tools=False, system=self.system_prompt + FINAL_CALL_NOTE)
         messages.append(AssistantMessage(content=turn.text))
