@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import os
@@ -44,7 +45,8 @@ def llm_args(llm: FakeLLM, wire: str = "openai") -> list[str]:
 
 
 def test_ask_json_end_to_end_against_real_mcp_docs(llm: FakeLLM, tmp_path: Path) -> None:
-    pytest.importorskip("mcp_docs.server", reason="mcp_docs.server (the MCP server) is not built yet")
+    if importlib.util.find_spec("mcp_docs.server") is None:  # skip only when the module is missing, not broken
+        pytest.skip("mcp_docs.server (the MCP server) is not built yet")
     llm.push(
         oa_tools([("c1", "search_documents", '{"query": "collector install", "mode": "keyword"}')]),
         oa_tools([("c2", "read_section", '{"id": "guides/install.md", "section": "Installing the collector"}')]),
