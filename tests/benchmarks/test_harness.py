@@ -1,0 +1,37 @@
+"""Keeps the benchmark harness from rotting: runs its pieces on a tiny synthetic vault (no timing assertions)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("psutil")
+
+from benchmarks import otel_quality, scifact, synth  # noqa: E402
+from benchmarks.indexing import TreeRss  # noqa: E402
+
+
+def test_metrics_formulas() -> None:
+    assert scifact.ndcg_at_k(["a", "b"], {"a": 1}) == 1.0
+    assert scifact.ndcg_at_k(["x", "a"], {"a": 1}) == pytest.approx(1 / 1.5849625, rel=1e-6)
+    assert scifact.recall_at_k(["a", "x"], {"a": 1, "b": 1}, 10) == 0.5
+    assert otel_quality.norm_heading("Location {#location} >  Setup") == "location > setup"
+    s = otel_quality.score_result({"doc": "d.md", "section": "A > B"}, [("x.md", []), ("d.md", ["a > b"])])
+    assert s == {"doc@1": 0, "doc@5": 1, "section@5": 1, "rr": 0.5}
+
+
+def test_synthetic_vault_indexes_and_searches(tmp_path) -> None:
+    from mcp_docs.library import Library
+    from mcp_docs.settings import Settings
+
+    root = tmp_path / "vault"
+    info = synth.ensure_vault(root, 10, seed=1)
+    assert info["files"] == 10
+    files = sorted(root.rglob("*.md"))
+    assert len(files) == 10
+    with TreeRss() as rss:
+        lib = Library(Settings.load(root, tmp_path / "index", embeddings="none"))
+        report = lib.sync()
+    assert report.added == 10 and rss.peak > 0
+    word = next(w for w in files[3].read_text().split() if w.isalpha() and len(w) > 6)
+    assert lib.search(word, max_results=5, mode="keyword").results
+    lib.close()
