@@ -264,3 +264,17 @@ async def test_r8_comparison_is_constant_time(monkeypatch: pytest.MonkeyPatch) -
     assert len(calls) == 2
     monkeypatch.setattr(server_module.hmac, "compare_digest", lambda a, b: False)
     assert await call(mw, f"Bearer {TOKEN}") == 401
+
+
+# -- spec hygiene (notes: "unsupported MCP-Protocol-Version → 400", "body size limits") ------------------
+
+
+def test_unsupported_protocol_version_gets_400_and_a_huge_body_is_refused(open_server: int) -> None:
+    r = post(open_server)
+    session = r.headers.get("mcp-session-id")
+    headers = {"MCP-Protocol-Version": "1999-01-01", **({"mcp-session-id": session} if session else {})}
+    r = post(open_server, headers, body={"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    assert r.status_code == 400
+    r = httpx2.post(f"http://127.0.0.1:{open_server}/mcp", content=b"{" + b" " * 20_000_000, headers=MCP_HEADERS, timeout=30)
+    assert r.status_code == 413
+    assert httpx2.get(f"http://127.0.0.1:{open_server}/health", timeout=5).status_code == 200  # and it still serves
