@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -236,3 +237,34 @@ async def test_r3_link_swapped_in_while_requests_run_never_leaks(tmp_path: Path)
         lib.close()
     assert swaps[0] > 10
     assert served > 0  # the real file was served while it was real
+
+
+def test_r3_links_created_while_the_watcher_runs_are_never_indexed(tmp_path: Path) -> None:
+    from mcp_docs.watch import Watcher
+
+    root = tmp_path / "docs"
+    outside = tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "secret.md").write_text(f"# Secret\n\n{OUTSIDE_MARKER} latecomer\n")
+    (root / "index.md").write_text("# Index\n\nhello\n")
+    lib = Library(Settings.load(root, tmp_path / "idx", embeddings="none", environ={}))
+    lib.sync()
+    watcher = Watcher(lib, debounce_ms=100, step_ms=50)
+    watcher.start()
+    try:
+        assert watcher.ready.wait(10)
+        os.symlink(outside / "secret.md", root / "late-leak.md")
+        os.symlink(outside, root / "late-dir")
+        (root / "canary.md").write_text("# Canary\n\ncanaryword\n")  # proves the watcher synced meanwhile
+        deadline = time.monotonic() + 15
+        while "canary.md" not in lib.catalog.ids() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
+        lib.wait_idle()
+        assert "canary.md" in lib.catalog.ids()
+        assert not any(i.startswith("late") for i in lib.catalog.ids())
+        assert lib.search("latecomer", 10, "keyword").results == []
+    finally:
+        watcher.stop()
+        lib.close()
