@@ -120,7 +120,11 @@ async def _ask(args: argparse.Namespace) -> RunResult:
     try:
         async with connect(target, errlog=_server_log(args)) as conn:
             agent = Agent(model, conn, provider.spec.prices, limits=limits, log=CallLog(), observer=observer)
-            return await agent.ask(args.question)
+            result = await agent.ask(args.question)
+            if result.error_kind == "network" and not args.provider and provider.name == FALLBACK_PROVIDER:
+                result.error = (f"{result.error} No provider key is set (see `docs-agent providers`), so docs-agent "
+                                f"tried the local {FALLBACK_PROVIDER} server.")
+            return result
     except AgentError as exc:
         return _failed(exc, provider, args)
     finally:

@@ -127,14 +127,14 @@ def _body_message(body: object) -> str | None:
     return None
 
 
-def classify(exc: BaseException, *, provider: str = "") -> AgentError:
+def classify(exc: BaseException, *, provider: str = "", base_url: str | None = None) -> AgentError:
     """Turn an SDK or transport exception into an AgentError (duck-typed: works for openai and anthropic)."""
     if isinstance(exc, AgentError):
         return exc
     who = f"{provider}: " if provider else ""
     status = getattr(exc, "status_code", None)
     raw = _body_message(getattr(exc, "body", None)) or str(getattr(exc, "message", None) or exc) or type(exc).__name__
-    detail = " ".join(raw.split())[:300]
+    detail = " ".join(raw.split())[:300].rstrip(".")
     if isinstance(status, int):
         kind = _status_kind(status, raw)
         retryable = kind in _RETRYABLE or status in (408, 409)
@@ -149,7 +149,8 @@ def classify(exc: BaseException, *, provider: str = "") -> AgentError:
     if "Timeout" in name or isinstance(exc, TimeoutError):
         return AgentError(ErrorKind.TIMEOUT, f"{who}{_ADVICE[ErrorKind.TIMEOUT]}")
     if "Connection" in name or isinstance(exc, (ConnectionError, OSError, *transport_errors)):
-        return AgentError(ErrorKind.NETWORK, f"{who}{detail}. {_ADVICE[ErrorKind.NETWORK]}")
+        where = f" ({base_url})" if base_url else ""
+        return AgentError(ErrorKind.NETWORK, f"{who}{detail}{where}. {_ADVICE[ErrorKind.NETWORK]}")
     return AgentError(ErrorKind.UNKNOWN, f"{who}{name}: {detail}")
 
 

@@ -57,6 +57,7 @@ class AnthropicModel:
                              retryable=False) from None
         self.provider = provider.name
         self.model = provider.model
+        self._base_url = provider.base_url
         self._max_tokens = max_output_tokens or provider.spec.max_output_tokens
         self._client = anthropic.AsyncAnthropic(
             api_key=provider.api_key or "not-needed",
@@ -92,7 +93,7 @@ class AnthropicModel:
         except AgentError:
             raise
         except Exception as exc:
-            raise classify(exc, provider=self.provider) from None
+            raise classify(exc, provider=self.provider, base_url=self._base_url) from None
 
     async def _read_stream(self, stream: Any, on_text: TextSink | None) -> ModelTurn:
         text: list[str] = []

@@ -47,6 +47,7 @@ class OpenAICompatModel:
 
         self.provider = provider.name
         self.model = provider.model
+        self._base_url = provider.base_url
         self._spec = provider.spec
         self._stream_usage = provider.spec.stream_usage
         self._max_output_tokens = max_output_tokens
@@ -85,7 +86,7 @@ class OpenAICompatModel:
         except AgentError:
             raise
         except Exception as exc:  # SDK errors after its retries, broken streams
-            raise classify(exc, provider=self.provider) from None
+            raise classify(exc, provider=self.provider, base_url=self._base_url) from None
 
     def _with_usage(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         return {**kwargs, "stream_options": {"include_usage": True}} if self._stream_usage else kwargs
