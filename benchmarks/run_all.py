@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--with-100k", action="store_true")
     args = ap.parse_args(argv)
 
-    from . import indexing, latency, otel_quality, scifact, token_economy
+    from . import freshness, indexing, latency, otel_quality, scifact, token_economy
 
     synth = "" if args.quick else ("10000,100000" if args.with_100k else "10000")
     steps = [
@@ -33,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
         ("token_economy", lambda: token_economy.main([])),
         ("indexing", lambda: indexing.main([])),
         ("latency", lambda: latency.main(["--sizes", "1000" if args.quick else "1000,10000"])),
+        ("freshness", lambda: freshness.main(["--corpora", "otel" if args.quick else "otel,synth-10000"])),
     ]
     if synth:
         steps.insert(4, ("indexing synthetic", lambda: indexing.main(["--corpora", "", "--synthetic", synth])))
