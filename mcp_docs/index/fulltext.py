@@ -191,6 +191,13 @@ class FullTextIndex:
                             "the index is being updated by another mcp-docs process (is `mcp-docs serve` running?)"
                         ) from exc
                     raise
+                # A writer killed mid-commit (kill -9, power loss) leaves files meta.json does not know, such as
+                # `<segment>.<opstamp>.del`; the next commit would reuse that name and fail. Holding the writer
+                # lock, remove them first (searchers keep the files they use).
+                try:
+                    self._writer.garbage_collect_files()
+                except Exception:  # noqa: BLE001 - best effort: a failure here must not block indexing
+                    log.warning("could not garbage-collect the full-text index files", exc_info=True)
 
     def _w(self) -> tantivy.IndexWriter:
         if self._writer is None:
