@@ -268,3 +268,38 @@ def test_r3_links_created_while_the_watcher_runs_are_never_indexed(tmp_path: Pat
     finally:
         watcher.stop()
         lib.close()
+
+
+def test_r3_changes_outside_seen_through_a_folder_link_are_never_indexed(tmp_path: Path) -> None:
+    """The OS watcher follows folder links (watchfiles/notify cannot be told not to), so files changed outside
+    the root arrive as events with in-root paths like `ext/new.md`: the jail must still refuse them."""
+    from mcp_docs.watch import Watcher
+
+    root = tmp_path / "docs"
+    outside = tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (root / "index.md").write_text("# Index\n\nhello\n")
+    os.symlink(outside, root / "ext")
+    lib = Library(Settings.load(root, tmp_path / "idx", embeddings="none", environ={}))
+    lib.sync()
+    watcher = Watcher(lib, debounce_ms=100, step_ms=50)
+    watcher.start()
+    try:
+        assert watcher.ready.wait(10)
+        (outside / "new.md").write_text(f"# New\n\n{OUTSIDE_MARKER} throughlink\n")
+        (outside / "sub").mkdir()
+        (outside / "sub" / "deep.md").write_text(f"# Deep\n\n{OUTSIDE_MARKER} throughlink\n")
+        time.sleep(0.3)
+        (root / "canary.md").write_text("# Canary\n\ncanaryword\n")
+        deadline = time.monotonic() + 15
+        while "canary.md" not in lib.catalog.ids() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
+        lib.wait_idle()
+        assert "canary.md" in lib.catalog.ids()
+        assert not any(i.startswith("ext") for i in lib.catalog.ids())
+        assert lib.search("throughlink", 10, "keyword").results == []
+    finally:
+        watcher.stop()
+        lib.close()
