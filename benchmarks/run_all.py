@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--with-100k", action="store_true")
     args = ap.parse_args(argv)
 
-    from . import freshness, indexing, latency, otel_quality, scifact, token_economy
+    from . import freshness, indexing, latency, otel_quality, scifact, side_by_side, token_economy
 
     synth = "" if args.quick else ("10000,100000" if args.with_100k else "10000")
     steps = [
@@ -35,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
         ("latency", lambda: latency.main(["--sizes", "1000" if args.quick else "1000,10000"])),
         ("freshness", lambda: freshness.main(["--corpora", "otel" if args.quick else "otel,synth-10000"])),
     ]
+    if not args.quick:
+        steps.append(("side by side (SciFact over stdio)", lambda: side_by_side.main([])))
     if synth:
         steps.insert(4, ("indexing synthetic", lambda: indexing.main(["--corpora", "", "--synthetic", synth])))
     failed = []
