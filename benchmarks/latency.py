@@ -206,7 +206,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             rows.append([name, "bm25s in-process", "query top-5", b.get("p50"), b.get("p95"), b.get("p99")])
         print(f"{name} done", flush=True)
     table(["corpus", "transport", "tool", "p50 ms", "p95 ms", "p99 ms"], rows, title="Tool latency")
-    write_results("latency", {"corpora": results, "calls": args.calls})
+    suffix = "" if (args.sizes, args.corpora) == ("1000,10000", "") else "-" + "-".join(names)
+    write_results("latency" + suffix, {"corpora": results, "calls": args.calls})
     return results
 
 
