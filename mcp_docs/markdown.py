@@ -118,7 +118,8 @@ def parse_markdown(text: str, file_stem: str = "untitled") -> ParsedDocument:
             inline = tokens[i + 1]
             if tok.markup in ("-", "=") and _LIST_ITEM.match(inline.content):
                 continue  # a list followed by a rule, not a setext heading
-            headings.append((int(tok.tag[1]), tok.map[0], tok.map[1], clean_inline(inline.content)))
+            text = _HEADING_ATTRIBUTES.sub("", inline.content)
+            headings.append((int(tok.tag[1]), tok.map[0], tok.map[1], clean_inline(text)))
         elif tok.type == "inline" and tokens[i - 1].type == "paragraph_open" and len(paragraphs) < 8:
             if sum(len(p) for p in paragraphs) < SUMMARY_CHARS:
                 cleaned = clean_inline(tok.content[: SUMMARY_CHARS * 2])
@@ -237,9 +238,14 @@ _INLINE_CODE = re.compile(r"`+[^`]*`+")
 _WIKILINK = re.compile(r"!?\[\[([^\]\|#\n]*)(?:#([^\]\|\n]*))?(?:\|([^\]\n]*))?\]\]")
 _MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'][^\"'\n]*[\"'])?\s*\)")
 _HTML_TAG = re.compile(r"</?[A-Za-z][^>\n]*>")
-_EMPHASIS = re.compile(r"(\*{1,3}|_{1,3}|~~|==)(?=\S)(.+?)(?<=\S)\1")
-_INLINE_TAG = re.compile(r"(?<![\w/&#\[(])#([A-Za-z_\u00c0-\uffff][\w\-/\u00c0-\uffff]*)")
+_EMPHASIS = re.compile(r"(\*{1,3}|~~|==)(?=\S)(.+?)(?<=\S)\1")
+# CommonMark: '_' never opens or closes emphasis inside a word (snake_case stays intact).
+_UNDERSCORE_EMPHASIS = re.compile(r"(?<!\w)(_{1,3})(?=\S)(.+?)(?<=\S)\1(?!\w)")
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+_INLINE_TAG = re.compile(r"(?<![\w/&#\[({])#([A-Za-z_\u00c0-\uffff][\w\-/\u00c0-\uffff]*)")
 _SPACES = re.compile(r"\s+")
+# Hugo / Pandoc / kramdown heading ids: '## Spans {#spans}', '## Spans {: #spans .cls}'.
+_HEADING_ATTRIBUTES = re.compile(r"\s*\{:?\s*#[^}]*\}\s*$")
 _LIST_ITEM = re.compile(r"\s{0,3}(?:[-+*]|\d{1,9}[.)])(?:\s|$)")
 _ATX_MARKER = re.compile(r"^\s{0,3}#{1,6}(?=\s|$)")
 
@@ -251,13 +257,22 @@ def clean_inline(text: str) -> str:
     if "[" in text:
         text = _WIKILINK.sub(lambda m: m.group(3) or m.group(2) or m.group(1), text)
         text = _MD_LINK.sub(lambda m: m.group(1), text)
-    if "`" in text:
-        text = text.replace("`", "")
     if "<" in text:
         text = _HTML_TAG.sub("", text)
-    if "*" in text or "_" in text or "~" in text or "=" in text:
-        text = _EMPHASIS.sub(lambda m: m.group(2), text)
+    if "`" in text:  # code spans keep their text verbatim: `OTEL_SERVICE_NAME` is not emphasis
+        pieces = _CODE_SPAN.split(text)
+        text = "".join(p if i % 3 == 2 else _strip_emphasis(p) for i, p in enumerate(pieces) if i % 3 != 1)
+    else:
+        text = _strip_emphasis(text)
     return " ".join(text.split())
+
+
+def _strip_emphasis(text: str) -> str:
+    if "*" in text or "~" in text or "=" in text:
+        text = _EMPHASIS.sub(lambda m: m.group(2), text)
+    if "_" in text:
+        text = _UNDERSCORE_EMPHASIS.sub(lambda m: m.group(2), text)
+    return text
 
 
 def _summarize(paragraphs: list[str], front_matter: dict[str, Any]) -> str:
@@ -307,6 +322,7 @@ def _collect_tags(
         if n in code_lines or "#" not in line:
             continue
         line = _ATX_MARKER.sub("", line)  # '## Setup #linux': the marker is not a tag, '#linux' is
+        line = _HEADING_ATTRIBUTES.sub("", line)  # nor is a heading id: '## Spans {#spans}'
         line = _INLINE_CODE.sub(" ", line)
         for match in _INLINE_TAG.finditer(line):
             tag = match.group(1).rstrip("/-")

@@ -99,3 +99,15 @@ def test_list_followed_by_rule_is_not_a_heading() -> None:
 def test_hash_in_inline_code_and_urls_is_not_a_tag() -> None:
     doc = parse_markdown("# T\n\nSee `#notatag` and http://x.org/page#anchor and #real-tag and #123.\n", "x")
     assert doc.tags == ("real-tag",)
+
+
+def test_heading_ids_are_dropped_and_are_not_tags() -> None:
+    doc = parse_markdown("# Propagation {#propagation}\n\ntext #real\n\n## Spans {: #spans .x}\n\nmore\n", "x")
+    assert [s.heading_path for s in doc.sections] == ["Propagation", "Propagation > Spans"]
+    assert doc.tags == ("real",)
+
+
+def test_code_spans_in_headings_keep_underscores() -> None:
+    doc = parse_markdown("# Variables\n\n## `OTEL_SERVICE_NAME`\n\nThe _service_ name, snake_case_kept.\n", "x")
+    assert doc.sections[1].heading == "OTEL_SERVICE_NAME"
+    assert "snake_case_kept" in doc.summary and "_service_" not in doc.summary
