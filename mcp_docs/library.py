@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from .embedders import EmbedderError
 from .index.catalog import SCHEMA_VERSION, Catalog
-from .index.fulltext import FullTextIndex, SectionHit, identifiers, query_words
+from .index.fulltext import QUERY_STOPWORDS, FullTextIndex, SectionHit, identifiers, query_words
 from .index.ranking import group_by_document
 from .index.sync import Progress, Synchronizer, SyncReport
 from .markdown import normalize_tag
@@ -176,7 +176,9 @@ class Library:
         if mode_used == "keyword":
             ranked = self.keyword_sections(query, limit, folder_norm, tag_list)
         groups = group_by_document([(s.doc_id, score, s) for s, score in ranked], max_results)
-        terms = query_words(query) + identifiers(query)
+        words = query_words(query)
+        terms = [w for w in words if w not in QUERY_STOPWORDS] or words
+        terms += identifiers(query)
         results = [
             DocumentMatch(
                 id=g.doc_id,

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 3
+# Bump when the tables or what parsing extracts change: existing indexes are rebuilt on open.
+SCHEMA_VERSION = 4
 
 _SCHEMA = """
 create table if not exists meta (key text primary key, value text not null);
