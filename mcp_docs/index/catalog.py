@@ -40,6 +40,7 @@ create table if not exists documents (
     indexed_at real not null
 );
 create index if not exists documents_folder on documents(folder);
+create index if not exists documents_lang on documents(lang);
 create table if not exists sections (
     doc_id text not null,
     idx integer not null,
@@ -221,9 +222,21 @@ class Catalog:
                 conn.execute(f"delete from {table}")
 
     # -- reads -----------------------------------------------------------------------
-    def fingerprints(self) -> dict[str, Fingerprint]:
-        rows = self._conn().execute("select id, hash, size, mtime_ns from documents")
-        return {r[0]: Fingerprint(r[1], r[2], r[3]) for r in rows}
+    def fingerprints(self, paths: Iterable[str] | None = None) -> dict[str, Fingerprint]:
+        """All fingerprints, or only those of the given ids and of the documents under them (folders)."""
+        conn = self._conn()
+        if paths is None:
+            rows = conn.execute("select id, hash, size, mtime_ns from documents")
+            return {r[0]: Fingerprint(r[1], r[2], r[3]) for r in rows}
+        found: dict[str, Fingerprint] = {}
+        for path in paths:
+            # '/' + 1 is '0': the range [path/, path0) is everything under path/, through the primary key.
+            rows = conn.execute(
+                "select id, hash, size, mtime_ns from documents where id = ? or (id >= ? and id < ?)",
+                (path, path + "/", path + "0"),
+            )
+            found.update({r[0]: Fingerprint(r[1], r[2], r[3]) for r in rows})
+        return found
 
     def document(self, doc_id: str) -> DocumentRecord | None:
         row = self._conn().execute("select * from documents where id = ?", (doc_id,)).fetchone()

@@ -144,7 +144,9 @@ class Synchronizer:
     def run(self, paths: Iterable[str] | None = None, progress: Progress | None = None) -> SyncReport:
         started = time.perf_counter()
         report = SyncReport()
-        fingerprints = self.catalog.fingerprints()
+        if paths is not None:
+            paths = sorted(set(paths))
+        fingerprints = self.catalog.fingerprints(paths)
         scan, gone = self._scan(paths, fingerprints)
         to_read = []
         for f in scan.files:
