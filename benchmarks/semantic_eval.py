@@ -29,6 +29,9 @@ from pathlib import Path
 
 from .common import CACHE, SHARED_BENCH, Skip, Timer, dir_size_mb, peak_rss_mb, percentiles, require, run_child, table, write_results
 
+GRID_W_VECTOR = (0.25, 0.5, 0.8, 1.0, 1.25)
+GRID_MIN_SIMILARITY = (0.0, 0.3, 0.4, 0.5)
+GRID_RRF_K = (10, 20, 60)
 SCIFACT_INDEX = CACHE / "semantic-scifact-index"
 OTEL_INDEX = CACHE / "semantic-otel-index"
 
@@ -122,9 +125,9 @@ def tune(hits: dict[str, tuple[list, list]], qrels: dict, depth: int) -> list[di
     from .scifact import evaluate
 
     rows = []
-    for w_vector in (0.5, 0.75, 1.0, 1.25, 1.5, 2.0):
-        for min_sim in (0.0, 0.2, 0.3, 0.4):
-            for k in (20, 60):
+    for w_vector in GRID_W_VECTOR:
+        for min_sim in GRID_MIN_SIMILARITY:
+            for k in GRID_RRF_K:
                 run = {
                     qid: doc_run([s for s, _ in fuse(kw[:depth], vec[:depth], depth, w_vector=w_vector,
                                                      min_similarity=min_sim, rrf_k=k)])
@@ -264,9 +267,9 @@ def otel_tune(lib, questions: list[dict]) -> list[dict]:
     hits = [(lib.keyword_sections(q["question"], 50), lib.vectors.section_hits(lib.vectors.embed_query(q["question"]), 50))
             for q in questions]
     grid = []
-    for w_vector in (0.5, 0.75, 1.0, 1.25, 1.5, 2.0):
-        for min_sim in (0.0, 0.2, 0.3, 0.4):
-            for k in (20, 60):
+    for w_vector in GRID_W_VECTOR:
+        for min_sim in GRID_MIN_SIMILARITY:
+            for k in GRID_RRF_K:
                 per_q = []
                 for q, (kw, vec) in zip(questions, hits):
                     fused = fuse(kw, vec, 50, w_vector=w_vector, min_similarity=min_sim, rrf_k=k)

@@ -50,6 +50,7 @@ class Embedder(Protocol):
     kind: str
     model_id: str  # stored with the vectors; a different id means re-embedding
     dim: int | None  # None until known (an OpenAI-compatible endpoint tells on the first call)
+    min_similarity: float  # hybrid search ignores vector hits below this cosine similarity
     max_chars: int  # chunk size that fits the model's input limit
     batch_size: int
 
@@ -88,6 +89,7 @@ class MiniLMEmbedder:
     dim: int | None = 384
     max_chars = 1000
     batch_size = 8
+    min_similarity = 0.4  # tuned on SciFact (benchmarks/REPORT.md)
 
     def __init__(
         self,
@@ -194,6 +196,7 @@ class E5Embedder:
     dim: int | None = 384
     max_chars = 1000
     batch_size = 8
+    min_similarity = 0.0  # e5 cosines crowd into 0.7–0.9: no fixed cutoff
 
     def __init__(self, threads: int = DEFAULT_THREADS) -> None:
         try:
@@ -238,6 +241,7 @@ class OpenAIEmbedder:
     kind = "openai"
     max_chars = 1000
     batch_size = 64
+    min_similarity = 0.0  # unknown model: no cutoff
 
     def __init__(
         self,

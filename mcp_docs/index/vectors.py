@@ -44,7 +44,7 @@ from ..embedders import Embedder, EmbedderError, make_embedder
 from ..markdown import PREAMBLE_HEADING, HEADING_SEPARATOR, ParsedDocument, clean_inline, parse_markdown
 from ..paths import Jail, PathOutsideRoot
 from ..settings import Settings
-from .catalog import Catalog, folder_of
+from .catalog import SCHEMA_VERSION, Catalog, folder_of
 
 if TYPE_CHECKING:
     from ..library import Library, RankedSection
@@ -52,6 +52,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 VECTORS_SCHEMA_VERSION = "1"
+# Bump when chunking changes; the catalog schema is part of it (a parser change shows there).
+CHUNKER_VERSION = f"1/{SCHEMA_VERSION}"
 CHUNK_OVERLAP = 150  # characters carried over from the end of the previous chunk of a section
 MIN_CHUNK_BUDGET = 300
 WORKER_BATCH = 16  # the background worker commits (and checks for a stop) this often
@@ -338,6 +340,11 @@ class VectorStore:
             dim = self._meta("dim")
             if dim and self.embedder.dim is None:
                 self.embedder.dim = int(dim)  # an endpoint's dimension, learnt on an earlier run
+            if self._meta("chunker") != CHUNKER_VERSION:
+                # Chunking or parsing changed: re-chunk everything; unchanged chunk texts keep their vectors.
+                with self._write() as conn:
+                    conn.execute("update docs set hash = ''")
+                    conn.execute("insert or replace into meta(key, value) values ('chunker', ?)", (CHUNKER_VERSION,))
             return
         with self._write() as conn:
             if any(v is not None for v in stored.values()):
@@ -346,7 +353,7 @@ class VectorStore:
             for table in ("docs", "doc_tags", "sections", "chunks"):
                 conn.execute(f"delete from {table}")
             conn.execute("delete from meta")
-            for key, value in expected.items():
+            for key, value in {**expected, "chunker": CHUNKER_VERSION}.items():
                 conn.execute("insert into meta(key, value) values (?, ?)", (key, value))
 
     def _ensure_vec_table(self, conn: apsw.Connection, dim: int) -> None:

@@ -165,8 +165,10 @@ def test_filters_apply_on_the_vector_side(minilm_loaded: None, vault: Path, tmp_
         assert ops.results and all(r.id.startswith("ops/") for r in ops.results)
         pets = lib.search("database backup", mode="semantic", tags=["pets"])
         assert [r.id for r in pets.results] == ["pets/cats.md"]
-        hyb = lib.search("database backup", mode="hybrid", tags=["pets"])
+        hyb = lib.search("what should my kitty eat", mode="hybrid", tags=["pets"])
         assert [r.id for r in hyb.results] == ["pets/cats.md"]
+        # far-off vector hits (below the model's similarity cutoff) are not fused in
+        assert lib.search("database backup", mode="hybrid", tags=["pets"]).results == []
         assert lib.search("anything", mode="semantic", tags=["no-such-tag"]).results == []
         # the over-fetch path (filter allows many chunks) gives the same answer as the exact one
         old = vectors_mod.EXACT_FILTER_MAX
