@@ -13,12 +13,12 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .embedders import EmbedderError
 from .index.catalog import SCHEMA_VERSION, Catalog
-from .index.fulltext import QUERY_STOPWORDS, FullTextIndex, SectionHit, identifiers, query_words
+from .index.fulltext import QUERY_STOPWORDS, FullTextIndex, identifiers, query_words
+from .index.hits import RankedSection
 from .index.ranking import group_by_document
 from .index.sync import Progress, Synchronizer, SyncReport
 from .markdown import normalize_tag
@@ -34,28 +34,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_SEARCH_RESULTS = 100
-
-
-@dataclass(frozen=True)
-class RankedSection:
-    """A section hit from any retriever, with the data a search result shows."""
-
-    doc_id: str
-    section_idx: int
-    title: str
-    heading: str
-    heading_path: str
-    line_start: int
-    line_end: int
-    body: str
-    tags: tuple[str, ...]
-
-    @classmethod
-    def from_hit(cls, hit: SectionHit) -> "RankedSection":
-        return cls(
-            hit.doc_id, hit.section_idx, hit.title, hit.heading, hit.heading_path,
-            hit.line_start, hit.line_end, hit.body, hit.tags,
-        )
 
 
 class Library:
@@ -145,7 +123,7 @@ class Library:
         q = self.fulltext.build_query(query, self._languages, folder or None, list(tags))
         if q is None:
             return []
-        return [(RankedSection.from_hit(h), h.score) for h in self.fulltext.search(q, limit)]
+        return self.fulltext.search(q, limit)
 
     def search(
         self,

@@ -22,6 +22,7 @@ from pathlib import Path
 import tantivy
 
 from ..settings import STEMMER_LANGUAGES
+from .hits import RankedSection
 
 log = logging.getLogger(__name__)
 
@@ -76,20 +77,6 @@ class SectionDoc:
     tags: tuple[str, ...]
     folder: str
     lang: str
-
-
-@dataclass(frozen=True)
-class SectionHit:
-    doc_id: str
-    section_idx: int
-    score: float
-    title: str
-    heading: str
-    heading_path: str
-    line_start: int
-    line_end: int
-    body: str
-    tags: tuple[str, ...]
 
 
 def identifiers(text: str) -> list[str]:
@@ -302,26 +289,24 @@ class FullTextIndex:
             query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query), *filters])
         return query
 
-    def search(self, query: tantivy.Query, limit: int) -> list[SectionHit]:
+    def search(self, query: tantivy.Query, limit: int) -> list[tuple[RankedSection, float]]:
         searcher = self.index.searcher()
         result = searcher.search(query, limit=max(1, limit))
-        hits: list[SectionHit] = []
+        hits: list[tuple[RankedSection, float]] = []
         for score, address in result.hits:
             d = searcher.doc(address)
-            hits.append(
-                SectionHit(
-                    doc_id=d.get_first("doc_id"),
-                    section_idx=int(d.get_first("section")),
-                    score=float(score),
-                    title=_text(d, "title"),
-                    heading=_text(d, "heading"),
-                    heading_path=_text(d, "heading_path"),
-                    line_start=int(d.get_first("line_start")),
-                    line_end=int(d.get_first("line_end")),
-                    body=_text(d, "body"),
-                    tags=tuple(d.get_all("tag")),
-                )
+            section = RankedSection(
+                doc_id=d.get_first("doc_id"),
+                section_idx=int(d.get_first("section")),
+                title=_text(d, "title"),
+                heading=_text(d, "heading"),
+                heading_path=_text(d, "heading_path"),
+                line_start=int(d.get_first("line_start")),
+                line_end=int(d.get_first("line_end")),
+                body=_text(d, "body"),
+                tags=tuple(d.get_all("tag")),
             )
+            hits.append((section, float(score)))
         return hits
 
 

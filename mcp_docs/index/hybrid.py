@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING
 
 from .ranking import reciprocal_rank_fusion
 
+from .hits import RankedSection
+
 if TYPE_CHECKING:
-    from ..library import Library, RankedSection
+    from ..library import Library
     from .vectors import VectorHit, VectorStore
 
 CANDIDATES = 50  # per side, at least
@@ -33,9 +35,7 @@ MIN_SIMILARITY = 0.0
 Key = tuple[str, int]
 
 
-def _ranked(hit: "VectorHit") -> "RankedSection":
-    from ..library import RankedSection
-
+def _ranked(hit: "VectorHit") -> RankedSection:
     return RankedSection(
         hit.doc_id, hit.section_idx, hit.title, hit.heading, hit.heading_path,
         hit.line_start, hit.line_end, hit.piece, hit.tags,
@@ -43,7 +43,7 @@ def _ranked(hit: "VectorHit") -> "RankedSection":
 
 
 def fuse(
-    keyword_hits: "list[tuple[RankedSection, float]]",
+    keyword_hits: list[tuple[RankedSection, float]],
     vector_hits: "list[VectorHit]",
     limit: int,
     *,
@@ -51,7 +51,7 @@ def fuse(
     w_vector: float = W_VECTOR,
     min_similarity: float = MIN_SIMILARITY,
     rrf_k: int = HYBRID_RRF_K,
-) -> list[tuple["RankedSection", float]]:
+) -> list[tuple[RankedSection, float]]:
     """Reciprocal rank fusion of both lists at the section; keyword hits keep their full body for snippets."""
     vector_hits = [h for h in vector_hits if h.similarity >= min_similarity]
     sections: dict[Key, RankedSection] = {}
@@ -80,7 +80,7 @@ def search(
     tags: list[str],
     *,
     candidates: int = CANDIDATES,
-) -> list[tuple["RankedSection", float]]:
+) -> list[tuple[RankedSection, float]]:
     """Sections best first with their score (similarity for semantic, fused RRF score for hybrid).
 
     `limit` is how many sections the caller groups into documents (at least 50); each side gets

@@ -46,8 +46,10 @@ from ..paths import Jail, PathOutsideRoot
 from ..settings import Settings
 from .catalog import SCHEMA_VERSION, Catalog, folder_of
 
+from .hits import RankedSection
+
 if TYPE_CHECKING:
-    from ..library import Library, RankedSection
+    from ..library import Library
 
 log = logging.getLogger(__name__)
 
@@ -766,7 +768,7 @@ class VectorStore:
 
     def search(
         self, library: "Library", query: str, limit: int, mode: str, folder: str | None, tags: Iterable[str]
-    ) -> list[tuple["RankedSection", float]]:
+    ) -> list[tuple[RankedSection, float]]:
         from .hybrid import search
 
         return search(library, self, query, limit, mode, folder or None, list(tags))

@@ -1,0 +1,18 @@
+"""The section hit every retriever (keyword, vector, hybrid) returns: what a search result shows of a section."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RankedSection:
+    doc_id: str
+    section_idx: int
+    title: str
+    heading: str
+    heading_path: str
+    line_start: int
+    line_end: int
+    body: str  # the text snippets are cut from (a chunk, for vector-only hits)
+    tags: tuple[str, ...]
