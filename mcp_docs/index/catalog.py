@@ -11,11 +11,13 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .sqlite_tx import immediate_transaction
 
 # Bump when the tables or what parsing extracts change: existing indexes are rebuilt on open.
 SCHEMA_VERSION = 4
@@ -144,18 +146,8 @@ class Catalog:
             conn.close()
             self._local.conn = None
 
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._write_lock:
-            conn = self._conn()
-            conn.execute("begin immediate")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("rollback")
-                raise
-            else:
-                conn.execute("commit")
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        return immediate_transaction(self._write_lock, self._conn())
 
     # -- meta ------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:

@@ -31,7 +31,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,6 +47,7 @@ from ..settings import Settings
 from .catalog import SCHEMA_VERSION, Catalog, folder_of
 
 from .hits import RankedSection
+from .sqlite_tx import immediate_transaction
 
 if TYPE_CHECKING:
     from ..library import Library
@@ -311,18 +312,8 @@ class VectorStore:
                 self._connections.append(conn)
         return conn
 
-    @contextmanager
-    def _write(self) -> Iterator[apsw.Connection]:
-        with self._write_lock:
-            conn = self._conn()
-            conn.execute("begin immediate")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("rollback")
-                raise
-            else:
-                conn.execute("commit")
+    def _write(self) -> AbstractContextManager[apsw.Connection]:
+        return immediate_transaction(self._write_lock, self._conn())
 
     def _meta(self, key: str) -> str | None:
         row = self._conn().execute("select value from meta where key = ?", (key,)).fetchone()
