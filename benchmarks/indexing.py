@@ -21,7 +21,6 @@ import json
 import os
 import random
 import shutil
-import sys
 import threading
 import time
 from pathlib import Path
