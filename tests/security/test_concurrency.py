@@ -10,7 +10,6 @@ import random
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import anyio
 import httpx2
