@@ -17,6 +17,7 @@ import yaml
 from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from .snippets import clip
 from .tokens import estimate_tokens
 
 PREAMBLE_HEADING = "(top)"
@@ -277,15 +278,7 @@ def _strip_emphasis(text: str) -> str:
 
 def _summarize(paragraphs: list[str], front_matter: dict[str, Any]) -> str:
     explicit = _first_str(front_matter.get("summary") or front_matter.get("description"))
-    text = explicit or " ".join(paragraphs)
-    text = _SPACES.sub(" ", text).strip()
-    if len(text) <= SUMMARY_CHARS:
-        return text
-    cut = text[:SUMMARY_CHARS]
-    space = cut.rfind(" ")
-    if space > SUMMARY_CHARS * 0.6:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:") + "…"
+    return clip(explicit or " ".join(paragraphs), SUMMARY_CHARS)
 
 
 def _first_str(value: Any) -> str:

@@ -8,25 +8,15 @@ straight to `read_section`, short snippets, and how to continue.
 from __future__ import annotations
 
 from .models import ListResult, ReadDocumentResult, ReadSectionResult, SearchResult
+from .snippets import clip
 
 FIRST_SNIPPET_CHARS = 180
 OTHER_SNIPPET_CHARS = 90
 
 
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    cut = text[:limit]
-    space = cut.rfind(" ")
-    if space > limit * 0.6:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:") + "…"
-
-
 def render_search(result: SearchResult) -> str:
     n = len(result.results)
-    head = f'{n} document{"s" if n != 1 else ""} for "{_clip(result.query, 120)}" ({result.mode_used}; {result.index.documents} indexed'
+    head = f'{n} document{"s" if n != 1 else ""} for "{clip(result.query, 120)}" ({result.mode_used}; {result.index.documents} indexed'
     if result.index.pending_embeddings:
         head += f", {result.index.pending_embeddings} awaiting embeddings"
     lines = [head + ")"]
@@ -34,9 +24,9 @@ def render_search(result: SearchResult) -> str:
         lines.append(f"note: {result.note}")
     for rank, doc in enumerate(result.results, start=1):
         tags = f" [{', '.join(doc.tags[:6])}]" if doc.tags else ""
-        lines.append(f"{rank}. {doc.id} — {_clip(doc.title, 80)}{tags}")
+        lines.append(f"{rank}. {doc.id} — {clip(doc.title, 80)}{tags}")
         for i, s in enumerate(doc.sections):
-            snippet = _clip(s.snippet, FIRST_SNIPPET_CHARS if i == 0 else OTHER_SNIPPET_CHARS)
+            snippet = clip(s.snippet, FIRST_SNIPPET_CHARS if i == 0 else OTHER_SNIPPET_CHARS)
             lines.append(f"   § {s.heading_path} (L{s.line_start}-{s.line_end})" + (f": {snippet}" if snippet else ""))
     if result.results:
         lines.append("Next: read_section(id, heading path) for the text, or read_document(id, mode='outline').")
@@ -53,9 +43,9 @@ def render_list(result: ListResult) -> str:
         lines.append("folders: " + ", ".join(f"{f.path}/ ({f.documents})" for f in result.folders))
     for d in result.documents:
         tags = f" [{', '.join(d.tags[:6])}]" if d.tags else ""
-        line = f"- {d.id} — {_clip(d.title, 100)}{tags} ({d.sections} sections, {d.size_bytes} B, {d.modified[:10]})"
+        line = f"- {d.id} — {clip(d.title, 100)}{tags} ({d.sections} sections, {d.size_bytes} B, {d.modified[:10]})"
         if d.summary:
-            line += f": {_clip(d.summary, 120)}"
+            line += f": {clip(d.summary, 120)}"
         lines.append(line)
     if result.next_cursor:
         lines.append(f"More: list_documents(cursor='{result.next_cursor}') with the same folder and tag.")
@@ -69,20 +59,16 @@ def _continuation(truncated: bool, next_offset: int | None, total: int) -> str:
 
 
 def render_read_document(result: ReadDocumentResult) -> str:
-    head = f"{result.id} — {result.title} ({result.mode}"
-    if result.offset:
-        head += f", from character {result.offset}"
-    head += ")"
-    body = result.content.rstrip("\n")
-    note = f"\nnote: {result.note}" if result.note else ""
-    return f"{head}\n\n{body}{_continuation(result.truncated, result.next_offset, result.total_chars)}{note}"
+    return _render_read(f"{result.id} — {result.title} ({result.mode}", result)
 
 
 def render_read_section(result: ReadSectionResult) -> str:
-    head = f"{result.id} § {result.heading_path} (L{result.line_start}-{result.line_end}"
+    return _render_read(f"{result.id} § {result.heading_path} (L{result.line_start}-{result.line_end}", result)
+
+
+def _render_read(head: str, result: ReadDocumentResult | ReadSectionResult) -> str:
     if result.offset:
         head += f", from character {result.offset}"
-    head += ")"
     body = result.content.rstrip("\n")
     note = f"\nnote: {result.note}" if result.note else ""
-    return f"{head}\n\n{body}{_continuation(result.truncated, result.next_offset, result.total_chars)}{note}"
+    return f"{head})\n\n{body}{_continuation(result.truncated, result.next_offset, result.total_chars)}{note}"

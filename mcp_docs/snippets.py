@@ -57,6 +57,18 @@ def _matcher(terms: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile(r"(?<![\w])(?:" + "|".join(parts) + ")")
 
 
+def clip(text: str, limit: int) -> str:
+    """Whitespace collapsed, cut at a word boundary near `limit`, with an ellipsis when cut."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rfind(" ")
+    if space > limit * 0.6:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + "…"
+
+
 def make_snippet(body: str, query_terms: list[str], width: int = SNIPPET_CHARS) -> str:
     text = _SPACES.sub(" ", body).strip()
     if not text:
