@@ -28,7 +28,7 @@ def _common(p: argparse.ArgumentParser, root_required: bool = False) -> None:
 
 def _embeddings(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embeddings", choices=["local", "openai", "none"], help="embedder (or MCP_DOCS_EMBEDDINGS; default local)")
-    p.add_argument("--embeddings-model", help="model name for --embeddings openai")
+    p.add_argument("--embeddings-model", help="embedding model: a name for --embeddings openai, or multilingual-e5-small for --embeddings local ([multilingual] extra)")
     p.add_argument("--embeddings-base-url", help="base URL of an OpenAI-compatible embeddings endpoint")
 
 
