@@ -12,19 +12,27 @@ import hashlib
 import logging
 import multiprocessing
 import os
+import pickle
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
-import pickle
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from functools import partial
 from dataclasses import dataclass, field, replace
+from functools import lru_cache, partial
 
 from ..markdown import ParsedDocument, parse_markdown
 from ..paths import FileTooLarge, Jail, PathOutsideRoot
 from ..scan import ScannedFile, Scanner, ScanResult
 from ..settings import Settings
-from .catalog import Catalog, DocumentRecord, Fingerprint, Problem, SectionRecord, folder_of
+from .catalog import (
+    Catalog,
+    DocumentRecord,
+    Fingerprint,
+    Problem,
+    SectionRecord,
+    folder_of,
+)
 from .fulltext import FullTextIndex, SectionDoc
 
 log = logging.getLogger(__name__)
@@ -124,6 +132,34 @@ def prepare_many(
     return [(f, prepare(jail, max_bytes, f, h)) for f, h in jobs]
 
 
+def parse_workers() -> int:
+    """How many worker processes may parse: MCP_DOCS_PARSE_WORKERS, else the cores (≤ MAX_WORKERS) when safe.
+
+    Workers are spawned, and spawning re-imports the program's main module in each of them:
+    harmless for our commands, `python -m …` modules and test runners, which guard their entry
+    point, but a user's script that syncs at top level would run again in every worker. So
+    without an explicit setting, workers are used only when the main module is guarded.
+    """
+    configured = os.environ.get("MCP_DOCS_PARSE_WORKERS", "").strip()
+    if configured.isdigit():
+        return int(configured)
+    return min(os.cpu_count() or 1, MAX_WORKERS) if _main_module_is_guarded() else 1
+
+
+@lru_cache(maxsize=1)
+def _main_module_is_guarded() -> bool:
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if not path:
+        return False  # interactive or stdin: nothing a worker could import
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            source = fh.read(1_000_000)
+    except OSError:
+        return False
+    return "__name__" in source and "__main__" in source
+
+
 def _chunks(items: list, size: int) -> Iterator[list]:  # type: ignore[type-arg]
     for i in range(0, len(items), size):
         yield items[i : i + size]
@@ -203,7 +239,7 @@ class Synchronizer:
         """Read, hash and parse files: in worker processes when there are many (parsing is pure Python)."""
         max_bytes = self.settings.max_file_bytes
         old_hash = [fingerprints[f.doc_id].hash if f.doc_id in fingerprints else None for f in files]
-        workers = min(os.cpu_count() or 1, MAX_WORKERS)
+        workers = parse_workers()
         if len(files) < PARALLEL_THRESHOLD or workers < 2:
             for f, h in zip(files, old_hash):
                 yield f, prepare(self.jail, max_bytes, f, h)

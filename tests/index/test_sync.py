@@ -199,3 +199,32 @@ def test_kill_9_mid_sync_keeps_last_commit_and_next_sync_completes(tmp_path: Pat
     assert lib.catalog.count() == 300
     assert lib.fulltext.num_sections() == 300  # nothing duplicated by redoing work
     lib.close()
+
+
+UNGUARDED_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    from mcp_docs.settings import Settings
+    from mcp_docs.library import Library
+    print("TOP-LEVEL RAN", flush=True)
+    lib = Library(Settings.load(sys.argv[1], sys.argv[2], embeddings="none"))
+    print("added", lib.sync().added, flush=True)
+    """
+)
+
+
+def test_a_script_without_main_guard_is_not_re_run_by_parse_workers(tmp_path: Path) -> None:
+    root = tmp_path / "many"
+    root.mkdir()
+    for i in range(450):  # above the parallel threshold
+        (root / f"n{i:03}.md").write_text(f"# Note {i}\n\nword{i}\n")
+    script = tmp_path / "user_script.py"
+    script.write_text(UNGUARDED_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k != "MCP_DOCS_PARSE_WORKERS"}
+    out = subprocess.run(
+        [sys.executable, str(script), str(root), str(tmp_path / "idx")], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("TOP-LEVEL RAN") == 1
+    assert "added 450" in out.stdout
+    assert "Traceback" not in out.stderr
