@@ -1,4 +1,8 @@
-"""Shared fixtures and helpers for the tool and server tests (a small vault written in tmp_path)."""
+"""Fixtures and helpers for the tool and server tests: a small vault written in tmp_path.
+
+Importing `vault` from here overrides the conftest vault in a test module; conftest's
+`settings` and `library` fixtures then build on this one.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from mcp_docs.library import Library
-from mcp_docs.settings import Settings
 
 INSTALL = """---
 title: Installing the collector
@@ -117,26 +119,8 @@ def make_vault(base: Path) -> Path:
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def vault(tmp_path: Path) -> Path:
     return make_vault(tmp_path)
-
-
-@pytest.fixture
-def settings(vault: Path, tmp_path: Path) -> Settings:
-    return Settings.load(vault, tmp_path / "index", embeddings="none", environ={})
-
-
-@pytest.fixture
-def library(settings: Settings):
-    lib = Library(settings)
-    lib.sync()
-    yield lib
-    lib.close()
 
 
 def free_port() -> int:

@@ -12,7 +12,6 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from .server_fixtures import (  # noqa: F401
-    anyio_backend,
     child_env,
     free_port,
     make_vault,

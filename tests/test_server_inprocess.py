@@ -9,7 +9,7 @@ from mcp import Client
 
 from mcp_docs.server import INSTRUCTIONS, build_server
 
-from .server_fixtures import anyio_backend, library, settings, vault  # noqa: F401
+from .server_fixtures import vault  # noqa: F401
 
 pytestmark = pytest.mark.anyio
 

@@ -11,7 +11,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from .server_fixtures import anyio_backend, child_env, serve_args, vault, write  # noqa: F401
+from .server_fixtures import child_env, serve_args, vault, write  # noqa: F401
 
 
 async def _wait_for(client: Client, query: str, want: str | None, timeout: float = 10.0) -> float:

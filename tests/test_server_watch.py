@@ -10,7 +10,7 @@ from mcp import Client
 from mcp_docs.server import ServerState, build_server
 from mcp_docs.watch import FULL_SYNC, Watcher
 
-from .server_fixtures import anyio_backend, library, settings, vault, write  # noqa: F401
+from .server_fixtures import vault, write  # noqa: F401
 
 
 def _ids(library, query: str) -> list[str]:  # noqa: F811

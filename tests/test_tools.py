@@ -10,7 +10,7 @@ from mcp_docs.render import render_list, render_read_document, render_read_secti
 from mcp_docs.tokens import estimate_tokens
 from mcp_docs.tools import MAX_MAX_CHARS, MAX_SEARCH_RESULTS, DocsTools, ToolInputError
 
-from .server_fixtures import library, settings, vault, write  # noqa: F401
+from .server_fixtures import vault, write  # noqa: F401
 
 
 @pytest.fixture
