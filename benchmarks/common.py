@@ -27,6 +27,15 @@ class Skip(Exception):
     """Raised when a benchmark's external data is missing: the runner reports it and moves on."""
 
 
+def run_script(main) -> None:  # type: ignore[no-untyped-def]
+    """Entry point of a benchmark script: missing data is a clean skip (exit 0), not a traceback."""
+    try:
+        main()
+    except Skip as exc:
+        print(f"skipped: {exc}")
+        sys.exit(0)
+
+
 def require(path: Path, what: str) -> Path:
     if not path.exists():
         raise Skip(f"{what} not found at {path} (pass a path argument or set MCP_DOCS_BENCH_DATA)")

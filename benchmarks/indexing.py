@@ -25,7 +25,17 @@ import threading
 import time
 from pathlib import Path
 
-from .common import CACHE, SHARED_BENCH, Skip, dir_size_mb, percentiles, require, run_child, table, write_results
+from .common import (
+    CACHE,
+    SHARED_BENCH,
+    Skip,
+    dir_size_mb,
+    percentiles,
+    require,
+    run_child,
+    table,
+    write_results,
+)
 
 TARGETS = {"scifact": 3.0, "otel": 2.0}
 

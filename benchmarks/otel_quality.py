@@ -16,12 +16,20 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 
-from .common import CACHE, DATA_DIR, SHARED_BENCH, Skip, Timer, require, table, write_results
+from .common import (
+    CACHE,
+    DATA_DIR,
+    SHARED_BENCH,
+    Timer,
+    require,
+    run_script,
+    table,
+    write_results,
+)
 
 QUESTIONS = DATA_DIR / "otel_questions.jsonl"
 
@@ -162,8 +170,4 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Skip as exc:
-        print(f"skipped: {exc}")
-        sys.exit(0)
+    run_script(main)

@@ -24,7 +24,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--with-100k", action="store_true")
     args = ap.parse_args(argv)
 
-    from . import freshness, indexing, latency, otel_quality, scifact, side_by_side, token_economy
+    from . import (
+        freshness,
+        indexing,
+        latency,
+        otel_quality,
+        scifact,
+        side_by_side,
+        token_economy,
+    )
 
     synth = "" if args.quick else ("10000,100000" if args.with_100k else "10000")
     steps = [

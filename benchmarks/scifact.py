@@ -13,11 +13,18 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import time
 from pathlib import Path
 
-from .common import CACHE, SHARED_BENCH, Skip, Timer, require, table, write_results
+from .common import (
+    CACHE,
+    SHARED_BENCH,
+    Timer,
+    require,
+    run_script,
+    table,
+    write_results,
+)
 
 TARGET_NDCG = 0.69
 
@@ -164,8 +171,4 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Skip as exc:
-        print(f"skipped: {exc}")
-        sys.exit(0)
+    run_script(main)

@@ -27,7 +27,19 @@ import sys
 import time
 from pathlib import Path
 
-from .common import CACHE, SHARED_BENCH, Skip, Timer, dir_size_mb, peak_rss_mb, percentiles, require, run_child, table, write_results
+from .common import (
+    CACHE,
+    SHARED_BENCH,
+    Skip,
+    Timer,
+    dir_size_mb,
+    peak_rss_mb,
+    percentiles,
+    require,
+    run_child,
+    table,
+    write_results,
+)
 
 GRID_W_VECTOR = (0.25, 0.5, 0.8, 1.0, 1.25)
 GRID_MIN_SIMILARITY = (0.0, 0.3, 0.4, 0.5)

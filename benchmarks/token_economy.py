@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-from .common import CACHE, SHARED_BENCH, Skip, require, table, write_results
+from .common import CACHE, SHARED_BENCH, require, run_script, table, write_results
 from .otel_quality import load_questions, norm_heading
 
 
@@ -148,8 +147,4 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except Skip as exc:
-        print(f"skipped: {exc}")
-        sys.exit(0)
+    run_script(main)
