@@ -172,6 +172,7 @@ def cmd_read(args: argparse.Namespace, settings: Settings | None) -> int:
     from .tools import DocsTools, ToolInputError
 
     with open_library(settings) as library:
+        _try_sync(library)  # reads come from disk, but suggestions for a mistyped id come from the index
         tools = DocsTools(library)
         kwargs = {"offset": args.offset}
         if args.max_chars is not None:

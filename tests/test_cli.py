@@ -86,6 +86,8 @@ def test_read_modes_and_section(vault: Path, index_dir: Path) -> None:
     out = run("read", "guides/setup/install.md", "--section", "Build > Linux", *base)
     assert out.returncode == 0, out.stderr
     assert "GCC 12" in out.stdout and "apt install" not in out.stdout
+    out = run("read", "guides/setup/instal.md", *base)  # a typo, before any explicit index
+    assert out.returncode == 2 and "guides/setup/install.md" in out.stderr
     out = run("read", "../outside/secret.md", *base)
     assert out.returncode == 2 and "outsidemarker" not in out.stdout + out.stderr
 
