@@ -9,6 +9,7 @@ change to `.mcpdocsignore` reloads the ignore rules and rescans everything.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -18,7 +19,7 @@ import watchfiles
 
 from .index.fulltext import IndexBusy
 from .library import Library
-from .scan import load_ignore
+from .scan import is_skipped_dir_name, load_ignore
 from .settings import IGNORE_FILE_NAME
 
 log = logging.getLogger(__name__)
@@ -80,12 +81,34 @@ class Watcher:
             return rel
         return None
 
+    def watched_folders(self) -> list[Path]:
+        """The real folders to watch: never through a folder link (a link to /usr would cost thousands of
+        OS watches and see changes outside the root), never dot-folders, node_modules or ignored folders."""
+        scanner = self.library.scanner
+        folders = [self.root]
+        for dirpath, dirnames, _ in os.walk(self.root):  # os.walk does not follow links
+            rel_dir = Path(dirpath).relative_to(self.root).as_posix()
+            keep = []
+            for name in dirnames:
+                rel = name if rel_dir == "." else f"{rel_dir}/{name}"
+                full = os.path.join(dirpath, name)
+                if is_skipped_dir_name(name) or os.path.islink(full) or scanner.ignored(rel, is_dir=True):
+                    continue
+                keep.append(name)
+                folders.append(Path(full))
+            dirnames[:] = keep
+        return folders
+
     def _run(self) -> None:
         pending: set[str] = set()
+        resync: set[str] = set()
         while not self._stop.is_set():
             try:
+                folders = self.watched_folders()
+                rearm = False
                 for changes in watchfiles.watch(
-                    self.root,
+                    *folders,
+                    recursive=False,
                     debounce=self.debounce_ms,
                     step=self.step_ms,
                     stop_event=self._stop,
@@ -95,14 +118,24 @@ class Watcher:
                     ignore_permission_denied=True,
                 ):
                     self.ready.set()
+                    if resync:  # folders that appeared before their watch was in place: rescan them now
+                        pending |= resync
+                        resync = set()
                     for _change, path in changes:
                         rel = self.relevant(path)
                         if rel is not None:
                             pending.add(rel)
+                            if rel == FULL_SYNC or not self.library.scanner.wanted_name(rel.rsplit("/", 1)[-1]):
+                                rearm = True  # a folder came or went, or the ignore rules changed: re-list folders
                     if pending:
+                        synced = set(pending)
                         pending = self._sync(pending)
+                        if rearm:
+                            resync = {p for p in synced if (self.root / p).is_dir()}
                     if self._stop.is_set():
                         return
+                    if rearm:
+                        break
             except Exception:  # never let the watcher die silently: log and start watching again
                 if self._stop.is_set():
                     return

@@ -1,0 +1,43 @@
+"""The watcher watches real folders only: never through folder links, dot-folders or ignored folders."""
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from mcp_docs.library import Library
+from mcp_docs.watch import Watcher
+
+
+def wait_for(predicate, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_watched_folders_skip_links_dot_folders_and_ignored(library: Library, vault: Path) -> None:
+    watched = {p.relative_to(vault).as_posix() for p in Watcher(library).watched_folders()}
+    assert {".", "guides", "guides/setup", "notes", "fr"} <= watched
+    assert "outside-folder" not in watched  # a folder link out of the root
+    assert not any(w.startswith((".obsidian", "node_modules", "drafts")) for w in watched)
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
+def test_new_folders_are_watched_and_their_files_indexed(library: Library, vault: Path) -> None:
+    watcher = Watcher(library, debounce_ms=50, step_ms=20)
+    watcher.start()
+    try:
+        assert watcher.ready.wait(10)
+        (vault / "newdir" / "deeper").mkdir(parents=True)
+        (vault / "newdir" / "deeper" / "a.md").write_text("# A\n\nfreshfolderword here\n")
+        found = lambda: [r.id for r in library.search("freshfolderword", mode="keyword").results]  # noqa: E731
+        assert wait_for(lambda: found() == ["newdir/deeper/a.md"])
+        # a file added later in the new folder is seen through the re-armed watch
+        (vault / "newdir" / "deeper" / "b.md").write_text("# B\n\nsecondfolderword\n")
+        assert wait_for(lambda: [r.id for r in library.search("secondfolderword", mode="keyword").results] == ["newdir/deeper/b.md"])
+    finally:
+        watcher.stop()
