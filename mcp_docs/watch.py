@@ -101,10 +101,12 @@ class Watcher:
 
     def _run(self) -> None:
         pending: set[str] = set()
-        resync: set[str] = set()
+        # Whatever changed before the first watch was in place is caught by one full (stat-only) sync.
+        resync: set[str] = {FULL_SYNC}
         while not self._stop.is_set():
             try:
                 folders = self.watched_folders()
+                watched = {p.relative_to(self.root).as_posix() for p in folders}
                 rearm = False
                 for changes in watchfiles.watch(
                     *folders,
@@ -125,7 +127,7 @@ class Watcher:
                         rel = self.relevant(path)
                         if rel is not None:
                             pending.add(rel)
-                            if rel == FULL_SYNC or not self.library.scanner.wanted_name(rel.rsplit("/", 1)[-1]):
+                            if rel == FULL_SYNC or rel in watched or (self.root / rel).is_dir():
                                 rearm = True  # a folder came or went, or the ignore rules changed: re-list folders
                     if pending:
                         synced = set(pending)
