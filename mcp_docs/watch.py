@@ -48,6 +48,7 @@ class Watcher:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.ready = threading.Event()  # set once the OS watch is in place
+        self.arms = 0  # how many times the folder list was (re)built: once, plus once per folder change
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="mcp-docs-watch", daemon=True)
@@ -107,6 +108,7 @@ class Watcher:
             try:
                 folders = self.watched_folders()
                 watched = {p.relative_to(self.root).as_posix() for p in folders}
+                self.arms += 1
                 rearm = False
                 for changes in watchfiles.watch(
                     *folders,

@@ -41,3 +41,21 @@ def test_new_folders_are_watched_and_their_files_indexed(library: Library, vault
         assert wait_for(lambda: [r.id for r in library.search("secondfolderword", mode="keyword").results] == ["newdir/deeper/b.md"])
     finally:
         watcher.stop()
+
+
+def test_atomic_saves_do_not_rearm_but_folder_changes_do(library: Library, vault: Path) -> None:
+    watcher = Watcher(library, debounce_ms=50, step_ms=20)
+    watcher.start()
+    try:
+        assert watcher.ready.wait(10)
+        target = vault / "notes" / "meeting-2026-01.md"
+        tmp = vault / "notes" / "meeting-2026-01.md.tmp4913"
+        tmp.write_text("# Meeting\n\natomicsaveword\n")
+        os.replace(tmp, target)  # how editors save: write a temporary file, rename it over the note
+        assert wait_for(lambda: [r.id for r in library.search("atomicsaveword", mode="keyword").results] == [target.relative_to(vault).as_posix()])
+        time.sleep(0.3)
+        assert watcher.arms == 1
+        (vault / "archive").mkdir()
+        assert wait_for(lambda: watcher.arms == 2)
+    finally:
+        watcher.stop()
