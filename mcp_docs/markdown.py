@@ -17,7 +17,7 @@ import yaml
 from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from .snippets import clip
+from .snippets import MARKDOWN_LINK, clip
 from .tokens import estimate_tokens
 
 PREAMBLE_HEADING = "(top)"
@@ -237,7 +237,6 @@ def _trim_end(lines: list[str], start_1based: int, stop0_exclusive: int) -> int:
 
 _INLINE_CODE = re.compile(r"`+[^`]*`+")
 _WIKILINK = re.compile(r"!?\[\[([^\]\|#\n]*)(?:#([^\]\|\n]*))?(?:\|([^\]\n]*))?\]\]")
-_MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'][^\"'\n]*[\"'])?\s*\)")
 _HTML_TAG = re.compile(r"</?[A-Za-z][^>\n]*>")
 _EMPHASIS = re.compile(r"(\*{1,3}|~~|==)(?=\S)(.+?)(?<=\S)\1")
 # CommonMark: '_' never opens or closes emphasis inside a word (snake_case stays intact).
@@ -257,7 +256,7 @@ def clean_inline(text: str) -> str:
         return ""
     if "[" in text:
         text = _WIKILINK.sub(lambda m: m.group(3) or m.group(2) or m.group(1), text)
-        text = _MD_LINK.sub(lambda m: m.group(1), text)
+        text = MARKDOWN_LINK.sub(lambda m: m.group(1), text)
     if "<" in text:
         text = _HTML_TAG.sub("", text)
     if "`" in text:  # code spans keep their text verbatim: `OTEL_SERVICE_NAME` is not emphasis
@@ -342,7 +341,7 @@ def _collect_links(lines: list[str], content_start: int, code_lines: set[int]) -
             alias = (m.group(3) or "").strip() or None
             if target or heading:
                 links.append(Link(target=target, kind="wiki", heading=heading, alias=alias))
-        for m in _MD_LINK.finditer(line):
+        for m in MARKDOWN_LINK.finditer(line):
             links.append(Link(target=m.group(2), kind="markdown", alias=m.group(1).strip() or None))
     return tuple(links)
 

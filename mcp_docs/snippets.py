@@ -15,6 +15,8 @@ from functools import lru_cache
 
 SNIPPET_CHARS = 220
 _SPACES = re.compile(r"\s+")
+# [label](target "title") and ![alt](src): group 1 is the label, group 2 the target.
+MARKDOWN_LINK = re.compile(r"!?\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'][^\"'\n]*[\"'])?\s*\)")
 _MAX_MATCHES = 300
 
 
@@ -71,6 +73,8 @@ def clip(text: str, limit: int) -> str:
 
 def make_snippet(body: str, query_terms: list[str], width: int = SNIPPET_CHARS) -> str:
     text = _SPACES.sub(" ", body).strip()
+    if "](" in text:  # link targets are noise in a snippet: keep the labels
+        text = MARKDOWN_LINK.sub(lambda m: m.group(1), text)
     if not text:
         return ""
     pattern = _matcher(tuple(query_terms))

@@ -32,3 +32,8 @@ def test_no_match_gives_the_beginning_and_empty_body_gives_nothing() -> None:
 def test_fold_keeps_length() -> None:
     for word in ("Élève", "straße", "İstanbul", "Ǆ"):
         assert len(fold(word)) == len(word)
+
+
+def test_link_targets_are_left_out_of_snippets() -> None:
+    snippet = make_snippet("See [the sampling spec](https://example.org/specs/sampling#probability) and ![chart](img.png).", ["sampling"])
+    assert snippet == "See the **sampling** spec and chart."

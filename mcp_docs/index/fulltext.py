@@ -48,6 +48,7 @@ HYPHEN_IDENT_BOOST = 1.0
 QUERY_STOPWORDS = frozenset(
     "a an and are as at be but by for if in into is it no not of on or such that the their then there these "
     "they this to was will with "
+    "how what which who why when where do does did can could should would i me my we our you your "
     "au aux c ce ces d dans de des du elle en est et il l la le les leur n ne ou par pas pour qu que qui s sa "
     "se ses son sur un une".split()
 )
