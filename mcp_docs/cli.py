@@ -100,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    from .commands import run_command, UserError
+    from .commands import UserError, run_command
 
     try:
         settings = _settings(args) if args.command != "config" or args.root else None

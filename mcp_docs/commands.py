@@ -8,7 +8,14 @@ import sys
 import time
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from .index.fulltext import IndexBusy
@@ -16,7 +23,6 @@ from .index.sync import SyncReport
 from .library import Library
 from .paths import PathOutsideRoot
 from .settings import Settings
-
 
 # Chunks `mcp-docs search` embeds before answering (~10 s with the local model); past that,
 # `mcp-docs index` (progress bar, resumable) or a running server builds the vectors.

@@ -33,7 +33,12 @@ from . import __version__
 from .index.fulltext import IndexBusy
 from .library import Library
 from .models import ListResult, ReadDocumentResult, ReadSectionResult, SearchResult
-from .render import render_list, render_read_document, render_read_section, render_search
+from .render import (
+    render_list,
+    render_read_document,
+    render_read_section,
+    render_search,
+)
 from .settings import Settings
 from .tools import DocsTools, ToolInputError
 

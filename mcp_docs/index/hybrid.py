@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .ranking import reciprocal_rank_fusion
-
 from .hits import RankedSection
+from .ranking import reciprocal_rank_fusion
 
 if TYPE_CHECKING:
     from ..library import Library

@@ -41,11 +41,16 @@ import numpy as np
 import sqlite_vec
 
 from ..embedders import Embedder, EmbedderError, make_embedder
-from ..markdown import PREAMBLE_HEADING, HEADING_SEPARATOR, ParsedDocument, clean_inline, parse_markdown
+from ..markdown import (
+    HEADING_SEPARATOR,
+    PREAMBLE_HEADING,
+    ParsedDocument,
+    clean_inline,
+    parse_markdown,
+)
 from ..paths import Jail, PathOutsideRoot
 from ..settings import Settings
 from .catalog import SCHEMA_VERSION, Catalog, folder_of
-
 from .hits import RankedSection
 from .sqlite_tx import immediate_transaction
 
