@@ -1,4 +1,4 @@
-"""The library: one documents root with its index (catalog + full-text, later vectors), opened together.
+"""The library: one documents root with its index (catalog, full-text and optional vectors), opened together.
 
 This is the narrow storage interface the tools and the CLI use: sync, search,
 and catalog reads. Everything here is synchronous and thread-safe for readers;
