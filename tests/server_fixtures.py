@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-
 INSTALL = """---
 title: Installing the collector
 tags: [guide, setup]
@@ -130,7 +129,8 @@ def free_port() -> int:
 
 
 def child_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_DOCS_")}
+    # The developer's own settings and provider keys never reach a test server.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MCP_DOCS_", "OPENAI", "ANTHROPIC"))}
     env["PYTHONUNBUFFERED"] = "1"
     env.update(extra)
     return env
@@ -173,6 +173,9 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(5)
-    for stream in (proc.stdout, proc.stderr):
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
         if stream is not None:
-            stream.close()
+            try:
+                stream.close()
+            except OSError:
+                pass

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -16,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import OUTSIDE_MARKER, make_vault
+from tests.server_fixtures import child_env, free_port, serve_args
+from tests.server_fixtures import stop as stop_process
 
 BIG_BYTES = 50 * 1024 * 1024
 TRACEBACK_SIGNS = ("Traceback (most recent call last)", 'File "/', "site-packages", "/mcp_docs/")
@@ -162,22 +163,8 @@ def assert_clean(result: Any, *, max_chars: int = 250_000) -> str:
     return text
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def child_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MCP_DOCS_", "OPENAI", "ANTHROPIC"))}
-    env["PYTHONUNBUFFERED"] = "1"
-    env.update(extra)
-    return env
-
-
 def serve_cmd(root: Path, index: Path, *more: str) -> list[str]:
-    return [sys.executable, "-m", "mcp_docs", "serve", "--root", str(root), "--index-dir", str(index),
-            "--embeddings", "none", *more]
+    return [sys.executable, *serve_args(root, index, *more)]
 
 
 def wait_http(port: int, proc: subprocess.Popen[bytes] | None = None, timeout: float = 30.0, host: str = "127.0.0.1") -> None:
@@ -210,17 +197,3 @@ def http_server(root: Path, index: Path, *more: str, env: dict[str, str] | None 
         stop_process(proc)
 
 
-def stop_process(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-    for stream in (proc.stdin, proc.stdout, proc.stderr):
-        if stream is not None:
-            try:
-                stream.close()
-            except OSError:
-                pass

@@ -271,8 +271,8 @@ def test_r3_links_created_while_the_watcher_runs_are_never_indexed(tmp_path: Pat
 
 
 def test_r3_changes_outside_seen_through_a_folder_link_are_never_indexed(tmp_path: Path) -> None:
-    """The OS watcher follows folder links (watchfiles/notify cannot be told not to), so files changed outside
-    the root arrive as events with in-root paths like `ext/new.md`: the jail must still refuse them."""
+    """Files changed behind a folder link out of the root are never indexed: the watcher does not watch
+    through links, and even an event with an in-root path like `ext/new.md` would be refused by the jail."""
     from mcp_docs.watch import Watcher
 
     root = tmp_path / "docs"
