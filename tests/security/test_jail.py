@@ -239,6 +239,17 @@ async def test_r3_link_swapped_in_while_requests_run_never_leaks(tmp_path: Path)
     assert served > 0  # the real file was served while it was real
 
 
+def wait_for_canary(lib: Library, root: Path) -> None:
+    """Write a canary note and wait until the watcher has indexed it: proof that it synced meanwhile."""
+    (root / "canary.md").write_text("# Canary\n\ncanaryword\n")
+    deadline = time.monotonic() + 15
+    while "canary.md" not in lib.catalog.ids() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)
+    lib.wait_idle()
+    assert "canary.md" in lib.catalog.ids()
+
+
 def test_r3_links_created_while_the_watcher_runs_are_never_indexed(tmp_path: Path) -> None:
     from mcp_docs.watch import Watcher
 
@@ -256,13 +267,7 @@ def test_r3_links_created_while_the_watcher_runs_are_never_indexed(tmp_path: Pat
         assert watcher.ready.wait(10)
         os.symlink(outside / "secret.md", root / "late-leak.md")
         os.symlink(outside, root / "late-dir")
-        (root / "canary.md").write_text("# Canary\n\ncanaryword\n")  # proves the watcher synced meanwhile
-        deadline = time.monotonic() + 15
-        while "canary.md" not in lib.catalog.ids() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        time.sleep(0.5)
-        lib.wait_idle()
-        assert "canary.md" in lib.catalog.ids()
+        wait_for_canary(lib, root)
         assert not any(i.startswith("late") for i in lib.catalog.ids())
         assert lib.search("latecomer", 10, "keyword").results == []
     finally:
@@ -291,13 +296,7 @@ def test_r3_changes_outside_seen_through_a_folder_link_are_never_indexed(tmp_pat
         (outside / "sub").mkdir()
         (outside / "sub" / "deep.md").write_text(f"# Deep\n\n{OUTSIDE_MARKER} throughlink\n")
         time.sleep(0.3)
-        (root / "canary.md").write_text("# Canary\n\ncanaryword\n")
-        deadline = time.monotonic() + 15
-        while "canary.md" not in lib.catalog.ids() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        time.sleep(0.5)
-        lib.wait_idle()
-        assert "canary.md" in lib.catalog.ids()
+        wait_for_canary(lib, root)
         assert not any(i.startswith("ext") for i in lib.catalog.ids())
         assert lib.search("throughlink", 10, "keyword").results == []
     finally:
