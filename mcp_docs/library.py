@@ -8,7 +8,6 @@ one sync runs at a time.
 from __future__ import annotations
 
 import logging
-import shutil
 import threading
 import time
 import uuid
@@ -16,6 +15,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from .embedders import EmbedderError
+from .index import ownership
 from .index.catalog import SCHEMA_VERSION, Catalog
 from .index.fulltext import QUERY_STOPWORDS, FullTextIndex, identifiers, query_words
 from .index.hits import RankedSection
@@ -40,14 +40,22 @@ class Library:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.jail = Jail(settings.root)
-        settings.index_dir.mkdir(parents=True, exist_ok=True)
-        self.catalog = Catalog(settings.index_dir / "catalog.sqlite")
+        self.scanner = Scanner(self.jail, settings.extensions)
+        self._sync_lock = threading.Lock()
+        self._embedding = False  # start_embedding() was called: a reopened vector store starts its worker too
+        self._open_storage()
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def _open_storage(self) -> None:
+        """Open (creating or repairing) the catalog, full-text and vector stores of the index folder."""
+        settings = self.settings
+        ownership.claim(settings.index_dir)  # before anything is written or deleted there
+        self.catalog = Catalog.open(settings.index_dir / "catalog.sqlite")
         self._check_compatibility()
         self.fulltext = FullTextIndex(settings.index_dir / "fulltext")
         self._check_generation()
-        self.scanner = Scanner(self.jail, settings.extensions)
+        self._check_fulltext_matches()
         self.synchronizer = Synchronizer(settings, self.jail, self.scanner, self.catalog, self.fulltext)
-        self._sync_lock = threading.Lock()
         self._languages: frozenset[str] = frozenset(self.catalog.languages() or {settings.language})
         self._document_count = self.catalog.count()  # cached: every search reports it
         self.synchronizer.listeners.append(self._refresh_stats)
@@ -59,7 +67,6 @@ class Library:
             self.vectors = VectorStore.open(settings, self.catalog, self.jail)
             self.synchronizer.listeners.append(self.vectors.on_sync)
 
-    # -- lifecycle ---------------------------------------------------------------------
     def _check_compatibility(self) -> None:
         """Rebuild from scratch when the catalog schema, the root or the root language changed."""
         expected = {"schema_version": str(SCHEMA_VERSION), "root": str(self.settings.root), "language": self.settings.language}
@@ -71,7 +78,7 @@ class Library:
             self.catalog.clear()
             fulltext_dir = self.settings.index_dir / "fulltext"
             if fulltext_dir.exists():
-                shutil.rmtree(fulltext_dir)
+                ownership.remove(fulltext_dir)
         for key, value in expected.items():
             self.catalog.set_meta(key, value)
 
@@ -86,6 +93,31 @@ class Library:
             self.catalog.clear()
             self.catalog.set_meta("fulltext_generation", generation)
 
+    def _check_fulltext_matches(self) -> None:
+        """Tantivy silently starts an empty index when its meta.json is lost: if the full-text index holds
+        far fewer sections than the catalog lists, the catalog forgets everything and the next sync re-adds it.
+        (A crash leaves at most one batch of difference, which the next sync repairs by itself.)"""
+        catalogued = self.catalog.section_total()
+        if catalogued and self.fulltext.num_sections() < catalogued // 2:
+            log.warning(
+                "the full-text index holds %d sections but the catalog lists %d: rebuilding the index",
+                self.fulltext.num_sections(), catalogued,
+            )
+            self.catalog.clear()
+
+    def storage_lost(self) -> bool:
+        """The index folder (or its marker) vanished under us, for example deleted by hand while serving."""
+        return not ownership.is_owned(self.settings.index_dir)
+
+    def _reopen_storage(self) -> None:
+        log.warning("the index folder %s was deleted or emptied: recreating it and reindexing", self.settings.index_dir)
+        if self.vectors is not None:
+            self.vectors.close()
+        self.catalog.close()
+        self._open_storage()
+        if self._embedding:
+            self.start_embedding()
+
     def close(self) -> None:
         if self.vectors is not None:
             self.vectors.close()
@@ -93,6 +125,7 @@ class Library:
 
     def start_embedding(self) -> None:
         """Fill the vectors in a background thread (the server calls this); keyword search answers meanwhile."""
+        self._embedding = True
         if self.vectors is not None:
             self.vectors.start()
 
@@ -105,6 +138,9 @@ class Library:
     # -- sync --------------------------------------------------------------------------------
     def sync(self, paths: Iterable[str] | None = None, progress: Progress | None = None) -> SyncReport:
         with self._sync_lock:
+            if self.storage_lost():
+                self._reopen_storage()
+                paths = None  # everything must be indexed again
             return self.synchronizer.run(paths, progress)
 
     def _refresh_stats(self, changed: list[str], deleted: list[str]) -> None:

@@ -192,6 +192,8 @@ def build_server(library: Library, state: ServerState | None = None) -> MCPServe
 
     @mcp.custom_route("/health", methods=["GET"])
     async def health(request: Request) -> Response:
+        if library.storage_lost():  # deleted under us: the watcher's next sync recreates it
+            return JSONResponse({"status": "error", "error": "the index folder is missing; it is being rebuilt"}, 503)
         body: dict[str, Any] = {"status": "ok", "documents": library.catalog.count()}
         body["indexing"] = not state.initial_sync_done.is_set()
         return JSONResponse(body)

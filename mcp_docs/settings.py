@@ -71,14 +71,12 @@ class Settings:
         root_path = Path(root_value).expanduser()
         if not root_path.is_dir():
             raise ValueError(f"The documents root does not exist or is not a folder: {root_path}")
+        given_root = root_path.absolute()
         root_path = root_path.resolve()
         index_value = index_dir or env.get("MCP_DOCS_INDEX_DIR")
-        index_path = Path(index_value).expanduser().resolve() if index_value else default_index_dir(root_path)
-        if index_path == root_path or index_path.is_relative_to(root_path):
-            raise ValueError(
-                f"The index folder {index_path} is inside the documents root; mcp-docs never writes into the root. "
-                "Choose another --index-dir."
-            )
+        given_index = Path(index_value).expanduser().absolute() if index_value else default_index_dir(root_path)
+        index_path = given_index.resolve()
+        check_separate(root_path, index_path, (given_root, root_path), (given_index, index_path))
         lang_value = language or env.get("MCP_DOCS_LANGUAGE") or "en"
         lang = normalize_language(lang_value)
         if lang is None:
@@ -108,6 +106,23 @@ class Settings:
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
         return replace(settings, **clean) if clean else settings
+
+
+def check_separate(root: Path, index: Path, root_forms: tuple[Path, ...], index_forms: tuple[Path, ...]) -> None:
+    """The root and the index folder must not contain each other, as written or through links: the index
+    is deleted and rebuilt at will, and documents inside it (or an index inside the root) would be lost or indexed."""
+    for r in root_forms:
+        for i in index_forms:
+            if i == r or i.is_relative_to(r):
+                raise ValueError(
+                    f"The index folder {index} is inside the documents root {root}; mcp-docs never writes into "
+                    "the root. Choose another --index-dir."
+                )
+            if r.is_relative_to(i):
+                raise ValueError(
+                    f"The documents root {root} is inside the index folder {index}; the index folder is a cache "
+                    "that mcp-docs may delete. Choose another --index-dir."
+                )
 
 
 def default_index_dir(root: Path) -> Path:

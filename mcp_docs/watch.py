@@ -131,6 +131,8 @@ class Watcher:
                             pending.add(rel)
                             if rel == FULL_SYNC or rel in watched or (self.root / rel).is_dir():
                                 rearm = True  # a folder came or went, or the ignore rules changed: re-list folders
+                    if not pending and self.library.storage_lost():  # the index folder was deleted: rebuild it
+                        pending.add(FULL_SYNC)
                     if pending:
                         synced = set(pending)
                         pending = self._sync(pending)

@@ -8,6 +8,7 @@ after a crash it can only lag behind (and the next sync redoes the difference).
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -17,7 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import ownership
 from .sqlite_tx import immediate_transaction
+
+log = logging.getLogger(__name__)
+
+SQLITE_SUFFIXES = ("", "-wal", "-shm", "-journal")
 
 # Bump when the tables or what parsing extracts change: existing indexes are rebuilt on open.
 SCHEMA_VERSION = 4
@@ -126,8 +132,35 @@ class Catalog:
         self._local = threading.local()
         self._write_lock = threading.Lock()
         conn = self._conn()
-        conn.executescript(_SCHEMA)
-        conn.commit()
+        try:
+            conn.executescript(_SCHEMA)
+            conn.commit()
+        except sqlite3.DatabaseError:
+            self.close()  # before the caller deletes the file (Windows cannot delete an open file)
+            raise
+
+    @classmethod
+    def open(cls, path: Path) -> "Catalog":
+        """Open, or rebuild empty when the file is damaged (truncated, overwritten): the catalog is a cache
+        of the documents, and an empty one makes the next sync index everything again."""
+        catalog: Catalog | None = None
+        try:
+            catalog = cls(path)
+            catalog.check()
+            return catalog
+        except sqlite3.DatabaseError as exc:
+            log.warning("the catalog %s is damaged (%s): rebuilding the index", path, exc)
+            if catalog is not None:
+                catalog.close()
+            for suffix in SQLITE_SUFFIXES:
+                ownership.remove(Path(f"{path}{suffix}"))
+            return cls(path)
+
+    def check(self) -> None:
+        """Raise sqlite3.DatabaseError unless every page of the file reads back as a valid b-tree."""
+        problems = [r[0] for r in self._conn().execute("pragma quick_check")]
+        if problems != ["ok"]:
+            raise sqlite3.DatabaseError("; ".join(problems[:3]))
 
     # -- connections ---------------------------------------------------------
     def _conn(self) -> sqlite3.Connection:

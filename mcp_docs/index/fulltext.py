@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import re
-import shutil
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from pathlib import Path
 import tantivy
 
 from ..settings import STEMMER_LANGUAGES
+from . import ownership
 from .hits import RankedSection
 
 log = logging.getLogger(__name__)
@@ -142,13 +142,13 @@ class FullTextIndex:
         version_file = path / "schema-version"
         if path.exists() and (not version_file.exists() or version_file.read_text().strip() != FULLTEXT_SCHEMA_VERSION):
             log.info("full-text schema changed: rebuilding %s", path)
-            shutil.rmtree(path)
+            ownership.remove(path)
         path.mkdir(parents=True, exist_ok=True)
         try:
             self.index = tantivy.Index(self.schema, path=str(path), reuse=True)
         except (ValueError, OSError):
             log.warning("full-text index at %s could not be opened: rebuilding", path)
-            shutil.rmtree(path)
+            ownership.remove(path)
             path.mkdir(parents=True)
             self.index = tantivy.Index(self.schema, path=str(path), reuse=True)
         version_file.write_text(FULLTEXT_SCHEMA_VERSION)

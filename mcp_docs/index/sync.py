@@ -14,6 +14,7 @@ import multiprocessing
 import os
 import pickle
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -160,6 +161,24 @@ def _main_module_is_guarded() -> bool:
     return "__name__" in source and "__main__" in source
 
 
+def die_with_parent() -> None:
+    """Worker initializer: exit as soon as the parent process is gone, `kill -9` included.
+
+    A worker otherwise waits forever on its task queue (the workers themselves hold its write end), so
+    a killed `mcp-docs index` would leave them behind. The parent's sentinel (a pipe on POSIX, the
+    process handle on Windows) becomes ready when the parent dies, whatever the cause.
+    """
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        parent.join()
+        os._exit(1)
+
+    threading.Thread(target=watch, name="mcp-docs-parent-watch", daemon=True).start()
+
+
 def _chunks(items: list, size: int) -> Iterator[list]:  # type: ignore[type-arg]
     for i in range(0, len(items), size):
         yield items[i : i + size]
@@ -248,7 +267,7 @@ class Synchronizer:
         done = 0
         try:
             context = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=die_with_parent) as pool:
                 jobs = pool.map(
                     partial(prepare_many, self.jail, max_bytes),
                     _chunks(list(zip(files, old_hash)), WORKER_CHUNK),

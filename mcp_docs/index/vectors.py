@@ -50,7 +50,8 @@ from ..markdown import (
 )
 from ..paths import Jail, PathOutsideRoot
 from ..settings import Settings
-from .catalog import SCHEMA_VERSION, Catalog, folder_of
+from . import ownership
+from .catalog import SCHEMA_VERSION, SQLITE_SUFFIXES, Catalog, folder_of
 from .hits import RankedSection
 from .sqlite_tx import immediate_transaction
 
@@ -278,6 +279,10 @@ class VectorStore:
         self._query_cache: dict[str, np.ndarray] = {}
         self.last_rate: float | None = None  # chunks/s of the last embedding run
         conn = self._conn()
+        # A damaged page would otherwise surface later, as a raw error in the middle of a search.
+        problems = [r[0] for r in conn.execute("pragma quick_check")]
+        if problems != ["ok"]:
+            raise apsw.CorruptError("; ".join(problems[:3]))
         with self._write():
             conn.execute(_SCHEMA)
         self._check_model()
@@ -296,8 +301,8 @@ class VectorStore:
             return cls(path, catalog, jail, settings, embedder, error)
         except apsw.Error as exc:  # a damaged file: vectors are a cache, rebuild them
             log.warning("vector store %s unreadable (%s): rebuilding it", path, exc)
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{path}{suffix}").unlink(missing_ok=True)
+            for suffix in SQLITE_SUFFIXES:
+                ownership.remove(Path(f"{path}{suffix}"))
             return cls(path, catalog, jail, settings, embedder, error)
 
     # -- connections ---------------------------------------------------------------------
