@@ -1,0 +1,114 @@
+"""The index is a cache: a damaged or half-deleted index is detected when it is opened and rebuilt, with a
+warning on stderr, never a traceback and never silently empty search (issue 10)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcp_docs.library import Library
+from mcp_docs.settings import Settings
+
+PAGE = 4096
+
+
+def corrupt(path: Path, how: str, seed: int = 7) -> None:
+    """Damage an SQLite file the ways disks and people do."""
+    rng = random.Random(seed)
+    data = bytearray(path.read_bytes())
+    if how == "truncated":
+        data = data[: max(PAGE + 100, len(data) // 3)]
+    elif how == "random pages":
+        pages = len(data) // PAGE
+        for page in rng.sample(range(1, pages), max(1, pages // 3)):
+            data[page * PAGE : (page + 1) * PAGE] = rng.randbytes(PAGE)
+    else:  # random bytes
+        data = bytearray(rng.randbytes(len(data)))
+    path.write_bytes(bytes(data))
+
+
+def _docs(tmp_path: Path, n: int = 60) -> Path:
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(n):
+        body = "\n\n".join(f"## Part {k}\n\nfiller text {i} {k} " + "lorem ipsum " * 40 for k in range(4))
+        (root / f"d{i}.md").write_text(f"# Doc {i}\n\nuniq{i}word commonword\n\n{body}\n")
+    return root
+
+
+def _settings(root: Path, index: Path, embeddings: str = "none") -> Settings:
+    return Settings.load(root, index, embeddings=embeddings, environ={})
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_DOCS_")}
+    return subprocess.run([sys.executable, "-m", "mcp_docs", *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_lost_fulltext_meta_json_is_detected_and_the_index_rebuilt(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Tantivy recreates an empty index without meta.json while the catalog still lists every document."""
+    root = _docs(tmp_path)
+    index = tmp_path / "index"
+    with Library(_settings(root, index)) as lib:
+        lib.sync()
+    (index / "fulltext" / "meta.json").unlink()
+    with caplog.at_level(logging.WARNING), Library(_settings(root, index)) as lib:
+        report = lib.sync()  # what `mcp-docs index` (and a starting server) does
+        assert report.added == 60
+        assert [r.id for r in lib.search("uniq7word", 5, "keyword").results] == ["d7.md"]
+        assert lib.fulltext.num_sections() == lib.catalog.section_total()
+    assert any("rebuilding the index" in r.getMessage() for r in caplog.records)
+
+
+def test_lost_fulltext_meta_json_is_repaired_by_the_index_command(tmp_path: Path) -> None:
+    root = _docs(tmp_path, 10)
+    index = tmp_path / "index"
+    assert _cli("index", "--root", str(root), "--index-dir", str(index), "--embeddings", "none").returncode == 0
+    (index / "fulltext" / "meta.json").unlink()
+    out = _cli("index", "--root", str(root), "--index-dir", str(index), "--embeddings", "none")
+    assert out.returncode == 0 and "rebuilding the index" in out.stderr, out.stderr
+    out = _cli("search", "uniq3word", "--root", str(root), "--index-dir", str(index), "--embeddings", "none",
+               "--json", "--mode", "keyword")
+    assert [r["id"] for r in json.loads(out.stdout)["results"]] == ["d3.md"]
+
+
+@pytest.mark.parametrize("how", ["truncated", "random pages", "random bytes"])
+def test_a_damaged_catalog_is_rebuilt_by_search(tmp_path: Path, how: str) -> None:
+    root = _docs(tmp_path)
+    index = tmp_path / "index"
+    with Library(_settings(root, index)) as lib:
+        lib.sync()
+    corrupt(index / "catalog.sqlite", how)
+    out = _cli("search", "uniq5word", "--root", str(root), "--index-dir", str(index), "--embeddings", "none",
+               "--json", "--mode", "keyword")
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr and "catalog" in out.stderr and "damaged" in out.stderr
+    data = json.loads(out.stdout)
+    assert [r["id"] for r in data["results"]] == ["d5.md"] and data["index"]["documents"] == 60
+    with Library(_settings(root, index)) as lib:
+        assert lib.sync().unchanged == 60
+        assert lib.fulltext.num_sections() == lib.catalog.section_total()
+
+
+@pytest.mark.parametrize("how", ["truncated", "random pages", "random bytes"])
+def test_a_damaged_vector_store_is_rebuilt_on_open(tmp_path: Path, how: str, caplog: pytest.LogCaptureFixture) -> None:
+    root = _docs(tmp_path, 8)
+    index = tmp_path / "index"
+    with Library(_settings(root, index, "local")) as lib:  # the real model: the reopened store must match it
+        lib.sync()
+        assert lib.vectors is not None and lib.vectors.build() > 0
+    corrupt(index / "vectors.sqlite", how)
+    with caplog.at_level(logging.WARNING), Library(_settings(root, index, "local")) as lib:
+        assert lib.vectors is not None and lib.vectors.status()["chunks"] == 0
+        lib.sync()
+        assert lib.index_info().pending_embeddings > 0
+        lib.vectors.build()
+        assert lib.search("uniq3word", 3, "semantic").results
+    assert any("rebuilding it" in r.getMessage() for r in caplog.records)
