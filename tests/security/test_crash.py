@@ -53,3 +53,58 @@ def test_r10_files_of_a_commit_killed_before_meta_json_do_not_block_the_next_syn
         assert report.updated == 8
         assert lib.fulltext.num_sections() == lib.catalog.section_total()
         assert [r.id for r in lib.search("changed3", 5, "keyword").results] == ["d3.md"]
+
+
+def _alive_in_group(pgid: int) -> list[int]:
+    """Live (not zombie) processes of a process group, from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        state, _ppid, pgrp = stat.rsplit(")", 1)[1].split()[:3]
+        if int(pgrp) == pgid and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="lists processes through /proc (Linux)")
+def test_r10_parse_workers_die_with_a_killed_indexer(tmp_path: Path) -> None:
+    """`kill -9` of the indexing process (not its group) during a cold index must not leave its parse
+    workers behind: they used to wait forever on a task queue whose other end was gone."""
+    import os
+    import random
+    import subprocess
+    import sys
+
+    from .crash_trials import CHILD_INDEX, REPO, Vault, _killpg
+
+    vault = Vault(tmp_path / "docs", tmp_path / "index", random.Random(3))
+    vault.root.mkdir(parents=True)
+    vault.create(3000)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_DOCS_")}
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env["MCP_DOCS_PARSE_WORKERS"] = "2"
+    proc = subprocess.Popen([sys.executable, "-c", CHILD_INDEX, str(vault.root), str(vault.index), "2000"], cwd=REPO,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+    assert proc.stdout is not None
+    try:
+        assert proc.stdout.readline().strip() == b"OPEN"
+        deadline = time.monotonic() + 60
+        while len(_alive_in_group(proc.pid)) < 3 and time.monotonic() < deadline:  # the indexer and two workers
+            time.sleep(0.05)
+        assert len(_alive_in_group(proc.pid)) >= 3, "the parse workers never started"
+        time.sleep(0.5)  # workers busy parsing
+        assert proc.poll() is None, "indexing finished before the kill: make the vault bigger"
+        proc.kill()
+        proc.wait(10)
+        deadline = time.monotonic() + 5
+        while _alive_in_group(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive_in_group(proc.pid), "processes of the killed indexer are still running"
+    finally:
+        _killpg(proc)
+        proc.stdout.close()
