@@ -158,8 +158,12 @@ class Catalog:
 
     def check(self) -> None:
         """Raise sqlite3.DatabaseError unless every page of the file reads back as a valid b-tree."""
-        problems = [r[0] for r in self._conn().execute("pragma quick_check")]
-        if problems != ["ok"]:
+        # "NULL value in <table>.<column>" is not damage: our writes never store NULL there, and SQLite 3.40
+        # reports it falsely for WITHOUT ROWID tables whose key order differs from the column order (doc_tags).
+        problems = [
+            r[0] for r in self._conn().execute("pragma quick_check") if not r[0].startswith("NULL value in ")
+        ]
+        if problems not in (["ok"], []):
             raise sqlite3.DatabaseError("; ".join(problems[:3]))
 
     # -- connections ---------------------------------------------------------

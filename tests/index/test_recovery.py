@@ -39,7 +39,7 @@ def _docs(tmp_path: Path, n: int = 60) -> Path:
     root.mkdir()
     for i in range(n):
         body = "\n\n".join(f"## Part {k}\n\nfiller text {i} {k} " + "lorem ipsum " * 40 for k in range(4))
-        (root / f"d{i}.md").write_text(f"# Doc {i}\n\nuniq{i}word commonword\n\n{body}\n")
+        (root / f"d{i}.md").write_text(f"---\ntags: [zeta, alpha{i % 3}]\n---\n# Doc {i}\n\nuniq{i}word commonword\n\n{body}\n")
     return root
 
 

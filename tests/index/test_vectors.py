@@ -307,7 +307,7 @@ def test_unavailable_embedder_falls_back_to_keyword(vault: Path, tmp_path: Path)
 
 def test_a_damaged_vector_file_is_rebuilt(vault: Path, tmp_path: Path) -> None:
     index = tmp_path / "idx"
-    index.mkdir()
+    open_lib(vault, index, embeddings="none").close()  # an index folder of ours
     (index / "vectors.sqlite").write_bytes(b"this is not a database" * 100)
     with open_lib(vault, index) as lib:
         lib.sync()
