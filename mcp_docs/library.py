@@ -8,6 +8,7 @@ one sync runs at a time.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 import uuid
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_SEARCH_RESULTS = 100
+_GENERATION = re.compile(r"[0-9a-f]{32}")
 
 
 class Library:
@@ -85,8 +87,8 @@ class Library:
     def _check_generation(self) -> None:
         """If the full-text folder was recreated (schema change, corruption), the catalog must forget too."""
         marker = self.fulltext.path / "generation"
-        generation = marker.read_text().strip() if marker.exists() else ""
-        if not generation:
+        generation = marker.read_text(errors="replace").strip() if marker.exists() else ""
+        if not _GENERATION.fullmatch(generation):  # missing or damaged: a new generation, so a full rebuild
             generation = uuid.uuid4().hex
             marker.write_text(generation)
         if self.catalog.get_meta("fulltext_generation") != generation:

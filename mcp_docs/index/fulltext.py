@@ -140,12 +140,13 @@ class FullTextIndex:
         self.path = path
         self.schema = _build_schema()
         version_file = path / "schema-version"
-        if path.exists() and (not version_file.exists() or version_file.read_text().strip() != FULLTEXT_SCHEMA_VERSION):
+        if path.exists() and (not version_file.exists() or version_file.read_text(errors="replace").strip() != FULLTEXT_SCHEMA_VERSION):
             log.info("full-text schema changed: rebuilding %s", path)
             ownership.remove(path)
         path.mkdir(parents=True, exist_ok=True)
         try:
             self.index = tantivy.Index(self.schema, path=str(path), reuse=True)
+            self._probe()
         except (ValueError, OSError):
             log.warning("full-text index at %s could not be opened: rebuilding", path)
             ownership.remove(path)
@@ -155,6 +156,19 @@ class FullTextIndex:
         self._register_tokenizers()
         self._writer: tantivy.IndexWriter | None = None
         self._writer_lock = threading.RLock()
+
+    def _probe(self) -> None:
+        """Tantivy opens a segment's files lazily, so a lost or cut file would only fail the first search that
+        needs it: touch every indexed field (postings and positions) and the document store of each segment now."""
+        searcher = self.index.searcher()
+        fields = ["doc_id", "fold", "ident", "tag", "folder"]
+        fields += [f"{kind}_{code}" for code in STEMMER_LANGUAGES for kind in ("head", "body")]
+        probe = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, f, "probe")) for f in fields]
+        )
+        searcher.search(probe, limit=1)
+        for segment in range(searcher.num_segments):
+            searcher.doc(tantivy.DocAddress(segment, 0))
 
     @property
     def fresh(self) -> bool:

@@ -21,9 +21,10 @@ _MARKER_TEXT = (
     "Delete the whole folder to drop the index; your documents are never stored here.\n"
 )
 
-# What an index of the previous release (no marker) holds: these names and nothing else.
+# What an index of the previous release (no marker) holds, or one of ours whose marker was damaged:
+# these names and nothing else.
 _SQLITE_FILES = {f"{db}.sqlite{suffix}" for db in ("catalog", "vectors") for suffix in ("", "-wal", "-shm", "-journal")}
-_LEGACY_ENTRIES = _SQLITE_FILES | {"fulltext"}
+_LEGACY_ENTRIES = _SQLITE_FILES | {"fulltext", MARKER_NAME, f"{MARKER_NAME}.tmp"}
 _TANTIVY_FILE = re.compile(
     r"[0-9a-f]{32}(?:\.\d+)?\.(?:idx|pos|term|store|fast|fieldnorm|del)"
     r"|meta\.json|\.managed\.json|\.tantivy-(?:meta|writer)\.lock|generation|schema-version"
