@@ -98,7 +98,8 @@ class Library:
     def _check_fulltext_matches(self) -> None:
         """Tantivy silently starts an empty index when its meta.json is lost: if the full-text index holds
         far fewer sections than the catalog lists, the catalog forgets everything and the next sync re-adds it.
-        (A crash leaves at most one batch of difference, which the next sync repairs by itself.)"""
+        (A crash leaves at most one batch of difference, which the next sync repairs by itself; should that
+        batch exceed half the index, this rebuild is only slower than needed, never wrong.)"""
         catalogued = self.catalog.section_total()
         if catalogued and self.fulltext.num_sections() < catalogued // 2:
             log.warning(

@@ -27,7 +27,7 @@ _SQLITE_FILES = {f"{db}.sqlite{suffix}" for db in ("catalog", "vectors") for suf
 _LEGACY_ENTRIES = _SQLITE_FILES | {"fulltext", MARKER_NAME, f"{MARKER_NAME}.tmp"}
 _TANTIVY_FILE = re.compile(
     r"[0-9a-f]{32}(?:\.\d+)?\.(?:idx|pos|term|store|fast|fieldnorm|del)"
-    r"|meta\.json|\.managed\.json|\.tantivy-(?:meta|writer)\.lock|generation|schema-version"
+    r"|meta\.json|\.managed\.json|\.tantivy-(?:meta|writer)\.lock|\.tmp\w{6}|generation|schema-version"
 )
 _SQLITE_HEADER = b"SQLite format 3\x00"
 

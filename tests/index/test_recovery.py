@@ -49,7 +49,7 @@ def _settings(root: Path, index: Path, embeddings: str = "none") -> Settings:
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_DOCS_")}
-    return subprocess.run([sys.executable, "-m", "mcp_docs", *args], capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run([sys.executable, "-m", "mcp_docs", *args], capture_output=True, text=True, env=env, timeout=120, check=False)
 
 
 def test_lost_fulltext_meta_json_is_detected_and_the_index_rebuilt(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
