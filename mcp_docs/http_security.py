@@ -108,7 +108,10 @@ def allowed_hosts_for(host: str, environ: dict[str, str] | None = None) -> set[s
     if host in WILDCARD_HOSTS:
         # Every interface: the token (required) protects it; list names in MCP_DOCS_ALLOWED_HOSTS to restrict.
         return set(LOOPBACK_NAMES) | extra if extra else None
-    return set(LOOPBACK_NAMES) | extra | {host.strip("[]").lower()}
+    bare = host.strip("[]").lower()
+    # compare IPv6 addresses in the form parse_host_header gives them ('0:0::1' → '::1')
+    named = parse_host_header(f"[{bare}]") if ":" in bare else bare
+    return set(LOOPBACK_NAMES) | extra | {named or bare}
 
 
 def allowed_origins_for(environ: dict[str, str] | None = None) -> set[str]:

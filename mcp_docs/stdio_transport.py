@@ -15,7 +15,7 @@ import contextvars
 import json
 import logging
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import anyio
 from mcp.server import MCPServer
@@ -113,7 +113,7 @@ class _AnsweringReadStream:
     async def aclose(self) -> None:
         await self._inner.aclose()
 
-    def __aiter__(self) -> _AnsweringReadStream:
+    def __aiter__(self) -> Self:
         return self
 
     async def __anext__(self) -> SessionMessage | Exception:
@@ -122,7 +122,7 @@ class _AnsweringReadStream:
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
 
-    async def __aenter__(self) -> _AnsweringReadStream:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
@@ -133,7 +133,7 @@ class _AnsweringReadStream:
 async def serve_stdio(mcp: MCPServer) -> None:
     """What `MCPServer.run_stdio_async` does, with unreadable lines answered."""
     # MCPServer has no public accessor for its low-level server; the SDK's own client reads it the same way.
-    server = mcp._lowlevel_server  # noqa: SLF001
+    server = mcp._lowlevel_server
     async with stdio_server() as (read_stream, write_stream):
         await server.run(_AnsweringReadStream(read_stream, write_stream), write_stream,
                          server.create_initialization_options())

@@ -160,9 +160,9 @@ def test_abandoned_sessions_stay_capped_and_the_least_recently_used_idle_one_goe
     first = anyio.run(_initialize, base, 5, 1)
     assert _ping(base, first[0]).status_code == 200  # used again: now the most recently used of the five
     rss_before = _rss_mb(proc.pid)
-    ids = anyio.run(_initialize, base, 2000)  # every one answered 200: room is made, never 503
+    ids = anyio.run(_initialize, base, 1000)  # every one answered 200: room is made, never 503
     assert httpx2.get(f"{base}/health").json()["sessions"] == 100
-    assert _rss_mb(proc.pid) - rss_before < 30  # 2,000 sessions kept would be ~75 MB more
+    assert _rss_mb(proc.pid) - rss_before < 20  # ~7 MB measured; 1,000 sessions kept would be ~37 MB more
     # the oldest ones were ended: their ids answer 404, which tells a client to initialize again
     r = _ping(base, first[1])
     assert r.status_code == 404 and r.json()["error"]["message"] == "Session not found"
