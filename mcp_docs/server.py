@@ -9,17 +9,15 @@ module prints to stdout: over stdio, stdout is the protocol.
 
 from __future__ import annotations
 
-import hmac
-import ipaddress
+import errno
+import functools
 import logging
-import os
+import socket
 import sys
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
@@ -30,6 +28,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from . import __version__
+from .http_security import (
+    SecurityMiddleware,
+    allowed_hosts_for,
+    allowed_origins_for,
+    bind_policy_error,
+    load_token,
+)
+from .http_sessions import SessionLimiter
 from .index.fulltext import IndexBusy
 from .library import Library
 from .models import ListResult, ReadDocumentResult, ReadSectionResult, SearchResult
@@ -39,16 +45,12 @@ from .render import (
     render_read_section,
     render_search,
 )
-from .settings import Settings
+from .settings import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_SECONDS, Settings
+from .stdio_transport import serve_stdio
 from .tools import DocsTools, ToolInputError
 
 log = logging.getLogger(__name__)
 
-TOKEN_ENV = "MCP_DOCS_TOKEN"
-TOKEN_FILE_ENV = "MCP_DOCS_TOKEN_FILE"
-ALLOWED_HOSTS_ENV = "MCP_DOCS_ALLOWED_HOSTS"
-ALLOWED_ORIGINS_ENV = "MCP_DOCS_ALLOWED_ORIGINS"
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 INITIAL_SYNC_WAIT_SECONDS = 3.0
 INITIAL_SYNC_RETRIES = 30
 
@@ -196,6 +198,9 @@ def build_server(library: Library, state: ServerState | None = None) -> MCPServe
             return JSONResponse({"status": "error", "error": "the index folder is missing; it is being rebuilt"}, 503)
         body: dict[str, Any] = {"status": "ok", "documents": library.catalog.count()}
         body["indexing"] = not state.initial_sync_done.is_set()
+        sessions = getattr(request.app.state, "sessions", None)
+        if sessions is not None:
+            body["sessions"] = sessions.count
         return JSONResponse(body)
 
     return mcp
@@ -249,126 +254,26 @@ def _compact_schemas(mcp: MCPServer) -> None:
 # -- running ---------------------------------------------------------------------------------------
 
 
-def is_loopback(host: str) -> bool:
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def load_token(environ: dict[str, str] | None = None) -> str | None:
-    """The bearer token from MCP_DOCS_TOKEN, or the file named by MCP_DOCS_TOKEN_FILE (never a CLI flag)."""
-    env = os.environ if environ is None else environ
-    token = env.get(TOKEN_ENV, "").strip()
-    if token:
-        return token
-    path = env.get(TOKEN_FILE_ENV, "").strip()
-    if path:
-        from .commands import UserError
-
-        try:
-            token = Path(path).expanduser().read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise UserError(f"cannot read the token file named by {TOKEN_FILE_ENV} ({exc.strerror or exc}).") from exc
-        if not token:
-            raise UserError(f"the token file named by {TOKEN_FILE_ENV} is empty.")
-        return token
-    return None
-
-
-def _split_host(value: str) -> str:
-    """'localhost:8000' → 'localhost'; '[::1]:8000' → '::1'."""
-    value = value.strip().lower()
-    if value.startswith("["):
-        return value[1 : value.find("]")] if "]" in value else value
-    if value.count(":") == 1:
-        return value.split(":", 1)[0]
-    return value
-
-
-class SecurityMiddleware:
-    """Host and Origin validation (DNS rebinding) and an optional bearer token, for every HTTP route.
-
-    Foreign Host → 421, foreign Origin → 403, missing or wrong token → 401
-    (compared with `hmac.compare_digest`). `/health` needs no token.
-    """
-
-    def __init__(self, app: Any, allowed_hosts: set[str] | None, allowed_origins: set[str], token: str | None) -> None:
-        self.app = app
-        self.allowed_hosts = allowed_hosts  # None: any Host (wildcard bind with a token)
-        self.allowed_origins = allowed_origins
-        self.token = token.encode("utf-8") if token else None
-
-    def host_ok(self, host: str | None) -> bool:
-        if not host:
-            return False
-        if self.allowed_hosts is None:
-            return True
-        return _split_host(host) in self.allowed_hosts
-
-    def origin_ok(self, origin: str | None) -> bool:
-        if origin is None:
-            return True  # not a browser (or same-origin GET): nothing to check
-        origin = origin.strip().lower()
-        if origin in self.allowed_origins:
-            return True
-        try:
-            parts = urlsplit(origin)
-        except ValueError:
-            return False
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            return False
-        hosts = self.allowed_hosts if self.allowed_hosts is not None else set(LOOPBACK_NAMES)
-        return parts.hostname in hosts
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        if not self.host_ok(headers.get("host")):
-            await _plain(421, "Invalid Host header", scope, receive, send)
-            return
-        if not self.origin_ok(headers.get("origin")):
-            await _plain(403, "Invalid Origin header", scope, receive, send)
-            return
-        if self.token is not None and scope.get("path") != "/health":
-            auth = headers.get("authorization", "")
-            scheme, _, supplied = auth.partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(supplied.strip().encode("utf-8"), self.token):
-                response = JSONResponse(
-                    {"error": "unauthorized", "error_description": "a valid bearer token is required"},
-                    status_code=401,
-                    headers={"WWW-Authenticate": 'Bearer realm="mcp-docs", error="invalid_token"'},
-                )
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
-
-
-async def _plain(status: int, text: str, scope: Any, receive: Any, send: Any) -> None:
-    await Response(text, status_code=status, media_type="text/plain")(scope, receive, send)
-
-
-def http_app(mcp: MCPServer, host: str, token: str | None, environ: dict[str, str] | None = None) -> Any:
-    """The Starlette app for Streamable HTTP at /mcp and /health, behind SecurityMiddleware."""
-    env = os.environ if environ is None else environ
-    extra_hosts = {h.strip().lower() for h in env.get(ALLOWED_HOSTS_ENV, "").split(",") if h.strip()}
-    extra_origins = {o.strip().lower().rstrip("/") for o in env.get(ALLOWED_ORIGINS_ENV, "").split(",") if o.strip()}
-    wildcard = host in ("0.0.0.0", "::", "")
-    allowed_hosts: set[str] | None = set(LOOPBACK_NAMES) | extra_hosts
-    if not wildcard:
-        allowed_hosts.add(host.strip("[]").lower())
-    elif not extra_hosts:
-        allowed_hosts = None  # every interface: the token (required) protects it; list names to restrict
+def http_app(
+    mcp: MCPServer,
+    host: str,
+    token: str | None,
+    environ: dict[str, str] | None = None,
+    *,
+    session_idle_seconds: float = DEFAULT_SESSION_IDLE_SECONDS,
+    max_sessions: int = DEFAULT_MAX_SESSIONS,
+) -> Any:
+    """The Starlette app for Streamable HTTP at /mcp and /health, behind SecurityMiddleware and SessionLimiter."""
     app = mcp.streamable_http_app(
         host=host,
         # Host/Origin are checked by SecurityMiddleware for every route, /health included.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        session_idle_timeout=session_idle_seconds,
+        max_sessions=max_sessions,
     )
-    return SecurityMiddleware(app, allowed_hosts, extra_origins, token)
+    sessions = SessionLimiter(app, max_sessions=max_sessions, idle_seconds=session_idle_seconds)
+    app.state.sessions = sessions  # /health reports the count
+    return SecurityMiddleware(sessions, allowed_hosts_for(host, environ), allowed_origins_for(environ), token)
 
 
 def start_background(library: Library, state: ServerState, watch: bool) -> Callable[[], None]:
@@ -423,47 +328,77 @@ def run_server(settings: Settings, transport: str, host: str, port: int) -> None
     from .commands import UserError, open_library
 
     token: str | None = None
+    listener: socket.socket | None = None
     if transport == "http":
         token = load_token()
-        if not is_loopback(host) and not token:
-            raise UserError(
-                f"refusing to listen on {host} without a token: anyone on the network could read the documents. "
-                f"Set {TOKEN_ENV} (or {TOKEN_FILE_ENV}) to a long random secret, or bind to 127.0.0.1."
-            )
+        refusal = bind_policy_error(host, token)
+        if refusal:
+            raise UserError(refusal)
+        listener = bind_listener(host, port)  # before any work: a taken port is reported at once
     elif transport != "stdio":
         raise UserError(f"unknown transport '{transport}': use stdio or http.")
 
-    library = open_library(settings)
+    try:
+        library = open_library(settings)
+    except BaseException:
+        if listener is not None:
+            listener.close()
+        raise
     state = ServerState()
     stop = start_background(library, state, settings.watch)
     # Small roots are reconciled before the first request; big ones keep indexing while we answer.
     state.initial_sync_done.wait(INITIAL_SYNC_WAIT_SECONDS)
     mcp = build_server(library, state)
     try:
-        if transport == "stdio":
-            anyio.run(mcp.run_stdio_async)
+        if listener is None:
+            anyio.run(serve_stdio, mcp)
         else:
             import uvicorn
 
-            app = http_app(mcp, host, token)
-            config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+            app = http_app(mcp, host, token, session_idle_seconds=settings.session_idle_seconds,
+                           max_sessions=settings.max_sessions)
+            config = uvicorn.Config(app, log_level="warning", lifespan="on")
             server = uvicorn.Server(config)
             print(
-                f"mcp-docs: serving {settings.root} at http://{_url_host(host)}:{port}/mcp"
+                f"mcp-docs: serving {settings.root} at http://{_url_host(host)}:{listener.getsockname()[1]}/mcp"
                 + (" (bearer token required)" if token else ""),
                 file=sys.stderr,
                 flush=True,
             )
-            anyio.run(server.serve)
+            anyio.run(functools.partial(server.serve, sockets=[listener]))
     except KeyboardInterrupt:
         pass
     finally:
+        if listener is not None:
+            listener.close()
         stop()
         library.close()
+
+
+def bind_listener(host: str, port: int) -> socket.socket:
+    """The listening socket for uvicorn, bound here so that a taken port is one clear sentence, not a traceback."""
+    from .commands import UserError
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: restart over TIME_WAIT
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        where = f"{_url_host(host)}:{port}"
+        if exc.errno == errno.EADDRINUSE:
+            raise UserError(f"port {port} is already in use on {host or 'all interfaces'} (another server is "
+                            f"listening at {where}); stop it or choose another port with --port.") from None
+        raise UserError(f"cannot listen on {where}: {exc.strerror or exc}; check --host and --port.") from None
+    except (socket.gaierror, OverflowError) as exc:  # an unknown host name, a port beyond 65535
+        sock.close()
+        raise UserError(f"cannot listen on {_url_host(host)}:{port}: {exc}; check --host and --port.") from None
+    return sock
 
 
 def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
-__all__ = ["build_server", "run_server", "http_app", "ServerState", "SecurityMiddleware", "load_token", "is_loopback"]
+__all__ = ["ServerState", "build_server", "http_app", "run_server"]

@@ -5,17 +5,23 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import platformdirs
 
 EmbeddingsKind = Literal["local", "openai", "none"]
+_Number = TypeVar("_Number", int, float)
 
 DEFAULT_EXTENSIONS = (".md", ".markdown")
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
 IGNORE_FILE_NAME = ".mcpdocsignore"
+# Streamable HTTP sessions (see http_sessions.py): an idle one ends after this long; at the cap the least
+# recently used idle one makes room. A session costs ~40 KB, so the cap bounds them to ~10 MB.
+DEFAULT_SESSION_IDLE_SECONDS = 1800.0
+DEFAULT_MAX_SESSIONS = 256
 
 # Languages with a Tantivy Snowball stemmer; the key is what users write in `lang:` or `--language`.
 STEMMER_LANGUAGES: dict[str, str] = {
@@ -51,6 +57,8 @@ class Settings:
     extensions: tuple[str, ...] = DEFAULT_EXTENSIONS
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     watch: bool = True
+    session_idle_seconds: float = DEFAULT_SESSION_IDLE_SECONDS
+    max_sessions: int = DEFAULT_MAX_SESSIONS
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -93,6 +101,8 @@ class Settings:
             else DEFAULT_EXTENSIONS
         )
         max_bytes = int(env.get("MCP_DOCS_MAX_FILE_BYTES", DEFAULT_MAX_FILE_BYTES))
+        idle_seconds = _positive(env, "MCP_DOCS_SESSION_IDLE_SECONDS", DEFAULT_SESSION_IDLE_SECONDS, float)
+        max_sessions = _positive(env, "MCP_DOCS_MAX_SESSIONS", DEFAULT_MAX_SESSIONS, int)
         settings = cls(
             root=root_path,
             index_dir=index_path,
@@ -103,6 +113,8 @@ class Settings:
             embeddings_api_key_env=env.get("MCP_DOCS_EMBEDDINGS_API_KEY_ENV", "OPENAI_API_KEY"),
             extensions=extensions,
             max_file_bytes=max_bytes,
+            session_idle_seconds=idle_seconds,
+            max_sessions=max_sessions,
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
         return replace(settings, **clean) if clean else settings
@@ -123,6 +135,19 @@ def check_separate(root: Path, index: Path, root_forms: tuple[Path, ...], index_
                     f"The documents root {root} is inside the index folder {index}; the index folder is a cache "
                     "that mcp-docs may delete. Choose another --index-dir."
                 )
+
+
+def _positive(env: Mapping[str, str], name: str, default: _Number, kind: Callable[[str], _Number]) -> _Number:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value: _Number | None = kind(raw)
+    except ValueError:
+        value = None
+    if value is None or not 0 < value < float("inf"):
+        raise ValueError(f"{name} must be a positive number, not '{raw}' (default {default}).")
+    return value
 
 
 def default_index_dir(root: Path) -> Path:

@@ -1,9 +1,13 @@
-"""Streamable HTTP on 127.0.0.1: health, Host/Origin validation, bearer token, many concurrent clients."""
+"""Streamable HTTP on 127.0.0.1: health, Host/Origin validation, bearer token, many concurrent clients,
+bounded sessions, startup errors."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import anyio
 import httpx2
@@ -105,3 +109,121 @@ def test_non_loopback_bind_without_token_refuses_to_start(vault, tmp_path) -> No
     assert proc.returncode != 0
     assert "token" in proc.stderr and "MCP_DOCS_TOKEN" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# -- sessions: abandoned ones are bounded ------------------------------------------------------------
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+SESSION_HEADERS = {**POST_HEADERS, "MCP-Protocol-Version": "2025-11-25"}
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+async def _initialize(base: str, n: int, concurrency: int = 4) -> list[str]:
+    """Open `n` sessions the way a client that never says goodbye does; returns their ids in order."""
+    ids: list[str] = []
+    todo = iter(range(n))
+
+    async def worker(http: httpx2.AsyncClient) -> None:
+        for _ in todo:
+            r = await http.post(f"{base}/mcp", json=INIT, headers=POST_HEADERS)
+            assert r.status_code == 200, (r.status_code, r.text[:200])
+            ids.append(r.headers["mcp-session-id"])
+
+    async with httpx2.AsyncClient(timeout=60) as http:
+        async with anyio.create_task_group() as tg:
+            for _ in range(concurrency):
+                tg.start_soon(worker, http)
+    return ids
+
+
+def _ping(base: str, session: str) -> httpx2.Response:
+    return httpx2.post(f"{base}/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "ping"},
+                       headers={**SESSION_HEADERS, "mcp-session-id": session}, timeout=30)
+
+
+@pytest.fixture
+def capped_server(tmp_path):
+    port = free_port()
+    proc = start_http(make_vault(tmp_path), tmp_path / "index", port, child_env(MCP_DOCS_MAX_SESSIONS="100"), "--no-watch")
+    yield f"http://127.0.0.1:{port}", proc
+    stop(proc)
+
+
+def test_abandoned_sessions_stay_capped_and_the_least_recently_used_idle_one_goes(capped_server) -> None:
+    base, proc = capped_server
+    first = anyio.run(_initialize, base, 5, 1)
+    assert _ping(base, first[0]).status_code == 200  # used again: now the most recently used of the five
+    rss_before = _rss_mb(proc.pid)
+    ids = anyio.run(_initialize, base, 1000)  # every one answered 200: room is made, never 503
+    assert _rss_mb(proc.pid) - rss_before < 20  # ~7 MB measured; 1,000 sessions kept would be ~37 MB more
+    assert httpx2.get(f"{base}/health").json()["sessions"] == 100
+    # the oldest ones were ended: their ids answer 404, which tells a client to initialize again
+    r = _ping(base, first[1])
+    assert r.status_code == 404 and r.json()["error"]["message"] == "Session not found"
+    assert _ping(base, ids[-1]).status_code == 200
+    fresh = anyio.run(_initialize, base, 1, 1)[0]
+    assert _ping(base, fresh).status_code == 200
+    assert httpx2.get(f"{base}/health").json()["sessions"] == 100
+
+
+def test_a_busy_session_is_never_evicted(capped_server) -> None:
+    """A session with an open GET stream is in use even while it sends nothing: newer idle ones go first."""
+    base, _ = capped_server
+    busy = anyio.run(_initialize, base, 1, 1)[0]
+    with httpx2.stream("GET", f"{base}/mcp", headers={"accept": "text/event-stream", "mcp-session-id": busy,
+                                                      "MCP-Protocol-Version": "2025-11-25"}, timeout=60) as stream:
+        assert stream.status_code == 200
+        anyio.run(_initialize, base, 250)
+        assert _ping(base, busy).status_code == 200
+    assert httpx2.get(f"{base}/health").json()["sessions"] == 100
+
+
+def test_an_idle_session_expires_and_a_new_one_works(tmp_path) -> None:
+    port = free_port()
+    proc = start_http(make_vault(tmp_path), tmp_path / "index", port,
+                      child_env(MCP_DOCS_SESSION_IDLE_SECONDS="1"), "--no-watch")
+    base = f"http://127.0.0.1:{port}"
+    try:
+        session = anyio.run(_initialize, base, 1, 1)[0]
+        assert _ping(base, session).status_code == 200
+        assert httpx2.get(f"{base}/health").json()["sessions"] == 1
+        deadline = time.monotonic() + 30
+        while httpx2.get(f"{base}/health").json()["sessions"] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        r = _ping(base, session)
+        assert r.status_code == 404 and r.json()["error"]["message"] == "Session not found"
+        assert _ping(base, anyio.run(_initialize, base, 1, 1)[0]).status_code == 200
+    finally:
+        stop(proc)
+
+
+@pytest.mark.parametrize("name, value", [("MCP_DOCS_MAX_SESSIONS", "0"), ("MCP_DOCS_SESSION_IDLE_SECONDS", "soon")])
+def test_bad_session_settings_are_one_sentence(vault, tmp_path, name: str, value: str) -> None:  # noqa: F811
+    proc = subprocess.run([sys.executable, *serve_args(vault, tmp_path / "index", "--transport", "http",
+                                                       "--port", str(free_port()))],
+                          capture_output=True, text=True, timeout=60, env=child_env(**{name: value}))
+    assert proc.returncode != 0 and name in proc.stderr and "Traceback" not in proc.stderr
+
+
+# -- startup ----------------------------------------------------------------------------------------
+
+
+def test_port_in_use_is_reported_before_serving(vault, tmp_path) -> None:  # noqa: F811
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = subprocess.run([sys.executable, *serve_args(vault, tmp_path / "index", "--transport", "http",
+                                                           "--port", str(port))],
+                              capture_output=True, text=True, timeout=60, env=child_env())
+    assert proc.returncode != 0
+    assert f"port {port} is already in use" in proc.stderr and "--port" in proc.stderr
+    assert "serving" not in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "index").exists()  # refused before opening anything

@@ -20,6 +20,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from mcp_docs import http_security
 from mcp_docs import server as server_module
 from mcp_docs.cli import build_parser
 from tests.conftest import make_vault
@@ -132,6 +133,19 @@ def test_r6_cli_refuses_non_loopback_without_token(http_vault: Path, tmp_path: P
     assert not listening_addresses(port)
 
 
+@pytest.mark.parametrize("token", ["short", "fifteen-chars-x"])
+def test_r6_cli_refuses_non_loopback_with_a_short_token(token: str, http_vault: Path, tmp_path: Path) -> None:
+    port = free_port()
+    proc = subprocess.run(serve_cmd(http_vault, tmp_path / "idx", "--transport", "http", "--host", "0.0.0.0",
+                                    "--port", str(port), "--no-watch"), env=child_env(MCP_DOCS_TOKEN=token),
+                          capture_output=True, timeout=60)
+    assert proc.returncode != 0
+    err = proc.stderr.decode()
+    assert f"{len(token)}-character token" in err and "at least 16" in err and "Traceback" not in err, err[-800:]
+    assert token not in err  # the secret itself is never echoed
+    assert not listening_addresses(port)
+
+
 def test_r6_non_loopback_bind_with_token_starts_and_requires_it(http_vault: Path, tmp_path: Path) -> None:
     env = child_env(MCP_DOCS_TOKEN=TOKEN)
     port = free_port()
@@ -157,15 +171,22 @@ def test_r6_non_loopback_bind_with_token_starts_and_requires_it(http_vault: Path
 
 @pytest.mark.parametrize("origin", ["http://evil.example", "null", "http://127.0.0.1.evil.example",
                                     "http://localhost.evil.example:8000", "https://attacker.test", "file://",
-                                    "http://evil.example@127.0.0.1.nip.io", "chrome-extension://abc"])
+                                    "http://evil.example@127.0.0.1.nip.io", "chrome-extension://abc",
+                                    "http://localhost:evil", "http://127.0.0.1:{port}@evil.com",
+                                    "http://localhost:{port}/path"])
 def test_r7_foreign_origin_gets_403(open_server: int, origin: str) -> None:
+    origin = origin.format(port=open_server)
     r = post(open_server, {"Origin": origin})
     assert r.status_code == 403, (origin, r.status_code)
     assert "Traceback" not in r.text
 
 
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:80", "127.0.0.1.evil.example", "localhost.evil.example",
-                                  "attacker.test:{port}", "10.0.0.1", "[::2]"])
+                                  "attacker.test:{port}", "10.0.0.1", "[::2]",
+                                  # loopback-looking prefixes of a malformed header: parsed strictly, never guessed
+                                  "127.0.0.1:{port}@evil.com", "localhost:evil", "localhost:{port}@evil.example",
+                                  "127.0.0.1:{port}:80", "localhost:99999", "localhost:", "user@127.0.0.1:{port}",
+                                  "127.0.0.1/evil.example", "[::1", "::1", "127.0.0.1:{port}#@evil.com", ""])
 def test_r7_foreign_host_gets_421(open_server: int, host: str) -> None:
     host = host.format(port=open_server)
     r = post(open_server, {"Host": host})
@@ -233,7 +254,7 @@ async def test_r8_real_client_with_and_without_token(token_server: int) -> None:
 async def test_r8_comparison_is_constant_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every decision goes through hmac.compare_digest: with it forced to False even the right token fails."""
     calls: list[tuple[bytes, bytes]] = []
-    real = server_module.hmac.compare_digest
+    real = http_security.hmac.compare_digest
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": []})
@@ -257,12 +278,12 @@ async def test_r8_comparison_is_constant_time(monkeypatch: pytest.MonkeyPatch) -
         calls.append((a, b))
         return real(a, b)
 
-    monkeypatch.setattr(server_module.hmac, "compare_digest", spy)
-    mw = server_module.SecurityMiddleware(app, {"127.0.0.1"}, set(), TOKEN)
+    monkeypatch.setattr(http_security.hmac, "compare_digest", spy)
+    mw = http_security.SecurityMiddleware(app, {"127.0.0.1"}, set(), TOKEN)
     assert await call(mw, f"Bearer {TOKEN}") == 200
     assert await call(mw, "Bearer nope") == 401
     assert len(calls) == 2
-    monkeypatch.setattr(server_module.hmac, "compare_digest", lambda a, b: False)
+    monkeypatch.setattr(http_security.hmac, "compare_digest", lambda a, b: False)
     assert await call(mw, f"Bearer {TOKEN}") == 401
 
 

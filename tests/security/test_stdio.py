@@ -171,3 +171,51 @@ async def test_r5_real_stdio_client_attacks_get_tool_errors(vault: Path, tmp_pat
     finally:
         errlog.close()
     assert time.perf_counter() - started < 30
+
+
+def test_r5_unreadable_requests_get_an_error_and_the_server_keeps_serving(vault: Path, tmp_path: Path) -> None:
+    """The SDK drops a line it cannot parse without a reply; a lone surrogate escape is such a line (valid
+    for Python's json, rejected by pydantic's), so its client waited forever. Each now gets a JSON-RPC error."""
+    lone = [
+        '{"jsonrpc": "2.0", "id": 201, "method": "tools/call", "params": {"name": "search_documents", '
+        '"arguments": {"query": "\\ud800"}}}',
+        '{"jsonrpc": "2.0", "id": 202, "method": "tools/call", "params": {"name": "read_document", '
+        '"arguments": {"id": "a\\udfff.md"}}}',
+        '{"jsonrpc": "2.0", "id": 203, "method": "\\udbff"}',
+        '{"jsonrpc": "2.0", "id": "\\ud800", "method": "ping"}',  # the id itself cannot be echoed: id null
+        '{"jsonrpc": "2.0", "method": "notifications/\\ud800"}',  # a notification: no reply
+    ]
+    stream = [
+        _line({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+            "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        *[(text + "\n").encode() for text in lone],
+        b"not json at all\n",
+        b'{"id": 204, "method": "ping"}\n',  # JSON, but not JSON-RPC 2.0
+        b"\n",
+        _line({"jsonrpc": "2.0", "id": "after", "method": "tools/call",
+               "params": {"name": "search_documents", "arguments": {"query": "setup"}}}),
+    ]
+    errlog = open(tmp_path / "stderr.txt", "wb")
+    proc = subprocess.Popen(serve_cmd(vault, tmp_path / "idx", "--no-watch"), env=child_env(),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog)
+    assert proc.stdin is not None
+    lines: list[bytes] = []
+    try:
+        proc.stdin.write(b"".join(stream))
+        proc.stdin.flush()
+        _read_until(proc, lines, {"init", 201, 202, 203, 204, "after"}, timeout=60)
+        time.sleep(0.5)  # let anything unexpected arrive too
+        assert proc.poll() is None
+    finally:
+        stop_process(proc)
+        errlog.close()
+    messages = [json.loads(raw.decode("utf-8")) for raw in lines]
+    by_id = {m["id"]: m for m in messages if m.get("id") is not None}
+    for request_id in (201, 202, 203):
+        assert by_id[request_id]["error"]["code"] == -32600, by_id[request_id]
+        assert "surrogate" in by_id[request_id]["error"]["message"]
+    assert by_id[204]["error"]["code"] == -32600
+    anonymous = [m["error"]["code"] for m in messages if m.get("id") is None]
+    assert sorted(anonymous) == [-32700, -32600]  # "not json at all", and the request whose id was unreadable
+    assert by_id["after"]["result"]["structuredContent"]["results"], by_id["after"]  # and it serves on

@@ -1,0 +1,142 @@
+"""MCP over stdio, answering every line the SDK cannot read instead of dropping it.
+
+The SDK's stdio transport parses each line with pydantic and hands a line it rejects to the server as
+an exception, which the server only logs: the client gets no reply and waits for its timeout. JSON
+with an unpaired surrogate escape (`"\\ud800"`) is such a line: valid for Python's `json`, rejected by
+pydantic's strict parser. Here those exceptions become JSON-RPC errors written through the same
+write stream as every other reply: -32700 (parse error, id null) for text that is not JSON, and
+-32600 (invalid request) with the request's id when the id can be recovered. A line without an id
+(a notification) or that looks like a response gets no reply, as JSON-RPC requires.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+from mcp.server import MCPServer
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+from pydantic import ValidationError
+
+log = logging.getLogger(__name__)
+
+_STRICT_JSON = (
+    "the message is not strict JSON (an unpaired surrogate escape such as \\ud800, or NaN/Infinity); "
+    "send valid UTF-8 text"
+)
+
+
+def error_reply(exc: Exception) -> JSONRPCError | None:
+    """The JSON-RPC error a client should get for a line the SDK rejected with `exc`, or None for no reply."""
+    message, strict_json_failed = _rejected_message(exc)
+    if message is _BLANK:
+        return None
+    if message is _UNREADABLE:
+        return JSONRPCError(jsonrpc="2.0", id=None,
+                            error=ErrorData(code=PARSE_ERROR, message="Parse error: the line is not valid JSON."))
+    if isinstance(message, dict):
+        if "method" not in message:
+            return None  # a malformed response: replying could start an error ping-pong
+        if "id" not in message:
+            return None  # a notification never gets a reply
+        request_id = message["id"]
+        if not _usable_id(request_id):
+            request_id = None
+    else:
+        request_id = None
+    detail = _STRICT_JSON if strict_json_failed else "not a JSON-RPC 2.0 request (check jsonrpc, id, method and params)"
+    return JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=INVALID_REQUEST, message=f"Invalid request: {detail}."))
+
+
+_UNREADABLE = object()
+_BLANK = object()
+
+
+def _rejected_message(exc: Exception) -> tuple[Any, bool]:
+    """The rejected message as far as it can be read, and whether strict JSON parsing was what failed."""
+    if not isinstance(exc, ValidationError):
+        return _UNREADABLE, False
+    for error in exc.errors():
+        if error["type"] == "json_invalid":
+            line = error.get("input")
+            if isinstance(line, str) and not line.strip():
+                return _BLANK, False
+            try:
+                return json.loads(line), True  # lenient: accepts lone surrogates, NaN
+            except (TypeError, ValueError, RecursionError):
+                return _UNREADABLE, False
+        # each union member reports the whole message: as its own input (not an object) or as the
+        # object a top-level field is missing from
+        if len(error["loc"]) == 1 or (len(error["loc"]) == 2 and error["type"] == "missing"):
+            return error.get("input"), False
+    return _UNREADABLE, False
+
+
+def _usable_id(value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        return False
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:  # the id itself holds the lone surrogate: it cannot be echoed
+            return False
+    return True
+
+
+class _AnsweringReadStream:
+    """The transport's read stream with rejected lines answered on the write stream and not passed on."""
+
+    def __init__(self, inner: Any, write_stream: Any) -> None:
+        self._inner = inner
+        self._write = write_stream
+
+    @property
+    def last_context(self) -> contextvars.Context | None:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        while True:
+            item = await self._inner.receive()
+            if not isinstance(item, Exception):
+                return item
+            reply = error_reply(item)
+            log.warning("unreadable message on stdin: %s", reply.error.message if reply else "no reply due (not a request)")
+            if reply is not None:
+                await self._write.send(SessionMessage(reply))
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.aclose()
+
+
+async def serve_stdio(mcp: MCPServer) -> None:
+    """What `MCPServer.run_stdio_async` does, with unreadable lines answered."""
+    # MCPServer has no public accessor for its low-level server; the SDK's own client reads it the same way.
+    server = mcp._lowlevel_server
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(_AnsweringReadStream(read_stream, write_stream), write_stream,
+                         server.create_initialization_options())
+
+
+__all__ = ["error_reply", "serve_stdio"]
