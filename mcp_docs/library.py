@@ -24,7 +24,7 @@ from .index.sync import Progress, Synchronizer, SyncReport
 from .markdown import normalize_tag
 from .models import DocumentMatch, IndexInfo, SearchMode, SearchResult, SectionMatch
 from .paths import Jail
-from .scan import Scanner
+from .scan import Scanner, load_rules
 from .settings import Settings
 from .snippets import make_snippet
 
@@ -39,13 +39,13 @@ MAX_SEARCH_RESULTS = 100
 class Library:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.jail = Jail(settings.root)
+        self.jail = Jail(settings.root, load_rules(settings.root, settings.extensions))
         settings.index_dir.mkdir(parents=True, exist_ok=True)
         self.catalog = Catalog(settings.index_dir / "catalog.sqlite")
         self._check_compatibility()
         self.fulltext = FullTextIndex(settings.index_dir / "fulltext")
         self._check_generation()
-        self.scanner = Scanner(self.jail, settings.extensions)
+        self.scanner = Scanner(self.jail)
         self.synchronizer = Synchronizer(settings, self.jail, self.scanner, self.catalog, self.fulltext)
         self._sync_lock = threading.Lock()
         self._languages: frozenset[str] = frozenset(self.catalog.languages() or {settings.language})
