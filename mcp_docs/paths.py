@@ -121,13 +121,16 @@ class Jail:
         if rel is None or ".." in rel.split("/"):
             raise PathOutsideRoot("the file leads outside the documents root and is refused.")
         # os.path.realpath on str: same semantics as Path.resolve, a third of the cost (this is the hot path of sync).
-        real = os.path.realpath(named)
-        if real == named:  # no link on the way: the name is the place
-            is_dir = os.path.isdir(real) if folder is None else folder
-            if self.rules.excludes(rel, is_dir):
-                raise NotServed(named)
-            return real
-        return self._follow(named, folder)
+        try:
+            real = os.path.realpath(named, strict=True)
+        except OSError:  # missing, dangling or a loop: the careful walk tells which
+            return self._follow(named, folder)
+        if real != named:
+            return self._follow(named, folder)
+        # no link on the way: the name is the place
+        if self.rules.excludes(rel, os.path.isdir(real) if folder is None else folder):
+            raise NotServed(named)
+        return real
 
     def _follow(self, named: str, folder: bool | None) -> str:
         """Resolve `named` one component at a time (as the kernel does), judging every place inside the root."""
