@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
@@ -31,6 +33,7 @@ from mcp_docs.library import Library
 from mcp_docs.paths import Jail, PathOutsideRoot
 from mcp_docs.server import build_server
 from mcp_docs.settings import Settings
+from mcp_docs.tools import DocsTools, ToolInputError
 from tests.conftest import OUTSIDE_MARKER
 
 from .common import TRAVERSALS, OpenAudit, assert_clean, child_env, forbidden_dirs, opened_outside, result_text
@@ -505,3 +508,73 @@ def test_r4_links_to_excluded_places_created_while_the_watcher_runs_are_never_in
     finally:
         watcher.stop()
         lib.close()
+
+
+# Random link layouts (hypothesis): links anywhere, with any name, to any place or to each other (chains, loops).
+FUZZ_SERVED = {"pub.md": "# Pub\n\npublic text\n", "guides/g.md": "# G\n\nguide text\n"}
+FUZZ_EXCLUDED = {"secretstuff/s.md": LINK_SECRET, ".hid.md": LINK_SECRET, ".trash/t.md": LINK_SECRET,
+                 "node_modules/n.md": LINK_SECRET, "x.txt": LINK_SECRET, "guides/.gs.md": LINK_SECRET,
+                 "priv.md": LINK_SECRET}
+FUZZ_FOLDERS = ["", "guides", "secretstuff", ".trash"]
+FUZZ_PLACES = [*FUZZ_SERVED, *FUZZ_EXCLUDED, "guides", "secretstuff", ".trash", "node_modules", "nowhere.md"]
+
+
+@st.composite
+def link_layouts(draw: st.DrawFn) -> list[tuple[str, str, bool]]:
+    """(link path, target path, absolute?) triples; targets may be other links, so chains and loops occur."""
+    count = draw(st.integers(1, 6))
+    names = [f"{draw(st.sampled_from(FUZZ_FOLDERS))}/{draw(st.sampled_from(['l{}.md', '.l{}.md', 'l{}.txt', 'l{}']))}"
+             .format(i).lstrip("/") for i in range(count)]
+    return [(name, draw(st.sampled_from(FUZZ_PLACES + names)), draw(st.booleans())) for name in names]
+
+
+def test_r4_random_link_layouts_never_serve_or_index_an_excluded_file(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    for rel, text in {**FUZZ_SERVED, **FUZZ_EXCLUDED, ".mcpdocsignore": "secretstuff/\npriv.md\n"}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    lib = Library(Settings.load(root, tmp_path / "idx", embeddings="none", environ={}))
+    tools = DocsTools(lib)
+    ran = [0]
+
+    @settings(max_examples=25, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(layout=link_layouts())
+    def run(layout: list[tuple[str, str, bool]]) -> None:
+        made = []
+        try:
+            for name, target, absolute in layout:
+                link = root / name
+                if os.path.lexists(link):
+                    continue
+                dest = str(root / target) if absolute else os.path.relpath(root / target, link.parent)
+                os.symlink(dest, link)
+                made.append(name)
+            lib.sync()
+            assert set(lib.catalog.ids()) <= set(FUZZ_SERVED)
+            assert lib.search(LINK_SECRET, 20, "keyword").results == []
+            listed = {p.path for p in lib.catalog.problems()}
+            rules = lib.jail.rules
+            for name in made:
+                if not rules.excludes(name) and not os.path.isdir(root / name):
+                    assert name in listed, (name, layout, listed)  # nothing silent: a file link with a document's name
+                for doc_id in (name, f"{name}/s.md", f"{name}/t.md", f"{name}/n.md", f"{name}/.gs.md", f"{name}/g.md"):
+                    try:
+                        content = tools.read_document(doc_id).content
+                    except ToolInputError as exc:
+                        assert LINK_SECRET not in str(exc)
+                        continue
+                    assert content in FUZZ_SERVED.values(), (doc_id, layout)
+            # not every link is refused: one with a document's name straight to a served file is read
+            for name, target, _ in layout:
+                if name in made and target in FUZZ_SERVED and not rules.excludes(name):
+                    assert tools.read_document(name).content == FUZZ_SERVED[target], (name, layout)
+            ran[0] += 1
+        finally:
+            for name in made:
+                os.unlink(root / name)
+
+    try:
+        run()
+    finally:
+        lib.close()
+    assert ran[0] >= 20
