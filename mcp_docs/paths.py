@@ -14,7 +14,7 @@ import errno
 import os
 import posixpath
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote
 
@@ -22,6 +22,7 @@ import pathspec
 
 ALWAYS_SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
 MAX_LINK_HOPS = 40  # as Linux: more links than this on one path is a loop
+MAX_REMEMBERED_FOLDERS = 65_536
 
 
 class PathOutsideRoot(ValueError):
@@ -48,6 +49,8 @@ class ServeRules:
 
     extensions: tuple[str, ...] = (".md", ".markdown")  # the settings' default; the library passes the configured list
     ignore: pathspec.PathSpec | None = None
+    # Every read asks about its folders again: remember the verdicts (bounded: ids come from untrusted input).
+    _folder_verdicts: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
 
     def wanted_name(self, name: str) -> bool:
         return name.lower().endswith(self.extensions) and not name.startswith(".")
@@ -61,13 +64,26 @@ class ServeRules:
         """True if the root-relative file (or folder) `rel` may not be served; '' is the root itself."""
         if not rel:
             return False
-        parts = rel.split("/")
-        folders = parts if is_dir else parts[:-1]
-        if any(is_skipped_dir_name(p) for p in folders) or not (is_dir or self.wanted_name(parts[-1])):
-            return True
-        if any(self.ignored("/".join(parts[:i]), True) for i in range(1, len(folders) + 1)):
-            return True
-        return not is_dir and self.ignored(rel)
+        if is_dir:
+            return self._folder_excluded(rel)
+        folder, _, name = rel.rpartition("/")
+        return not self.wanted_name(name) or (bool(folder) and self._folder_excluded(folder)) or self.ignored(rel)
+
+    def _folder_excluded(self, rel: str) -> bool:
+        """A folder is excluded by its own name or rule, or by any folder above it (checked top-down, no recursion)."""
+        start = 0
+        while True:
+            end = rel.find("/", start)
+            prefix = rel if end == -1 else rel[:end]
+            verdict = self._folder_verdicts.get(prefix)
+            if verdict is None:
+                verdict = is_skipped_dir_name(prefix[start:]) or self.ignored(prefix, True)
+                if len(self._folder_verdicts) >= MAX_REMEMBERED_FOLDERS:
+                    self._folder_verdicts.clear()
+                self._folder_verdicts[prefix] = verdict
+            if verdict or end == -1:
+                return verdict
+            start = end + 1
 
 
 class Jail:
