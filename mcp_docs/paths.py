@@ -226,7 +226,8 @@ class Jail:
         opened file is checked to be the one the check approved.
         """
         resolved = self.check_servable(path, folder=False)
-        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+        # O_NONBLOCK: opening a FIFO named like a note must not hang the reader (it is refused below, not a file).
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
         try:
             fd = os.open(resolved, flags)
         except FileNotFoundError:

@@ -169,3 +169,13 @@ def test_check_servable_tells_missing_outside_and_loops_apart(rules_root: Path) 
         jail.resolve_id("loop-a.md")
     with pytest.raises(PathOutsideRoot):  # a lexical '..' in a path handed to the jail is never followed
         jail.check_servable(str(rules_root) + "/dir/../ok.md")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_read_bytes_refuses_a_fifo_without_hanging(vault: Path) -> None:
+    jail = Jail(vault)
+    os.mkfifo(vault / "pipe.md")
+    os.symlink("pipe.md", vault / "to-pipe.md")
+    for name in ("pipe.md", "to-pipe.md"):  # no writer ever comes: a blocking open would wait forever
+        with pytest.raises(IsADirectoryError):
+            jail.read_bytes(vault / name, 1000)
