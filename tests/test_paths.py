@@ -2,9 +2,9 @@ import errno
 import os
 from pathlib import Path
 
+import pathspec
 import pytest
 
-import pathspec
 from mcp_docs.paths import FileTooLarge, Jail, NotServed, PathOutsideRoot, ServeRules
 
 ATTACKS = [
