@@ -69,7 +69,7 @@ class Scanner:
         return result
 
     def stat_one(self, doc_id: str, result: ScanResult) -> None:
-        """Scan a single file (for watcher events): adds it to `result.files` or a problem."""
+        """Scan a single file or folder link (for watcher events), as the walk would: a file or a problem."""
         path = self.jail.root / doc_id
         try:
             st = path.lstat()
@@ -77,6 +77,11 @@ class Scanner:
             return
         except OSError as exc:
             result.problems.append(Problem(doc_id, "unreadable", str(exc.strerror or exc)))
+            return
+        if os.path.islink(path) and os.path.isdir(path):
+            self._consider_folder_link(path, doc_id, result)
+            return
+        if self.jail.rules.excludes(doc_id):
             return
         # A file reached through a folder link is judged as a link: it is indexed where it really is, if at all.
         self._consider_file(path, doc_id, st, os.path.realpath(path) != os.fspath(path), result)

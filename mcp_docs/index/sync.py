@@ -282,8 +282,7 @@ class Synchronizer:
                 gone.update(i for i in fingerprints if i.startswith(rel + "/") and i not in seen)
                 continue
             before = len(scan.files)
-            if not self.jail.rules.excludes(rel):
-                self.scanner.stat_one(rel, scan)
+            self.scanner.stat_one(rel, scan)
             if len(scan.files) == before and rel in fingerprints:
                 gone.add(rel)
             # a folder that vanished: drop everything under it

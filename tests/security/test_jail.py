@@ -504,7 +504,7 @@ def test_r4_links_to_excluded_places_created_while_the_watcher_runs_are_never_in
         assert lib.search(LINK_SECRET, 10, "keyword").results == []
         assert lib.search("API_KEY diary", 10, "keyword").results == []
         kinds = {p.path: p.kind for p in lib.catalog.problems()}
-        assert all(kinds.get(link) == "excluded_link" for link in ("public-diary.md", "env.md", "chain.md")), kinds
+        assert all(kinds.get(link) == "excluded_link" for link in EXCLUDED_LINKS), kinds
     finally:
         watcher.stop()
         lib.close()
@@ -578,3 +578,21 @@ def test_r4_random_link_layouts_never_serve_or_index_an_excluded_file(tmp_path: 
     finally:
         lib.close()
     assert ran[0] >= 20
+
+
+def test_r4_a_partial_sync_judges_new_links_as_the_full_scan_does(tmp_path: Path) -> None:
+    """The watcher's path: sync(paths=[...]) of just the new links lists each excluded one, indexes none."""
+    root = make_rule_link_vault(tmp_path)
+    lib = Library(Settings.load(root, tmp_path / "idx", embeddings="none", environ={}, max_file_bytes=LINK_MAX_BYTES))
+    try:
+        full = {p.path: p.kind for p in lib.sync().skipped}
+        for name in RULE_LINKS:
+            os.unlink(root / name)
+        lib.sync()
+        for name, target in RULE_LINKS.items():
+            os.symlink(target.format(root=root), root / name)
+        partial = {p.path: p.kind for p in lib.sync(paths=list(RULE_LINKS)).skipped}
+        assert partial == {k: v for k, v in full.items() if k in RULE_LINKS}
+        assert sorted(lib.catalog.ids()) == ["guides/ok.md", "public.md"]
+    finally:
+        lib.close()
