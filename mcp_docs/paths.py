@@ -164,9 +164,9 @@ class Jail:
             try:
                 st = os.lstat(place)
             except FileNotFoundError:
-                # Judge the name it would have had: an excluded target must not differ from an absent one.
-                ends.append(os.path.normpath(os.path.join(place, *reversed(pending))))
-                self._judge(passed, ends, bool(folder))
+                if hops:  # a dangling link: judge the name it leads to, so an excluded target never differs from an absent one
+                    ends.append(os.path.normpath(os.path.join(place, *reversed(pending))))
+                    self._judge(passed, ends, bool(folder))
                 raise
             if stat.S_ISLNK(st.st_mode):
                 hops += 1
