@@ -25,7 +25,7 @@ from .index.sync import Progress, Synchronizer, SyncReport
 from .markdown import normalize_tag
 from .models import DocumentMatch, IndexInfo, SearchMode, SearchResult, SectionMatch
 from .paths import Jail
-from .scan import Scanner
+from .scan import Scanner, load_rules
 from .settings import Settings
 from .snippets import make_snippet
 
@@ -41,8 +41,8 @@ _GENERATION = re.compile(r"[0-9a-f]{32}")
 class Library:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.jail = Jail(settings.root)
-        self.scanner = Scanner(self.jail, settings.extensions)
+        self.jail = Jail(settings.root, load_rules(settings.root, settings.extensions))
+        self.scanner = Scanner(self.jail)
         self._sync_lock = threading.Lock()
         self._embedding = False  # start_embedding() was called: a reopened vector store starts its worker too
         self._open_storage()

@@ -1,27 +1,30 @@
 """Walk the root and list the Markdown files to index, with every file that was skipped and why.
 
-Only stats files (cheap); reading happens in sync. Links are judged by the jail:
-a file link leading outside the root or nowhere is reported and skipped; a
-folder link is never followed (inside the root its files are indexed at their
-real place; outside, it is refused), which also rules out link loops.
+Only stats files (cheap); reading happens in sync. Links are judged by the jail
+(`Jail.check_servable`): a link leading outside the root, nowhere, or to
+anything the rules exclude (ignored, dot-folder, node_modules, extension) is
+reported and skipped; a folder link is never followed (inside the root its
+files are indexed at their real place; outside or excluded, it is refused),
+which also rules out link loops.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pathspec
 
 from .index.catalog import Problem
-from .paths import Jail
+from .paths import Jail, NotServed, PathOutsideRoot, ServeRules, is_skipped_dir_name
 from .settings import IGNORE_FILE_NAME
 
 log = logging.getLogger(__name__)
 
-ALWAYS_SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
+EXCLUDED_LINK = "link leads to a file or folder that is not served (ignored, hidden or not Markdown): skipped"
 
 
 @dataclass(frozen=True)
@@ -48,39 +51,25 @@ def load_ignore(root: Path) -> pathspec.PathSpec | None:
     return None
 
 
-def is_skipped_dir_name(name: str) -> bool:
-    return name.startswith(".") or name in ALWAYS_SKIPPED_DIRS
+def load_rules(root: Path, extensions: Iterable[str]) -> ServeRules:
+    """The serving rules of a root: the configured extensions and its ignore file (read now)."""
+    return ServeRules(tuple(e.lower() for e in extensions), load_ignore(root))
 
 
 class Scanner:
-    def __init__(self, jail: Jail, extensions: tuple[str, ...]) -> None:
+    def __init__(self, jail: Jail) -> None:
         self.jail = jail
-        self.extensions = tuple(e.lower() for e in extensions)
-        self.ignore = load_ignore(jail.root)
-
-    def wanted_name(self, name: str) -> bool:
-        return name.lower().endswith(self.extensions) and not name.startswith(".")
-
-    def ignored(self, rel: str, is_dir: bool = False) -> bool:
-        if self.ignore is None:
-            return False
-        return self.ignore.match_file(rel + "/" if is_dir else rel)
-
-    def excluded(self, doc_id: str) -> bool:
-        """True if a document id names a file that scanning would never list (dot-folders, ignores, extension)."""
-        parts = doc_id.split("/")
-        if any(is_skipped_dir_name(p) for p in parts[:-1]) or not self.wanted_name(parts[-1]):
-            return True
-        return any(self.ignored("/".join(parts[:i]), True) for i in range(1, len(parts))) or self.ignored(doc_id)
 
     def scan(self, under: str = "") -> ScanResult:
         result = ScanResult()
+        if under and self.jail.rules.excludes(under, is_dir=True):
+            return result
         start = self.jail.root / under if under else self.jail.root
         self._walk(start, under, result)
         return result
 
     def stat_one(self, doc_id: str, result: ScanResult) -> None:
-        """Scan a single file (for watcher events): adds it to `result.files` or a problem."""
+        """Scan a single file or folder link (for watcher events), as the walk would: a file or a problem."""
         path = self.jail.root / doc_id
         try:
             st = path.lstat()
@@ -89,7 +78,13 @@ class Scanner:
         except OSError as exc:
             result.problems.append(Problem(doc_id, "unreadable", str(exc.strerror or exc)))
             return
-        self._consider_file(path, doc_id, st, os.path.islink(path), result)
+        if os.path.islink(path) and os.path.isdir(path):
+            self._consider_folder_link(path, doc_id, result)
+            return
+        if self.jail.rules.excludes(doc_id):
+            return
+        # A file reached through a folder link is judged as a link: it is indexed where it really is, if at all.
+        self._consider_file(path, doc_id, st, os.path.realpath(path) != os.fspath(path), result)
 
     def _walk(self, folder: Path, rel_folder: str, result: ScanResult) -> None:
         try:
@@ -98,6 +93,7 @@ class Scanner:
             result.problems.append(Problem(rel_folder or ".", "unreadable", f"folder could not be listed: {exc.strerror}"))
             return
         entries.sort(key=lambda e: e.name)
+        rules = self.jail.rules
         for entry in entries:
             rel = f"{rel_folder}/{entry.name}" if rel_folder else entry.name
             try:
@@ -106,15 +102,14 @@ class Scanner:
             except OSError:
                 continue
             if is_dir:
-                if is_skipped_dir_name(entry.name) or self.ignored(rel, is_dir=True):
+                if is_skipped_dir_name(entry.name) or rules.ignored(rel, is_dir=True):
                     continue
                 self._walk(Path(entry.path), rel, result)
                 continue
             if is_link and os.path.isdir(entry.path):
-                if not self.jail.contains(Path(entry.path)):
-                    result.problems.append(Problem(rel, "outside_root", "folder link leads outside the root: not followed"))
+                self._consider_folder_link(Path(entry.path), rel, result)
                 continue  # inside the root its files are indexed where they really are
-            if not self.wanted_name(entry.name) or self.ignored(rel):
+            if not rules.wanted_name(entry.name) or rules.ignored(rel):
                 continue
             try:
                 st = entry.stat(follow_symlinks=False)
@@ -123,23 +118,31 @@ class Scanner:
                 continue
             self._consider_file(Path(entry.path), rel, st, is_link, result)
 
+    def _consider_folder_link(self, path: Path, rel: str, result: ScanResult) -> None:
+        try:
+            self.jail.check_servable(path, folder=True)
+        except PathOutsideRoot:
+            result.problems.append(Problem(rel, "outside_root", "folder link leads outside the root: not followed"))
+        except NotServed:
+            if not self.jail.rules.excludes(rel, is_dir=True):  # a link whose own name is excluded is not ours to report
+                result.problems.append(Problem(rel, "excluded_link", EXCLUDED_LINK))
+        except OSError as exc:
+            result.problems.append(Problem(rel, "unreadable", str(exc.strerror or exc)))
+
     def _consider_file(self, path: Path, rel: str, st: os.stat_result, is_link: bool, result: ScanResult) -> None:
-        if is_link:
-            if not os.path.exists(path):
-                result.problems.append(Problem(rel, "dangling_link", "link points to nothing: skipped"))
-                return
-            if not self.jail.contains(path):
-                result.problems.append(Problem(rel, "outside_root", "link leads outside the root: skipped"))
-                return
-            target = Path(os.path.realpath(path)).relative_to(self.jail.root).as_posix()
-            if not self.excluded(target):  # one file, one search result
-                result.problems.append(Problem(rel, "duplicate_link", f"link to {target}, indexed there"))
-                return
+        if is_link:  # never indexed under its own name: its target is indexed where it is, or may not be served
             try:
-                st = path.stat()
+                real = self.jail.check_servable(path, folder=False)
+            except NotServed:
+                result.problems.append(Problem(rel, "excluded_link", EXCLUDED_LINK))
+            except PathOutsideRoot:
+                result.problems.append(Problem(rel, "outside_root", "link leads outside the root: skipped"))
+            except FileNotFoundError:
+                result.problems.append(Problem(rel, "dangling_link", "link points to nothing: skipped"))
             except OSError as exc:
                 result.problems.append(Problem(rel, "unreadable", str(exc.strerror or exc)))
-                return
-            if not os.path.isfile(path):
-                return
+            else:
+                target = Path(real).relative_to(self.jail.root).as_posix()
+                result.problems.append(Problem(rel, "duplicate_link", f"link to {target}, indexed there"))
+            return
         result.files.append(ScannedFile(rel, path, st.st_size, st.st_mtime_ns))

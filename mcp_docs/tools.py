@@ -263,10 +263,6 @@ class DocsTools:
                 f"'{printable(doc_id)}' is a folder, not a document: use list_documents(folder='{printable(doc_id)}')."
             )
         clean_id = path.relative_to(jail.root).as_posix()
-        if self.library.scanner.excluded(clean_id):
-            raise ToolInputError(
-                f"'{printable(doc_id)}' is not a document served here (only indexed Markdown files are readable)."
-            )
         try:
             data = jail.read_bytes(path, self.library.settings.max_file_bytes)
         except FileTooLarge as exc:
@@ -301,8 +297,11 @@ class DocsTools:
             raise ToolInputError(f"Refused: {exc}") from exc
 
     def _folder_exists(self, folder: str) -> bool:
-        path = self.library.jail.root / folder
-        return path.is_dir() and self.library.jail.contains(path)
+        jail = self.library.jail
+        try:
+            return os.path.isdir(jail.check_servable(jail.root / folder, folder=True))
+        except (OSError, ValueError):  # outside, excluded (told apart from missing in no way), or unreadable
+            return False
 
     def _folder_missing_message(self, folder: str) -> str:
         top = [p for p, _ in self.library.catalog.subfolders("", None)][:20]

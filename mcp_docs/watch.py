@@ -19,7 +19,8 @@ import watchfiles
 
 from .index.fulltext import IndexBusy
 from .library import Library
-from .scan import is_skipped_dir_name, load_ignore
+from .paths import is_skipped_dir_name
+from .scan import load_rules
 from .settings import IGNORE_FILE_NAME
 
 log = logging.getLogger(__name__)
@@ -74,7 +75,7 @@ class Watcher:
         if any(p.startswith(".") for p in parts):
             return None
         name = parts[-1]
-        if self.library.scanner.wanted_name(name):
+        if self.library.jail.rules.wanted_name(name):
             return rel
         full = self.root / rel
         # A folder (created, renamed, deleted): sync whatever lies under it. Other files never matter.
@@ -85,7 +86,7 @@ class Watcher:
     def watched_folders(self) -> list[Path]:
         """The real folders to watch: never through a folder link (a link to /usr would cost thousands of
         OS watches and see changes outside the root), never dot-folders, node_modules or ignored folders."""
-        scanner = self.library.scanner
+        rules = self.library.jail.rules
         folders = [self.root]
         for dirpath, dirnames, _ in os.walk(self.root):  # os.walk does not follow links
             rel_dir = Path(dirpath).relative_to(self.root).as_posix()
@@ -93,7 +94,7 @@ class Watcher:
             for name in dirnames:
                 rel = name if rel_dir == "." else f"{rel_dir}/{name}"
                 full = os.path.join(dirpath, name)
-                if is_skipped_dir_name(name) or os.path.islink(full) or scanner.ignored(rel, is_dir=True):
+                if is_skipped_dir_name(name) or os.path.islink(full) or rules.ignored(rel, is_dir=True):
                     continue
                 keep.append(name)
                 folders.append(Path(full))
@@ -153,7 +154,7 @@ class Watcher:
         started = time.perf_counter()
         try:
             if FULL_SYNC in pending:
-                self.library.scanner.ignore = load_ignore(self.root)
+                self.library.jail.rules = load_rules(self.root, self.library.settings.extensions)
                 report = self.library.sync()
             else:
                 report = self.library.sync(paths=sorted(pending))

@@ -84,7 +84,7 @@ async def test_read_section(client) -> None:
     [
         ("read_document", {"id": "guides/instal.md"}, "guides/install.md"),
         ("read_document", {"id": "../../etc/passwd"}, "Refused"),
-        ("read_document", {"id": ".env"}, "not a document served here"),
+        ("read_document", {"id": ".env"}, "No document '.env'"),
         ("read_section", {"id": "guides/config.md", "section": "otlp"}, "ambiguous"),
         ("read_section", {"id": "guides/install.md", "section": "nothing"}, "Its headings are"),
         ("list_documents", {"cursor": "xyz"}, "Invalid cursor"),

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 
 from ..markdown import ParsedDocument, parse_markdown
-from ..paths import FileTooLarge, Jail, PathOutsideRoot
-from ..scan import ScannedFile, Scanner, ScanResult
+from ..paths import FileTooLarge, Jail, NotServed, PathOutsideRoot
+from ..scan import EXCLUDED_LINK, ScannedFile, Scanner, ScanResult
 from ..settings import Settings
 from .catalog import (
     Catalog,
@@ -105,6 +105,8 @@ def prepare(jail: Jail, max_bytes: int, f: ScannedFile, old_hash: str | None) ->
         data = jail.read_bytes(f.path, max_bytes)
     except FileTooLarge as exc:
         return Prepared(problem=Problem(f.doc_id, "too_large", f"{exc}: skipped"))
+    except NotServed:  # a link swapped in since the scan, to something excluded
+        return Prepared(problem=Problem(f.doc_id, "excluded_link", EXCLUDED_LINK))
     except PathOutsideRoot as exc:
         return Prepared(problem=Problem(f.doc_id, "outside_root", str(exc)))
     except FileNotFoundError:
@@ -299,8 +301,7 @@ class Synchronizer:
                 gone.update(i for i in fingerprints if i.startswith(rel + "/") and i not in seen)
                 continue
             before = len(scan.files)
-            if not self.scanner.excluded(rel):
-                self.scanner.stat_one(rel, scan)
+            self.scanner.stat_one(rel, scan)
             if len(scan.files) == before and rel in fingerprints:
                 gone.add(rel)
             # a folder that vanished: drop everything under it

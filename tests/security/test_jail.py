@@ -6,17 +6,26 @@
 2. With root `/x/vault`, nothing under the sibling `/x/vault_evil/` is reachable (by `..`, by a link, by prefix).
 3. File and folder links leading out, dangling links and link loops are never listed, indexed, searched or
    read — including a link swapped in while requests run.
+4. Links never get around the serving rules (the ignore file, dot-files and dot-folders, node_modules, the
+   extension list, the size limit, binary): not a file link, a folder link, a link in an included folder into
+   an excluded one, a chain of links, nor an excluded file inside a folder reached by a link. Through every entry
+   point (tools, `docs://`, `mcp-docs read/search/status`, the watcher) such a link reads exactly like an unknown
+   id, and the target's text is never indexed; `mcp-docs status` lists each one.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
@@ -24,9 +33,10 @@ from mcp_docs.library import Library
 from mcp_docs.paths import Jail, PathOutsideRoot
 from mcp_docs.server import build_server
 from mcp_docs.settings import Settings
+from mcp_docs.tools import DocsTools, ToolInputError
 from tests.conftest import OUTSIDE_MARKER
 
-from .common import TRAVERSALS, OpenAudit, assert_clean, forbidden_dirs, opened_outside, result_text
+from .common import TRAVERSALS, OpenAudit, assert_clean, child_env, forbidden_dirs, opened_outside, result_text
 
 pytestmark = pytest.mark.anyio
 
@@ -301,4 +311,288 @@ def test_r3_changes_outside_seen_through_a_folder_link_are_never_indexed(tmp_pat
         assert lib.search("throughlink", 10, "keyword").results == []
     finally:
         watcher.stop()
+        lib.close()
+
+
+# -- 4. links and the serving rules ---------------------------------------------------------------------------
+
+LINK_SECRET = "linksecret-5b1e"  # in every file the rules exclude; must never be served, indexed or searched
+LINK_MAX_BYTES = 4096
+
+# name -> target (relative to the link's folder, or absolute when it starts with '/' after formatting)
+RULE_LINKS = {
+    "public-diary.md": "secretstuff/diary.md",  # into an ignored folder
+    "private-link.md": "private.md",  # to an ignored file
+    "env.md": ".env",  # to a dot-file with the wrong extension
+    "hidden-link.md": ".hidden.md",  # to a dot-file
+    "txt-link.md": "notes.txt",  # to the wrong extension
+    "abs-diary.md": "{root}/secretstuff/diary.md",  # absolute, into an ignored folder
+    "ghost.md": "secretstuff/missing.md",  # dangling, into an ignored folder: must not differ from a present target
+    "trashlink": ".trash",  # folder link to a dot-folder
+    "nm-link": "node_modules/pkg",  # folder link into node_modules
+    "secret-dir": "secretstuff",  # folder link to an ignored folder
+    "guides/inner.md": "../secretstuff/diary.md",  # in an included folder, into an excluded one
+    "guides/hop.md": "../secretstuff/diary.md",
+    "chain.md": "guides/hop.md",  # a chain ending in an ignored folder
+    "chain-through.md": "secretstuff/relay.md",  # a chain passing through an ignored folder
+    "secretstuff/relay.md": "../public.md",
+    "guides-link": "guides",  # folder link to an included folder, holding excluded files
+    "good-link.md": "public.md",
+    "big-link.md": "big.md",  # to a file over the size limit
+    "blob-link.md": "blob.md",  # to a binary file
+}
+# Every one of these ids answers exactly as an unknown id does.
+UNSERVED_IDS = (
+    "public-diary.md", "private-link.md", "env.md", "hidden-link.md", "txt-link.md", "abs-diary.md", "ghost.md",
+    "trashlink", "trashlink/old.md", "nm-link", "nm-link/readme.md", "secret-dir", "secret-dir/diary.md",
+    "guides/inner.md", "guides/hop.md", "chain.md", "chain-through.md", "guides-link/.secret.md",
+    "guides-link/private/plan.md", "secretstuff/diary.md", "secretstuff/relay.md", "private.md", ".env",
+    ".hidden.md", "notes.txt", ".trash/old.md", "node_modules/pkg/readme.md", "guides/private/plan.md",
+)
+EXCLUDED_LINKS = ("public-diary.md", "private-link.md", "env.md", "hidden-link.md", "txt-link.md", "abs-diary.md",
+                  "ghost.md", "trashlink", "nm-link", "secret-dir", "guides/inner.md", "guides/hop.md", "chain.md",
+                  "chain-through.md")
+
+
+def make_rule_link_vault(base: Path) -> Path:
+    """A root whose excluded files all hold LINK_SECRET, reached by every kind of link."""
+    root = base / "docs"
+    files = {
+        ".mcpdocsignore": "secretstuff/\nprivate.md\n/guides/private/\n",
+        "public.md": "# Public\n\npublic words\n",
+        "guides/ok.md": "# Ok\n\nguide words\n",
+        "secretstuff/diary.md": f"# Diary\n\nAPI_KEY={LINK_SECRET}\n",
+        "private.md": f"# Private\n\n{LINK_SECRET}\n",
+        ".env": f"API_KEY={LINK_SECRET}\n",
+        ".hidden.md": f"# Hidden\n\n{LINK_SECRET}\n",
+        "notes.txt": f"{LINK_SECRET}\n",
+        ".trash/old.md": f"# Old\n\n{LINK_SECRET}\n",
+        "node_modules/pkg/readme.md": f"# Pkg\n\n{LINK_SECRET}\n",
+        "guides/.secret.md": f"# Secret\n\n{LINK_SECRET}\n",
+        "guides/private/plan.md": f"# Plan\n\n{LINK_SECRET}\n",
+        "big.md": "# Big\n\n" + "padding words\n" * 400 + LINK_SECRET + "\n",
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / "blob.md").write_bytes(b"# Blob\n\x00\x01" + LINK_SECRET.encode())
+    for name, target in RULE_LINKS.items():
+        os.symlink(target.format(root=root), root / name)
+    return root
+
+
+@pytest.fixture(scope="module")
+def rule_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("rules")
+    make_rule_link_vault(base)
+    return base
+
+
+@pytest.fixture(scope="module")
+def rule_library(rule_base: Path):
+    lib = Library(Settings.load(rule_base / "docs", rule_base / "index", embeddings="none", environ={},
+                                max_file_bytes=LINK_MAX_BYTES))
+    lib.sync()
+    yield lib
+    lib.close()
+
+
+@pytest.fixture
+async def rule_client(rule_library: Library):
+    async with Client(build_server(rule_library), raise_exceptions=False) as c:
+        yield c
+
+
+def _unknown(doc_id: str, text: str) -> bool:
+    """The unknown-id answer: names the id, maybe suggests served ids, says nothing else."""
+    return text.startswith(f"No document '{doc_id}'.") and LINK_SECRET not in text and "\n" not in text
+
+
+async def test_r4_links_to_excluded_places_read_like_unknown_ids(rule_client: Client) -> None:
+    for doc_id in UNSERVED_IDS:
+        for tool, args in (("read_document", {"id": doc_id}), ("read_document", {"id": doc_id, "mode": "outline"}),
+                           ("read_section", {"id": doc_id, "section": "Diary"})):
+            r = await rule_client.call_tool(tool, args)
+            assert r.is_error and _unknown(doc_id, result_text(r)), (tool, doc_id, result_text(r)[:300])
+        with pytest.raises(MCPError) as exc:
+            await rule_client.read_resource(f"docs://{doc_id}")
+        assert LINK_SECRET not in str(exc.value) and "No document" in str(exc.value), (doc_id, str(exc.value))
+    # a folder reached through an excluded link, or excluded itself, is no folder either
+    for folder in ("trashlink", "secret-dir", "nm-link", ".trash", "secretstuff", "guides-link/private"):
+        for tool, args in (("list_documents", {"folder": folder}),
+                           ("search_documents", {"query": "words", "folder": folder, "mode": "keyword"})):
+            r = await rule_client.call_tool(tool, args)
+            assert r.is_error and result_text(r).startswith(f"No folder '{folder}'."), (tool, folder, result_text(r))
+
+
+async def test_r4_size_limit_and_binary_apply_to_link_targets(rule_client: Client) -> None:
+    for doc_id, why in (("big-link.md", "too large"), ("blob-link.md", "binary")):
+        for tool, args in (("read_document", {"id": doc_id}), ("read_section", {"id": doc_id, "section": "Big"})):
+            r = await rule_client.call_tool(tool, args)
+            text = result_text(r)
+            assert r.is_error and why in text and LINK_SECRET not in text, (tool, doc_id, text[:300])
+
+
+async def test_r4_links_to_served_places_still_work(rule_client: Client) -> None:
+    for doc_id, words in (("good-link.md", "public words"), ("guides-link/ok.md", "guide words"), ("public.md", "public words")):
+        r = await rule_client.call_tool("read_document", {"id": doc_id})
+        assert not r.is_error and words in r.structured_content["content"], (doc_id, result_text(r)[:300])
+        resource = await rule_client.read_resource(f"docs://{doc_id}")
+        assert words in resource.contents[0].text
+
+
+async def test_r4_excluded_targets_are_never_indexed_or_searched_and_status_lists_them(
+    rule_client: Client, rule_library: Library
+) -> None:
+    assert sorted(rule_library.catalog.ids()) == ["guides/ok.md", "public.md"]
+    for query in (LINK_SECRET, "linksecret", "API_KEY", "diary", "padding words", "old pkg plan hidden private"):
+        for mode in ("keyword", "hybrid"):
+            r = await rule_client.call_tool("search_documents", {"query": query, "mode": mode, "max_results": 20})
+            assert not r.is_error
+            assert LINK_SECRET not in json.dumps(r.structured_content["results"]), query
+            assert {h["id"] for h in r.structured_content["results"]} <= {"guides/ok.md", "public.md"}
+    kinds = {p.path: p.kind for p in rule_library.catalog.problems()}
+    for link in EXCLUDED_LINKS:
+        assert kinds.get(link) == "excluded_link", (link, kinds)
+    assert kinds["good-link.md"] == kinds["big-link.md"] == kinds["blob-link.md"] == "duplicate_link"
+    assert kinds["big.md"] == "too_large" and kinds["blob.md"] == "binary"
+    assert all(LINK_SECRET not in p.detail for p in rule_library.catalog.problems())
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    env = child_env(MCP_DOCS_EMBEDDINGS="none", MCP_DOCS_MAX_FILE_BYTES=str(LINK_MAX_BYTES))
+    return subprocess.run([sys.executable, "-m", "mcp_docs", *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_r4_cli_read_search_and_status(rule_base: Path, tmp_path: Path) -> None:
+    where = ("--root", str(rule_base / "docs"), "--index-dir", str(tmp_path / "cli-index"))
+    out = _cli("search", f"{LINK_SECRET} API_KEY diary", *where, "--json", "--mode", "keyword")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["results"] == [] and LINK_SECRET not in out.stderr  # the query itself is echoed
+    out = _cli("search", "linksecret API_KEY diary old plan", *where, "--mode", "keyword")
+    assert out.returncode == 0 and LINK_SECRET not in out.stdout + out.stderr, out.stdout
+    for doc_id in ("public-diary.md", "env.md", "trashlink/old.md", "chain.md", "guides-link/.secret.md", "ghost.md"):
+        out = _cli("read", doc_id, *where)
+        assert out.returncode != 0 and LINK_SECRET not in out.stdout + out.stderr, (doc_id, out.stdout, out.stderr)
+        assert f"No document '{doc_id}'." in out.stderr and "Traceback" not in out.stderr, (doc_id, out.stderr)
+    out = _cli("read", "good-link.md", *where)
+    assert out.returncode == 0 and "public words" in out.stdout, out.stderr
+    status = _cli("status", *where, "--json")
+    assert status.returncode == 0, status.stderr
+    kinds = {s["path"]: s["kind"] for s in json.loads(status.stdout)["skipped"]}
+    assert {link for link in EXCLUDED_LINKS if kinds.get(link) == "excluded_link"} == set(EXCLUDED_LINKS), kinds
+    assert LINK_SECRET not in status.stdout
+
+
+def test_r4_links_to_excluded_places_created_while_the_watcher_runs_are_never_indexed(tmp_path: Path) -> None:
+    from mcp_docs.watch import Watcher
+
+    root = make_rule_link_vault(tmp_path)
+    for name in RULE_LINKS:  # start without links: they all appear while the watcher runs
+        os.unlink(root / name)
+    lib = Library(Settings.load(root, tmp_path / "idx", embeddings="none", environ={}, max_file_bytes=LINK_MAX_BYTES))
+    lib.sync()
+    watcher = Watcher(lib, debounce_ms=100, step_ms=50)
+    watcher.start()
+    try:
+        assert watcher.ready.wait(10)
+        for name, target in RULE_LINKS.items():
+            os.symlink(target.format(root=root), root / name)
+        os.symlink(".trash", root / "guides" / "late-trash")  # a folder link created inside a watched folder
+        wait_for_canary(lib, root)
+        assert sorted(lib.catalog.ids()) == ["canary.md", "guides/ok.md", "public.md"]
+        assert lib.search(LINK_SECRET, 10, "keyword").results == []
+        assert lib.search("API_KEY diary", 10, "keyword").results == []
+        kinds = {p.path: p.kind for p in lib.catalog.problems()}
+        assert all(kinds.get(link) == "excluded_link" for link in EXCLUDED_LINKS), kinds
+    finally:
+        watcher.stop()
+        lib.close()
+
+
+# Random link layouts (hypothesis): links anywhere, with any name, to any place or to each other (chains, loops).
+FUZZ_SERVED = {"pub.md": "# Pub\n\npublic text\n", "guides/g.md": "# G\n\nguide text\n"}
+FUZZ_EXCLUDED = {"secretstuff/s.md": LINK_SECRET, ".hid.md": LINK_SECRET, ".trash/t.md": LINK_SECRET,
+                 "node_modules/n.md": LINK_SECRET, "x.txt": LINK_SECRET, "guides/.gs.md": LINK_SECRET,
+                 "priv.md": LINK_SECRET}
+FUZZ_FOLDERS = ["", "guides", "secretstuff", ".trash"]
+FUZZ_PLACES = [*FUZZ_SERVED, *FUZZ_EXCLUDED, "guides", "secretstuff", ".trash", "node_modules", "nowhere.md"]
+
+
+@st.composite
+def link_layouts(draw: st.DrawFn) -> list[tuple[str, str, bool]]:
+    """(link path, target path, absolute?) triples; targets may be other links, so chains and loops occur."""
+    count = draw(st.integers(1, 6))
+    names = [f"{draw(st.sampled_from(FUZZ_FOLDERS))}/{draw(st.sampled_from(['l{}.md', '.l{}.md', 'l{}.txt', 'l{}']))}"
+             .format(i).lstrip("/") for i in range(count)]
+    return [(name, draw(st.sampled_from(FUZZ_PLACES + names)), draw(st.booleans())) for name in names]
+
+
+def test_r4_random_link_layouts_never_serve_or_index_an_excluded_file(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    for rel, text in {**FUZZ_SERVED, **FUZZ_EXCLUDED, ".mcpdocsignore": "secretstuff/\npriv.md\n"}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    lib = Library(Settings.load(root, tmp_path / "idx", embeddings="none", environ={}))
+    tools = DocsTools(lib)
+    ran = [0]
+
+    @settings(max_examples=25, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(layout=link_layouts())
+    def run(layout: list[tuple[str, str, bool]]) -> None:
+        made = []
+        try:
+            for name, target, absolute in layout:
+                link = root / name
+                if os.path.lexists(link):
+                    continue
+                dest = str(root / target) if absolute else os.path.relpath(root / target, link.parent)
+                os.symlink(dest, link)
+                made.append(name)
+            lib.sync()
+            assert set(lib.catalog.ids()) <= set(FUZZ_SERVED)
+            assert lib.search(LINK_SECRET, 20, "keyword").results == []
+            listed = {p.path for p in lib.catalog.problems()}
+            rules = lib.jail.rules
+            for name in made:
+                if not rules.excludes(name) and not os.path.isdir(root / name):
+                    assert name in listed, (name, layout, listed)  # nothing silent: a file link with a document's name
+                for doc_id in (name, f"{name}/s.md", f"{name}/t.md", f"{name}/n.md", f"{name}/.gs.md", f"{name}/g.md"):
+                    try:
+                        content = tools.read_document(doc_id).content
+                    except ToolInputError as exc:
+                        assert LINK_SECRET not in str(exc)
+                        continue
+                    assert content in FUZZ_SERVED.values(), (doc_id, layout)
+            # not every link is refused: one with a document's name straight to a served file is read
+            for name, target, _ in layout:
+                if name in made and target in FUZZ_SERVED and not rules.excludes(name):
+                    assert tools.read_document(name).content == FUZZ_SERVED[target], (name, layout)
+            ran[0] += 1
+        finally:
+            for name in made:
+                os.unlink(root / name)
+
+    try:
+        run()
+    finally:
+        lib.close()
+    assert ran[0] >= 20
+
+
+def test_r4_a_partial_sync_judges_new_links_as_the_full_scan_does(tmp_path: Path) -> None:
+    """The watcher's path: sync(paths=[...]) of just the new links lists each excluded one, indexes none."""
+    root = make_rule_link_vault(tmp_path)
+    lib = Library(Settings.load(root, tmp_path / "idx", embeddings="none", environ={}, max_file_bytes=LINK_MAX_BYTES))
+    try:
+        full = {p.path: p.kind for p in lib.sync().skipped}
+        for name in RULE_LINKS:
+            os.unlink(root / name)
+        lib.sync()
+        for name, target in RULE_LINKS.items():
+            os.symlink(target.format(root=root), root / name)
+        partial = {p.path: p.kind for p in lib.sync(paths=list(RULE_LINKS)).skipped}
+        assert partial == {k: v for k, v in full.items() if k in RULE_LINKS}
+        assert sorted(lib.catalog.ids()) == ["guides/ok.md", "public.md"]
+    finally:
         lib.close()
