@@ -15,6 +15,7 @@ EmbeddingsKind = Literal["local", "openai", "none"]
 
 DEFAULT_EXTENSIONS = (".md", ".markdown")
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
+DEFAULT_PARSE_SECONDS = 5.0  # a file that takes longer is skipped (parsing is linear: ~0.5 s for 5 MB)
 IGNORE_FILE_NAME = ".mcpdocsignore"
 
 # Languages with a Tantivy Snowball stemmer; the key is what users write in `lang:` or `--language`.
@@ -50,6 +51,7 @@ class Settings:
     embeddings_api_key_env: str = "OPENAI_API_KEY"
     extensions: tuple[str, ...] = DEFAULT_EXTENSIONS
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    parse_seconds: float = DEFAULT_PARSE_SECONDS
     watch: bool = True
     extra: dict[str, str] = field(default_factory=dict)
 
@@ -105,9 +107,22 @@ class Settings:
             embeddings_api_key_env=env.get("MCP_DOCS_EMBEDDINGS_API_KEY_ENV", "OPENAI_API_KEY"),
             extensions=extensions,
             max_file_bytes=max_bytes,
+            parse_seconds=_positive_seconds(env.get("MCP_DOCS_PARSE_SECONDS"), DEFAULT_PARSE_SECONDS),
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
         return replace(settings, **clean) if clean else settings
+
+
+def _positive_seconds(value: str | None, default: float) -> float:
+    if value is None or not value.strip():
+        return default
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        raise ValueError(f"MCP_DOCS_PARSE_SECONDS must be a positive number of seconds, not '{value[:20]}'.")
+    return seconds
 
 
 def default_index_dir(root: Path) -> Path:
