@@ -20,8 +20,6 @@ WIKILINK = re.compile(r"!?\[\[([^\[\]\|#\n]*)(?:#([^\[\]\|\n]*))?(?:\|([^\[\]\n]
 INLINE_CODE = re.compile(r"`+[^`]*`+")
 _HTML_TAG = re.compile(r"</?[A-Za-z][^<>\n]*>")
 _BACKTICKS = re.compile(r"`+")
-_STAR_TILDE_EQUALS = re.compile(r"\*|~~|==")
-_UNDERSCORE = re.compile(r"_")
 _NEVER = sys.maxsize
 
 
@@ -73,50 +71,39 @@ def _outside_code_spans(text: str) -> str:
 
 
 class _Closers:
-    """The first closing delimiter at or after a position. Positions asked only grow, so all searches add up to one pass."""
+    """The first closing mark at or after a position. Positions asked only grow, so all searches add up to one pass."""
 
-    def __init__(self, text: str, delimiter: str, word_boundary_after: bool) -> None:
+    def __init__(self, text: str, mark: str, word_boundary_after: bool) -> None:
         self.text = text
-        self.delimiter = delimiter
-        self.word_boundary_after = word_boundary_after
+        self.pattern = re.compile(r"(?<=\S)" + re.escape(mark) + (r"(?!\w)" if word_boundary_after else ""))
         self.found = -1
 
     def first_at_or_after(self, pos: int) -> int:
         if self.found < pos:
-            text, delimiter = self.text, self.delimiter
-            j = text.find(delimiter, pos)
-            while j != -1 and not self._closes(j):
-                j = text.find(delimiter, j + 1)
-            self.found = _NEVER if j == -1 else j
+            m = self.pattern.search(self.text, pos)
+            self.found = _NEVER if m is None else m.start()
         return self.found
-
-    def _closes(self, j: int) -> bool:
-        if self.text[j - 1].isspace():
-            return False
-        after = j + len(self.delimiter)
-        return not (self.word_boundary_after and after < len(self.text) and _is_word(self.text[after]))
-
-
-def _is_word(ch: str) -> bool:
-    return ch.isalnum() or ch == "_"
 
 
 def _strip_emphasis(text: str) -> str:
     if "*" in text or "~~" in text or "==" in text:
-        text = _strip_pairs(text, _STAR_TILDE_EQUALS, "*", intraword=True)
+        text = _strip_pairs(text, {"*": r"\*", "~~": "~~", "==": "=="}, intraword=True)
     if "_" in text:
         # CommonMark: '_' never opens or closes emphasis inside a word (snake_case stays intact).
-        text = _strip_pairs(text, _UNDERSCORE, "_", intraword=False)
+        text = _strip_pairs(text, {"_": r"(?<!\w)_"}, intraword=False)
     return text
 
 
-def _strip_pairs(text: str, opener: re.Pattern[str], repeatable: str, intraword: bool) -> str:
+def _strip_pairs(text: str, openers: dict[str, str], intraword: bool) -> str:
     """Drop emphasis marks around text, keeping the text: `**a**` → `a`, `==b==` → `b`.
 
     As the regex `(\\*{1,3}|~~|==)(?=\\S)(.+?)(?<=\\S)\\1` would, but linear: at each opener the
-    longest mark is tried first, and the nearest closer on the same line wins.
+    longest mark is tried first, and the nearest closer on the same line wins. A mark with no closer
+    left stops being looked for (no `*` closer also means no `**` or `***` one).
     """
     n = len(text)
+    alive = dict(openers)
+    opener = re.compile("|".join(alive.values()))
     closers: dict[str, _Closers] = {}
     newline = -1  # the first '\n' at or after the current opener
     out: list[str] = []
@@ -124,22 +111,16 @@ def _strip_pairs(text: str, opener: re.Pattern[str], repeatable: str, intraword:
     m = opener.search(text)
     while m is not None:
         i = m.start()
-        if not intraword and i > 0 and _is_word(text[i - 1]):
-            m = opener.search(text, i + 1)
-            continue
         if newline != _NEVER and newline < i:
             found = text.find("\n", i)
             newline = _NEVER if found == -1 else found
-        mark = m.group(0)
-        if mark == repeatable:
-            run = 1
-            while run < 3 and i + run < n and text[i + run] == repeatable:
+        first = m.group(0)
+        run = 1
+        if first in ("*", "_"):
+            while run < 3 and i + run < n and text[i + run] == first:
                 run += 1
-            marks = [repeatable * k for k in range(run, 0, -1)]
-        else:
-            marks = [mark]
         resume = i + 1
-        for mark in marks:
+        for mark in [first * k for k in range(run, 0, -1)]:
             content = i + len(mark)
             if content >= n or text[content].isspace():
                 continue
@@ -152,6 +133,13 @@ def _strip_pairs(text: str, opener: re.Pattern[str], repeatable: str, intraword:
                 out.append(text[content:j])
                 done = resume = j + len(mark)
                 break
+            if j == _NEVER and len(mark) == len(first) and first in alive:
+                del alive[first]
+                if not alive:
+                    break
+                opener = re.compile("|".join(alive.values()))
+        if not alive:
+            break
         m = opener.search(text, resume)
     if not out:
         return text

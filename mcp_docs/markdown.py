@@ -31,8 +31,10 @@ from .tokens import estimate_tokens
 PREAMBLE_HEADING = "(top)"
 SUMMARY_CHARS = 300
 HEADING_SEPARATOR = " > "
-# Six levels of these, with separators and a ' (N)' suffix for duplicates, stay under 1,000 characters.
-MAX_HEADING_CHARS = 150
+# What a heading or heading path may hold (the section's text itself is never cut): real headings are
+# far shorter (the longest of 5,671 in the OTel docs has 170 characters); a 1 MB one is shown clipped.
+MAX_HEADING_CHARS = 200
+MAX_HEADING_PATH_CHARS = 1000
 MAX_TAGS = 100
 MAX_FRONT_MATTER_DEPTH = 50
 MAX_FRONT_MATTER_VALUES = 100_000
@@ -158,7 +160,7 @@ def parse_markdown(text: str, file_stem: str = "untitled", *, seconds: float | N
             inline = tokens[i + 1]
             if tok.markup in ("-", "=") and _LIST_ITEM.match(inline.content):
                 continue  # a list followed by a rule, not a setext heading
-            heading = clip(clean_inline(strip_heading_id(inline.content)), MAX_HEADING_CHARS)
+            heading = _at_most(clean_inline(strip_heading_id(inline.content)), MAX_HEADING_CHARS)
             headings.append((int(tok.tag[1]), tok.map[0], tok.map[1], heading))
         elif tok.type == "inline" and tokens[i - 1].type == "paragraph_open" and len(paragraphs) < 8:
             if sum(len(p) for p in paragraphs) < SUMMARY_CHARS:
@@ -280,12 +282,13 @@ def _build_sections(
         while stack and stack[-1][0] >= level:
             stack.pop()
         heading = text or "(untitled)"
-        path = HEADING_SEPARATOR.join([h for _, h in stack] + [heading])
+        path = _heading_path([h for _, h in stack], heading)
         count = seen_paths.get(path, 0) + 1
         seen_paths[path] = count
         if count > 1:  # identical paths would make read_section ambiguous forever
-            heading = f"{heading} ({count})"
-            path = HEADING_SEPARATOR.join([h for _, h in stack] + [heading])
+            suffix = f" ({count})"
+            heading = _at_most(heading, MAX_HEADING_CHARS - len(suffix)) + suffix
+            path = _heading_path([h for _, h in stack], heading)
         stack.append((level, heading))
         next_start = headings[k + 1][1] if k + 1 < len(headings) else n_lines
         body = "\n".join(lines[end0:next_start]).strip("\n")
@@ -305,6 +308,19 @@ def _build_sections(
             )
         )
     return sections
+
+
+def _at_most(text: str, limit: int) -> str:
+    return text if len(text) <= limit else clip(text, limit - 1)  # clip may add one character, the ellipsis
+
+
+def _heading_path(ancestors: list[str], heading: str) -> str:
+    """'A > B > heading'; when that is too long the ancestors are clipped, never the section's own heading."""
+    path = HEADING_SEPARATOR.join([*ancestors, heading])
+    if len(path) <= MAX_HEADING_PATH_CHARS:
+        return path
+    room = MAX_HEADING_PATH_CHARS - len(heading) - len(HEADING_SEPARATOR)
+    return _at_most(HEADING_SEPARATOR.join(ancestors), room) + HEADING_SEPARATOR + heading
 
 
 def _subtree_ends(headings: list[tuple[int, int, int, str]], n_lines: int) -> list[int]:

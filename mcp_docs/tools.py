@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import difflib
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -469,15 +471,10 @@ def _no_section(query: str, sections: tuple[Section, ...] | list[Section], doc_i
 
 
 def _subtree_tokens(sections: tuple[Section, ...]) -> list[int]:
-    totals = []
-    for i, s in enumerate(sections):
-        total = s.tokens
-        for t in sections[i + 1 :]:
-            if t.line_start > s.subtree_end:
-                break
-            total += t.tokens
-        totals.append(total)
-    return totals
+    # A subtree is a run of sections in document order: prefix sums, not a slice of the rest per section.
+    starts = [s.line_start for s in sections]
+    sums = list(itertools.accumulate((s.tokens for s in sections), initial=0))
+    return [sums[bisect.bisect_right(starts, s.subtree_end, i)] - sums[i] for i, s in enumerate(sections)]
 
 
 def _size(tokens: int) -> str:
