@@ -21,7 +21,7 @@ from mcp_docs.tools import outline, summary
 from .hostile_markdown import BLOCK_CLASSES, HOSTILE, time_parse, time_text_passes
 
 RATIO = 25  # linear is 10; generous for a busy machine
-FLOOR = 0.01  # seconds: below this the small timing is noise
+FLOOR = 0.02  # seconds: below this the small timing is noise
 LINE_SIZE, BLOCK_SIZE = 100_000, 20_000  # the large size; the small one is a tenth
 
 
@@ -35,8 +35,11 @@ def _assert_linear(measure: Callable[[str], float], make: Callable[[int], str], 
     small_text, large_text = make(large // 10), make(large)
     measure(small_text)  # warm caches and lazy imports
     t_small = min(_cpu(measure, small_text) for _ in range(2))
+    limit = RATIO * max(t_small, FLOOR)
     t_large = _cpu(measure, large_text)
-    assert t_large <= RATIO * max(t_small, FLOOR), (
+    if t_large > limit:  # measured once more before failing: a busy machine slows a run now and then
+        t_large = min(t_large, _cpu(measure, large_text))
+    assert t_large <= limit, (
         f"{what}: {len(large_text)} chars took {t_large:.3f} s, {len(small_text)} took {t_small:.3f} s"
     )
 
