@@ -3,26 +3,42 @@
 Pure: text in, dataclasses out. Block structure comes from markdown-it-py (so `#`
 lines inside code fences are not headings, setext headings count), front matter
 from mdit-py-plugins. Inline parsing is switched off for speed; the little inline
-clean-up needed for headings and summaries is done here.
+clean-up needed for headings and summaries is done in `inline`.
+
+Every file is untrusted: the work done here is linear in its size (no pattern that
+rescans a line, no copy of the rest of the document per heading), what it keeps of
+a heading is bounded, and a caller can give a CPU time budget that raises ParseTimeout.
 """
 
 from __future__ import annotations
 
+import math
 import re
+import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 import yaml
 from markdown_it import MarkdownIt
+from markdown_it.rules_block import StateBlock
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from .inline import INLINE_CODE, WIKILINK, clean_inline
 from .snippets import MARKDOWN_LINK, clip
 from .tokens import estimate_tokens
 
 PREAMBLE_HEADING = "(top)"
 SUMMARY_CHARS = 300
 HEADING_SEPARATOR = " > "
+# What a heading or heading path may hold (the section's text itself is never cut): real headings are
+# far shorter (the longest of 5,671 in the OTel docs has 170 characters); a 1 MB one is shown clipped.
+MAX_HEADING_CHARS = 200
+MAX_HEADING_PATH_CHARS = 1000
+MAX_TAGS = 100
+MAX_FRONT_MATTER_DEPTH = 50
+MAX_FRONT_MATTER_VALUES = 100_000
+_CHECK_EVERY = 1024  # loop iterations between two looks at the clock
 
 try:  # the C loader is ~10x faster; fall back where libyaml is missing
     _YamlLoader: Any = yaml.CSafeLoader
@@ -73,6 +89,28 @@ class ParsedDocument:
         return "\n".join(self.lines)
 
 
+class ParseTimeout(Exception):
+    """Parsing one file took longer than its time budget."""
+
+
+class _Deadline:
+    """A budget of this thread's CPU time: the work a file costs, however busy the machine is."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self.at = math.inf if seconds is None else time.thread_time() + seconds
+
+    def check(self) -> None:
+        if time.thread_time() >= self.at:
+            raise ParseTimeout(f"parsing needed more than {self.seconds:g} s of CPU time")
+
+
+def _deadline_rule(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
+    """First block rule, so markdown-it looks at the clock before each block; it never matches."""
+    state.env["deadline"].check()
+    return False
+
+
 @lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark").use(front_matter_plugin)
@@ -81,6 +119,7 @@ def _parser() -> MarkdownIt:
     # parse time on real docs. Without them, fences inside lists are still fences; the one
     # difference (a list followed by '---' read as a setext heading) is undone in parse_markdown.
     md.block.ruler.disable(["list", "blockquote", "reference"])
+    md.block.ruler.before("front_matter", "deadline", _deadline_rule)
     return md
 
 
@@ -93,13 +132,15 @@ def normalize_text(text: str) -> str:
     return text
 
 
-def parse_markdown(text: str, file_stem: str = "untitled") -> ParsedDocument:
+def parse_markdown(text: str, file_stem: str = "untitled", *, seconds: float | None = None) -> ParsedDocument:
+    """Parse a document; with `seconds`, raise ParseTimeout once parsing has used more CPU time than that."""
+    deadline = _Deadline(seconds)
     text = normalize_text(text)
     lines = text.split("\n")
     if lines and lines[-1] == "" and len(lines) > 1:
         lines.pop()
     n_lines = len(lines)
-    tokens = _parser().parse(text)
+    tokens = _parser().parse(text, {"deadline": deadline})
 
     warnings: list[str] = []
     front_matter: dict[str, Any] = {}
@@ -109,6 +150,8 @@ def parse_markdown(text: str, file_stem: str = "untitled") -> ParsedDocument:
     paragraphs: list[str] = []
 
     for i, tok in enumerate(tokens):
+        if i % _CHECK_EVERY == 0:
+            deadline.check()
         if tok.type == "front_matter":
             if tok.map:
                 content_start = tok.map[1]
@@ -119,19 +162,22 @@ def parse_markdown(text: str, file_stem: str = "untitled") -> ParsedDocument:
             inline = tokens[i + 1]
             if tok.markup in ("-", "=") and _LIST_ITEM.match(inline.content):
                 continue  # a list followed by a rule, not a setext heading
-            text = _HEADING_ATTRIBUTES.sub("", inline.content)
-            headings.append((int(tok.tag[1]), tok.map[0], tok.map[1], clean_inline(text)))
+            heading = _at_most(clean_inline(strip_heading_id(inline.content)), MAX_HEADING_CHARS)
+            headings.append((int(tok.tag[1]), tok.map[0], tok.map[1], heading))
         elif tok.type == "inline" and tokens[i - 1].type == "paragraph_open" and len(paragraphs) < 8:
             if sum(len(p) for p in paragraphs) < SUMMARY_CHARS:
                 cleaned = clean_inline(tok.content[: SUMMARY_CHARS * 2])
                 if cleaned:
                     paragraphs.append(cleaned)
 
-    sections = _build_sections(lines, n_lines, content_start, headings)
+    sections = _build_sections(lines, n_lines, content_start, headings, deadline)
     title = _first_str(front_matter.get("title"))
     if not title:
         title = next((h[3] for h in headings if h[0] == 1 and h[3]), "") or file_stem
-    tags = _collect_tags(front_matter, lines, content_start, code_lines)
+    tags = _collect_tags(front_matter, lines, content_start, code_lines, deadline)
+    if len(tags) > MAX_TAGS:
+        warnings.append(f"{len(tags)} tags: only the first {MAX_TAGS} are kept")
+        tags = tags[:MAX_TAGS]
     aliases = tuple(_as_str_list(front_matter.get("aliases") or front_matter.get("alias")))
     from .settings import normalize_language
 
@@ -147,41 +193,77 @@ def parse_markdown(text: str, file_stem: str = "untitled") -> ParsedDocument:
         aliases=aliases,
         lang=lang,
         sections=tuple(sections),
-        links=_collect_links(lines, content_start, code_lines),
+        links=_collect_links(lines, content_start, code_lines, deadline),
         lines=tuple(lines),
         warnings=tuple(warnings),
     )
 
 
+class _FrontMatterTooBig(Exception):
+    pass
+
+
+_FLOW_BRACKETS = re.compile(r"[\[\]{}]")
+
+
 def _load_front_matter(raw: str, warnings: list[str]) -> dict[str, Any]:
     try:
+        _check_nesting(raw)
         data = yaml.load(raw, Loader=_YamlLoader)
+        if data is None:
+            return {}
+        if not isinstance(data, dict):
+            warnings.append("front matter is not a mapping: ignored")
+            return {}
+        # YAML dates and other objects must survive JSON storage.
+        budget = [MAX_FRONT_MATTER_VALUES]
+        return {str(k): _jsonable(v, budget, 1) for k, v in data.items()}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
         warnings.append(f"malformed front matter{where}: ignored")
-        return {}
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        warnings.append("front matter is not a mapping: ignored")
-        return {}
-    # YAML dates and other objects must survive JSON storage.
-    return {str(k): _jsonable(v) for k, v in data.items()}
+    except _FrontMatterTooBig:
+        warnings.append(
+            f"front matter nests deeper than {MAX_FRONT_MATTER_DEPTH} levels "
+            f"or holds more than {MAX_FRONT_MATTER_VALUES} values: ignored"
+        )
+    return {}
 
 
-def _jsonable(value: Any) -> Any:
+def _check_nesting(raw: str) -> None:
+    """Refuse deep YAML before loading it: libyaml's scanner is quadratic in the depth of `[[[…`
+    and its loader recurses in C (a stack overflow, not an exception, kills the process)."""
+    depth = 0
+    for m in _FLOW_BRACKETS.finditer(raw):  # an over-count (brackets inside strings) only errs on the safe side
+        depth += 1 if m.group(0) in "[{" else -1
+        if depth > MAX_FRONT_MATTER_DEPTH:
+            raise _FrontMatterTooBig
+    depth = 0
+    for event in yaml.parse(raw, Loader=_YamlLoader):  # block nesting too; the event parser does not recurse
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_FRONT_MATTER_DEPTH:
+                raise _FrontMatterTooBig
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+
+
+def _jsonable(value: Any, budget: list[int], depth: int) -> Any:
+    """A JSON-ready copy, within a budget of values: YAML aliases can make a small file expand a billion times."""
+    budget[0] -= 1
+    if budget[0] < 0 or depth > MAX_FRONT_MATTER_DEPTH:
+        raise _FrontMatterTooBig
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): _jsonable(v, budget, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple, set)):
-        return [_jsonable(v) for v in value]
+        return [_jsonable(v, budget, depth + 1) for v in value]
     return str(value)
 
 
 def _build_sections(
-    lines: list[str], n_lines: int, content_start: int, headings: list[tuple[int, int, int, str]]
+    lines: list[str], n_lines: int, content_start: int, headings: list[tuple[int, int, int, str]], deadline: _Deadline
 ) -> list[Section]:
     sections: list[Section] = []
     first_heading = headings[0][1] if headings else n_lines
@@ -193,24 +275,27 @@ def _build_sections(
         sections.append(
             Section(0, PREAMBLE_HEADING, PREAMBLE_HEADING, 0, start, end, end, body, estimate_tokens(body))
         )
+    subtree_next = _subtree_ends(headings, n_lines)
     stack: list[tuple[int, str]] = []
     seen_paths: dict[str, int] = {}
     for k, (level, start0, end0, text) in enumerate(headings):
+        if k % _CHECK_EVERY == 0:
+            deadline.check()
         while stack and stack[-1][0] >= level:
             stack.pop()
         heading = text or "(untitled)"
-        path = HEADING_SEPARATOR.join([h for _, h in stack] + [heading])
+        path = _heading_path([h for _, h in stack], heading)
         count = seen_paths.get(path, 0) + 1
         seen_paths[path] = count
         if count > 1:  # identical paths would make read_section ambiguous forever
-            heading = f"{heading} ({count})"
-            path = HEADING_SEPARATOR.join([h for _, h in stack] + [heading])
+            suffix = f" ({count})"
+            heading = _at_most(heading, MAX_HEADING_CHARS - len(suffix)) + suffix
+            path = _heading_path([h for _, h in stack], heading)
         stack.append((level, heading))
         next_start = headings[k + 1][1] if k + 1 < len(headings) else n_lines
-        subtree_next = next((h[1] for h in headings[k + 1 :] if h[0] <= level), n_lines)
         body = "\n".join(lines[end0:next_start]).strip("\n")
         own_end = _trim_end(lines, start0 + 1, next_start)
-        subtree_end = _trim_end(lines, start0 + 1, subtree_next)
+        subtree_end = _trim_end(lines, start0 + 1, subtree_next[k])
         sections.append(
             Section(
                 index=len(sections),
@@ -227,6 +312,30 @@ def _build_sections(
     return sections
 
 
+def _at_most(text: str, limit: int) -> str:
+    return text if len(text) <= limit else clip(text, limit - 1)  # clip may add one character, the ellipsis
+
+
+def _heading_path(ancestors: list[str], heading: str) -> str:
+    """'A > B > heading'; when that is too long the ancestors are clipped, never the section's own heading."""
+    path = HEADING_SEPARATOR.join([*ancestors, heading])
+    if len(path) <= MAX_HEADING_PATH_CHARS:
+        return path
+    room = MAX_HEADING_PATH_CHARS - len(heading) - len(HEADING_SEPARATOR)
+    return _at_most(HEADING_SEPARATOR.join(ancestors), room) + HEADING_SEPARATOR + heading
+
+
+def _subtree_ends(headings: list[tuple[int, int, int, str]], n_lines: int) -> list[int]:
+    """For each heading, the first line of the next heading of its level or higher (or the end)."""
+    ends = [n_lines] * len(headings)
+    open_: list[int] = []  # headings whose subtree is still open, levels increasing
+    for k, (level, start0, _, _) in enumerate(headings):
+        while open_ and headings[open_[-1]][0] >= level:
+            ends[open_.pop()] = start0
+        open_.append(k)
+    return ends
+
+
 def _trim_end(lines: list[str], start_1based: int, stop0_exclusive: int) -> int:
     """The 1-based number of the last non-blank line in [start, stop), at least `start`."""
     end = stop0_exclusive
@@ -235,44 +344,26 @@ def _trim_end(lines: list[str], start_1based: int, stop0_exclusive: int) -> int:
     return max(end, start_1based)
 
 
-_INLINE_CODE = re.compile(r"`+[^`]*`+")
-_WIKILINK = re.compile(r"!?\[\[([^\]\|#\n]*)(?:#([^\]\|\n]*))?(?:\|([^\]\n]*))?\]\]")
-_HTML_TAG = re.compile(r"</?[A-Za-z][^>\n]*>")
-_EMPHASIS = re.compile(r"(\*{1,3}|~~|==)(?=\S)(.+?)(?<=\S)\1")
-# CommonMark: '_' never opens or closes emphasis inside a word (snake_case stays intact).
-_UNDERSCORE_EMPHASIS = re.compile(r"(?<!\w)(_{1,3})(?=\S)(.+?)(?<=\S)\1(?!\w)")
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 _INLINE_TAG = re.compile(r"(?<![\w/&#\[({])#([A-Za-z_\u00c0-\uffff][\w\-/\u00c0-\uffff]*)")
 _SPACES = re.compile(r"\s+")
-# Hugo / Pandoc / kramdown heading ids: '## Spans {#spans}', '## Spans {: #spans .cls}'.
-_HEADING_ATTRIBUTES = re.compile(r"\s*\{:?\s*#[^}]*\}\s*$")
+_HEADING_ID_OPEN = re.compile(r"\{:?\s*#")
 _LIST_ITEM = re.compile(r"\s{0,3}(?:[-+*]|\d{1,9}[.)])(?:\s|$)")
 _ATX_MARKER = re.compile(r"^\s{0,3}#{1,6}(?=\s|$)")
 
 
-def clean_inline(text: str) -> str:
-    """Inline Markdown → plain text: links keep their label, emphasis and code marks go."""
-    if not text:
-        return ""
-    if "[" in text:
-        text = _WIKILINK.sub(lambda m: m.group(3) or m.group(2) or m.group(1), text)
-        text = MARKDOWN_LINK.sub(lambda m: m.group(1), text)
-    if "<" in text:
-        text = _HTML_TAG.sub("", text)
-    if "`" in text:  # code spans keep their text verbatim: `OTEL_SERVICE_NAME` is not emphasis
-        pieces = _CODE_SPAN.split(text)
-        text = "".join(p if i % 3 == 2 else _strip_emphasis(p) for i, p in enumerate(pieces) if i % 3 != 1)
-    else:
-        text = _strip_emphasis(text)
-    return " ".join(text.split())
+def strip_heading_id(text: str) -> str:
+    """Drop a trailing Hugo / Pandoc / kramdown heading id: '## Spans {#spans}', '## Spans {: #spans .cls}'.
 
-
-def _strip_emphasis(text: str) -> str:
-    if "*" in text or "~" in text or "=" in text:
-        text = _EMPHASIS.sub(lambda m: m.group(2), text)
-    if "_" in text:
-        text = _UNDERSCORE_EMPHASIS.sub(lambda m: m.group(2), text)
-    return text
+    Found from the end, as `\\s*\\{:?\\s*#[^}]*\\}\\s*$` would but without retrying at every space or brace.
+    """
+    body = text.rstrip()
+    if not body.endswith("}"):
+        return text
+    previous_close = body.rfind("}", 0, len(body) - 1)
+    m = _HEADING_ID_OPEN.search(body, previous_close + 1, len(body) - 1)
+    if m is None:
+        return text
+    return body[: m.start()].rstrip()
 
 
 def _summarize(paragraphs: list[str], front_matter: dict[str, Any]) -> str:
@@ -301,7 +392,7 @@ def normalize_tag(tag: str) -> str:
 
 
 def _collect_tags(
-    front_matter: dict[str, Any], lines: list[str], content_start: int, code_lines: set[int]
+    front_matter: dict[str, Any], lines: list[str], content_start: int, code_lines: set[int], deadline: _Deadline
 ) -> tuple[str, ...]:
     raw = front_matter.get("tags", front_matter.get("tag"))
     found: list[str] = []
@@ -310,12 +401,14 @@ def _collect_tags(
     else:
         found.extend(_as_str_list(raw))
     for n in range(content_start, len(lines)):
+        if n % _CHECK_EVERY == 0:
+            deadline.check()
         line = lines[n]
         if n in code_lines or "#" not in line:
             continue
         line = _ATX_MARKER.sub("", line)  # '## Setup #linux': the marker is not a tag, '#linux' is
-        line = _HEADING_ATTRIBUTES.sub("", line)  # nor is a heading id: '## Spans {#spans}'
-        line = _INLINE_CODE.sub(" ", line)
+        line = strip_heading_id(line)  # nor is a heading id: '## Spans {#spans}'
+        line = INLINE_CODE.sub(" ", line)
         for match in _INLINE_TAG.finditer(line):
             tag = match.group(1).rstrip("/-")
             if not tag.replace("/", "").replace("-", "").replace("_", "").isdigit():
@@ -328,14 +421,18 @@ def _collect_tags(
     return tuple(seen)
 
 
-def _collect_links(lines: list[str], content_start: int, code_lines: set[int]) -> tuple[Link, ...]:
+def _collect_links(
+    lines: list[str], content_start: int, code_lines: set[int], deadline: _Deadline
+) -> tuple[Link, ...]:
     links: list[Link] = []
     for n in range(content_start, len(lines)):
+        if n % _CHECK_EVERY == 0:
+            deadline.check()
         line = lines[n]
         if n in code_lines or "[" not in line:
             continue
-        line = _INLINE_CODE.sub(" ", line)
-        for m in _WIKILINK.finditer(line):
+        line = INLINE_CODE.sub(" ", line)
+        for m in WIKILINK.finditer(line):
             target = (m.group(1) or "").strip()
             heading = (m.group(2) or "").strip() or None
             alias = (m.group(3) or "").strip() or None

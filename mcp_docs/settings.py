@@ -17,6 +17,7 @@ _Number = TypeVar("_Number", int, float)
 
 DEFAULT_EXTENSIONS = (".md", ".markdown")
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
+DEFAULT_PARSE_SECONDS = 5.0  # CPU time to parse one file, else it is skipped; 5 MB of the OTel docs take ~2 s
 IGNORE_FILE_NAME = ".mcpdocsignore"
 # Streamable HTTP sessions (see http_sessions.py): an idle one ends after this long; at the cap the least
 # recently used idle one makes room. A session costs ~40 KB, so the cap bounds them to ~10 MB.
@@ -56,6 +57,7 @@ class Settings:
     embeddings_api_key_env: str = "OPENAI_API_KEY"
     extensions: tuple[str, ...] = DEFAULT_EXTENSIONS
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    parse_seconds: float = DEFAULT_PARSE_SECONDS
     watch: bool = True
     session_idle_seconds: float = DEFAULT_SESSION_IDLE_SECONDS
     max_sessions: int = DEFAULT_MAX_SESSIONS
@@ -113,6 +115,7 @@ class Settings:
             embeddings_api_key_env=env.get("MCP_DOCS_EMBEDDINGS_API_KEY_ENV", "OPENAI_API_KEY"),
             extensions=extensions,
             max_file_bytes=max_bytes,
+            parse_seconds=_positive(env, "MCP_DOCS_PARSE_SECONDS", DEFAULT_PARSE_SECONDS, float),
             session_idle_seconds=idle_seconds,
             max_sessions=max_sessions,
         )
@@ -146,7 +149,7 @@ def _positive(env: Mapping[str, str], name: str, default: _Number, kind: Callabl
     except ValueError:
         value = None
     if value is None or not 0 < value < float("inf"):
-        raise ValueError(f"{name} must be a positive number, not '{raw}' (default {default}).")
+        raise ValueError(f"{name} must be a positive number, not '{raw[:40]}' (default {default}).")
     return value
 
 

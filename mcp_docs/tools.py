@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import difflib
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -22,15 +24,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .index.sync import decode, looks_binary
+from .index.sync import looks_binary
 from .library import Library
 from .markdown import (
     HEADING_SEPARATOR,
     ParsedDocument,
+    ParseTimeout,
     Section,
     normalize_tag,
-    normalize_text,
-    parse_markdown,
     section_text,
 )
 from .models import (
@@ -43,6 +44,7 @@ from .models import (
     SearchMode,
     SearchResult,
 )
+from .parse_cache import ParseCache
 from .paths import FileTooLarge, PathOutsideRoot, printable
 from .tokens import estimate_tokens
 
@@ -82,6 +84,7 @@ class LoadedDocument:
 class DocsTools:
     def __init__(self, library: Library) -> None:
         self.library = library
+        self.parse_cache = ParseCache()
 
     # -- search_documents -----------------------------------------------------------------
     def search_documents(
@@ -275,10 +278,12 @@ class DocsTools:
             raise ToolInputError(f"'{clean_id}' could not be read ({exc.strerror or type(exc).__name__}).") from exc
         if looks_binary(data):
             raise ToolInputError(f"'{clean_id}' is a binary file, not a Markdown document.")
-        text = normalize_text(decode(data)[0])
         stem = posixpath.basename(clean_id).rsplit(".", 1)[0]
-        parsed = parse_markdown(text, stem)
-        return LoadedDocument(clean_id, path, parsed, text)
+        try:
+            loaded = self.parse_cache.parse(data, stem, self.library.settings.parse_seconds)
+        except ParseTimeout as exc:
+            raise ToolInputError(f"'{clean_id}' is not served: {exc}, so it is skipped (see `mcp-docs status`).") from None
+        return LoadedDocument(clean_id, path, loaded.parsed, loaded.text)
 
     def _unknown_id_message(self, doc_id: str) -> str:
         ids = self.library.catalog.ids()
@@ -465,15 +470,10 @@ def _no_section(query: str, sections: tuple[Section, ...] | list[Section], doc_i
 
 
 def _subtree_tokens(sections: tuple[Section, ...]) -> list[int]:
-    totals = []
-    for i, s in enumerate(sections):
-        total = s.tokens
-        for t in sections[i + 1 :]:
-            if t.line_start > s.subtree_end:
-                break
-            total += t.tokens
-        totals.append(total)
-    return totals
+    # A subtree is a run of sections in document order: prefix sums, not a slice of the rest per section.
+    starts = [s.line_start for s in sections]
+    sums = list(itertools.accumulate((s.tokens for s in sections), initial=0))
+    return [sums[bisect.bisect_right(starts, s.subtree_end, i)] - sums[i] for i, s in enumerate(sections)]
 
 
 def _size(tokens: int) -> str:

@@ -1,5 +1,10 @@
-from mcp_docs.markdown import PREAMBLE_HEADING, parse_markdown, section_text
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
+
+from mcp_docs.markdown import PREAMBLE_HEADING, ParseTimeout, parse_markdown, section_text
 
 VAULT = Path(__file__).parent / "fixtures" / "vault"
 
@@ -111,3 +116,37 @@ def test_code_spans_in_headings_keep_underscores() -> None:
     doc = parse_markdown("# Variables\n\n## `OTEL_SERVICE_NAME`\n\nThe _service_ name, snake_case_kept.\n", "x")
     assert doc.sections[1].heading == "OTEL_SERVICE_NAME"
     assert "snake_case_kept" in doc.summary and "_service_" not in doc.summary
+
+
+def test_front_matter_aliases_cannot_expand_a_billion_times() -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
+    doc = parse_markdown("---\ntitle: Laughs\n" + "\n".join(lines) + "\n---\n# T\n", "x")
+    assert doc.front_matter == {} and doc.title == "T"
+    assert any("more than 100000 values" in w for w in doc.warnings)
+
+
+def test_deep_front_matter_is_refused_before_yaml_sees_it() -> None:
+    # Flow nesting made libyaml's scanner quadratic; block nesting made its C loader overflow the stack (a
+    # segfault that killed the server), so this runs in a child process.
+    code = (
+        "from mcp_docs.markdown import parse_markdown\n"
+        "for fm in ('k: ' + '[' * 20000 + ']' * 20000, 'k:\\n  ' + '- ' * 100000 + 'a'):\n"
+        "    doc = parse_markdown('---\\n' + fm + '\\n---\\n# T\\n', 'x')\n"
+        "    assert doc.front_matter == {} and any('deeper than 50' in w for w in doc.warnings), doc.warnings\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_tags_are_capped() -> None:
+    doc = parse_markdown("# T\n\n" + " ".join(f"#t{i}" for i in range(500)) + "\n", "x")
+    assert len(doc.tags) == 100 and doc.tags[0] == "t0"
+    assert "500 tags: only the first 100 are kept" in doc.warnings
+
+
+def test_a_time_budget_stops_a_long_parse() -> None:
+    text = "# h\n\ntext\n\n" * 50_000
+    with pytest.raises(ParseTimeout, match="parsing needed more than 0 s of CPU time"):
+        parse_markdown(text, "x", seconds=0.0)
+    assert len(parse_markdown("# h\n\ntext\n", "x", seconds=5.0).sections) == 1

@@ -22,7 +22,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 
-from ..markdown import ParsedDocument, parse_markdown
+from ..markdown import ParsedDocument, ParseTimeout, parse_markdown
 from ..paths import FileTooLarge, Jail, NotServed, PathOutsideRoot
 from ..scan import EXCLUDED_LINK, ScannedFile, Scanner, ScanResult
 from ..settings import Settings
@@ -99,7 +99,9 @@ class Prepared:
     missing: bool = False
 
 
-def prepare(jail: Jail, max_bytes: int, f: ScannedFile, old_hash: str | None) -> Prepared:
+def prepare(
+    jail: Jail, max_bytes: int, f: ScannedFile, old_hash: str | None, parse_seconds: float | None
+) -> Prepared:
     """Pure step of sync (no index access), so it can run in a worker process."""
     try:
         data = jail.read_bytes(f.path, max_bytes)
@@ -121,7 +123,9 @@ def prepare(jail: Jail, max_bytes: int, f: ScannedFile, old_hash: str | None) ->
     text, warnings = decode(data)
     stem = f.doc_id.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     try:
-        parsed = parse_markdown(text, stem)
+        parsed = parse_markdown(text, stem, seconds=parse_seconds)
+    except ParseTimeout as exc:
+        return Prepared(problem=Problem(f.doc_id, "too_slow", f"{exc}: skipped"))
     except Exception as exc:  # a parser bug must not stop a whole vault from indexing
         log.exception("could not parse %s", f.doc_id)
         return Prepared(problem=Problem(f.doc_id, "unparsable", f"parser error: {type(exc).__name__}"))
@@ -130,9 +134,9 @@ def prepare(jail: Jail, max_bytes: int, f: ScannedFile, old_hash: str | None) ->
 
 
 def prepare_many(
-    jail: Jail, max_bytes: int, jobs: list[tuple[ScannedFile, str | None]]
+    jail: Jail, max_bytes: int, parse_seconds: float | None, jobs: list[tuple[ScannedFile, str | None]]
 ) -> list[tuple[ScannedFile, Prepared]]:
-    return [(f, prepare(jail, max_bytes, f, h)) for f, h in jobs]
+    return [(f, prepare(jail, max_bytes, f, h, parse_seconds)) for f, h in jobs]
 
 
 def parse_workers() -> int:
@@ -258,12 +262,12 @@ class Synchronizer:
         self, files: list[ScannedFile], fingerprints: dict[str, Fingerprint]
     ) -> Iterator[tuple[ScannedFile, "Prepared"]]:
         """Read, hash and parse files: in worker processes when there are many (parsing is pure Python)."""
-        max_bytes = self.settings.max_file_bytes
+        max_bytes, seconds = self.settings.max_file_bytes, self.settings.parse_seconds
         old_hash = [fingerprints[f.doc_id].hash if f.doc_id in fingerprints else None for f in files]
         workers = parse_workers()
         if len(files) < PARALLEL_THRESHOLD or workers < 2:
             for f, h in zip(files, old_hash):
-                yield f, prepare(self.jail, max_bytes, f, h)
+                yield f, prepare(self.jail, max_bytes, f, h, seconds)
             return
         # spawn, not fork: the server runs threads (watcher, HTTP) that fork would copy mid-flight.
         done = 0
@@ -271,7 +275,7 @@ class Synchronizer:
             context = multiprocessing.get_context("spawn")
             with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=die_with_parent) as pool:
                 jobs = pool.map(
-                    partial(prepare_many, self.jail, max_bytes),
+                    partial(prepare_many, self.jail, max_bytes, seconds),
                     _chunks(list(zip(files, old_hash)), WORKER_CHUNK),
                 )
                 for chunk_result in jobs:
@@ -282,7 +286,7 @@ class Synchronizer:
             # Workers cannot start everywhere (a script run from stdin, a frozen app): carry on in-process.
             log.warning("parallel parsing unavailable (%s): continuing in one process", exc)
             for f, h in zip(files[done:], old_hash[done:]):
-                yield f, prepare(self.jail, max_bytes, f, h)
+                yield f, prepare(self.jail, max_bytes, f, h, seconds)
 
     def _scan(self, paths: Iterable[str] | None, fingerprints: dict[str, Fingerprint]) -> tuple[ScanResult, list[str]]:
         if paths is None:

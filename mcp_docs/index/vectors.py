@@ -41,6 +41,7 @@ import numpy as np
 import sqlite_vec
 
 from ..embedders import Embedder, EmbedderError, make_embedder
+from ..inline import drop_spans
 from ..markdown import (
     HEADING_SEPARATOR,
     PREAMBLE_HEADING,
@@ -134,8 +135,8 @@ class Chunk:
 _BLANK_LINES = re.compile(r"\n\s*\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)[^\n]*$", re.MULTILINE)
-_SHORTCODE = re.compile(r"\{\{[<%].*?[%>]\}\}", re.DOTALL)
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_SHORTCODE = (re.compile(r"\{\{[<%]"), re.compile(r"[%>]\}\}"))
+_HTML_COMMENT = (re.compile(r"<!--"), re.compile(r"-->"))
 
 
 def section_prefix(title: str, heading_path: str) -> str:
@@ -150,8 +151,8 @@ def section_prefix(title: str, heading_path: str) -> str:
 
 def _clean(body: str) -> list[str]:
     """A section body → plain paragraphs: comments, template shortcodes and fence markers dropped, inline marks removed."""
-    body = _HTML_COMMENT.sub(" ", body)
-    body = _SHORTCODE.sub(" ", body)
+    body = drop_spans(body, *_HTML_COMMENT)
+    body = drop_spans(body, *_SHORTCODE)
     body = _FENCE.sub("", body)
     return [p for p in (clean_inline(block) for block in _BLANK_LINES.split(body)) if p]
 

@@ -228,3 +228,30 @@ def test_a_script_without_main_guard_is_not_re_run_by_parse_workers(tmp_path: Pa
     assert out.stdout.count("TOP-LEVEL RAN") == 1
     assert "added 450" in out.stdout
     assert "Traceback" not in out.stderr
+
+
+def test_a_file_too_slow_to_parse_is_skipped_listed_and_refused_quickly(tmp_path: Path) -> None:
+    from mcp_docs.tools import DocsTools, ToolInputError
+
+    root = tmp_path / "vault"
+    root.mkdir()
+    (root / "small.md").write_text("# Small\n\nQuick to parse.\n", "utf-8")
+    (root / "slow.md").write_text("slowmarker\n\n" + "# h\n" * 150_000, "utf-8")  # 600 KB, seconds of headings
+    lib = Library(Settings.load(root, tmp_path / "index", embeddings="none", environ={}, parse_seconds=0.5))
+    try:
+        report = lib.sync()
+        assert [(p.path, p.kind) for p in report.skipped] == [("slow.md", "too_slow")]
+        assert "parsing needed more than 0.5 s of CPU time: skipped" in report.skipped[0].detail
+        assert {p.path: p.kind for p in lib.catalog.problems()} == {"slow.md": "too_slow"}  # what status lists
+        assert ids(lib) == {"small.md"} and found(lib, "slowmarker") == []
+        tools = DocsTools(lib)
+        for _ in range(2):
+            try:
+                tools.read_document("slow.md")
+                raise AssertionError("a file that cannot be parsed in time was served")
+            except ToolInputError as exc:
+                assert "'slow.md' is not served: parsing needed more than 0.5 s of CPU time" in str(exc)
+        assert tools.parse_cache.parses == 1  # the second read fails at once
+        assert tools.read_document("small.md").content.startswith("# Small")
+    finally:
+        lib.close()
