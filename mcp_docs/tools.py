@@ -86,7 +86,7 @@ class ToolInputError(Exception):
     """
 
     def __init__(self, message: str) -> None:
-        super().__init__(message if len(message) <= ERROR_CHARS else clip(message, ERROR_CHARS))
+        super().__init__(message if len(message) <= ERROR_CHARS else clip(message, ERROR_CHARS - 1))
 
 
 @dataclass(frozen=True)

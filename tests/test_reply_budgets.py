@@ -109,6 +109,14 @@ async def test_search_max_chars_fills_best_first_and_says_what_was_left_out(clie
     assert "max_chars 10 is out of range" in r.structured_content["note"]
 
 
+async def test_search_max_chars_is_in_the_small_tool_definitions(client: Client) -> None:
+    tools = (await client.list_tools()).tools
+    search = next(t for t in tools if t.name == "search_documents")
+    assert search.input_schema["properties"]["max_chars"]["default"] == DEFAULT_SEARCH_CHARS
+    definitions = [{"name": t.name, "description": t.description, "inputSchema": t.input_schema} for t in tools]
+    assert len(json.dumps(definitions)) < 4000
+
+
 async def test_default_search_budget_keeps_typical_results_whole(client: Client) -> None:
     r = await client.call_tool("search_documents", {"query": "alpha beta", "max_results": 5})
     assert len(r.structured_content["results"]) == 5 and "left out" not in (r.structured_content["note"] or "")
