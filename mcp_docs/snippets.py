@@ -77,8 +77,8 @@ def clip(text: str, limit: int) -> str:
     return cut.rstrip(" ,;:") + "…"
 
 
-def clip_list(items: Iterable[str], budget: int, item_chars: int = 200, sep: str = ", ") -> str:
-    """Items clipped to `item_chars` each and joined until `budget` characters, then '… and K more'."""
+def clip_list(items: Iterable[str], budget: int, item_chars: int = 200, sep: str = ", ", where: str = "") -> str:
+    """Items clipped to `item_chars` each and joined until `budget` characters, then '… and K more' (`where`)."""
     shown: list[str] = []
     used = 0
     more = 0
@@ -92,7 +92,7 @@ def clip_list(items: Iterable[str], budget: int, item_chars: int = 200, sep: str
             continue
         shown.append(text)
         used += len(sep) + len(text)
-    return sep.join(shown) + (f"{sep}… and {more} more" if more else "")
+    return sep.join(shown) + (f"{sep}… and {more} more{where}" if more else "")
 
 
 def make_snippet(body: str, query_terms: list[str], width: int = SNIPPET_CHARS) -> str:

@@ -536,10 +536,10 @@ def _ambiguous(query: str, candidates: list[Section], doc_id: str) -> ToolInputE
 
 
 def _no_section(query: str, sections: tuple[Section, ...] | list[Section], doc_id: str) -> ToolInputError:
-    shown = clip_list((f"'{s.heading_path}'" for s in sections), LISTED_CHARS, HEADING_PATH_CHARS, "; ")
-    more = " (read_document mode='outline' lists them all)" if shown.endswith(" more") else ""
+    where = " (read_document mode='outline' lists them all)"
+    shown = clip_list((f"'{s.heading_path}'" for s in sections), LISTED_CHARS, HEADING_PATH_CHARS, "; ", where)
     return ToolInputError(
-        f"No section '{printable(query)}' in '{printable(doc_id, ID_CHARS)}'. Its headings are: {shown}{more}."
+        f"No section '{printable(query)}' in '{printable(doc_id, ID_CHARS)}'. Its headings are: {shown}."
     )
 
 
@@ -555,22 +555,20 @@ def _subtree_tokens(sections: tuple[Section, ...]) -> list[int]:
     return totals
 
 
-def _short(heading: str) -> str:
-    """A heading as outlines show it: clipped, so one huge heading cannot fill the whole budget."""
-    return heading if len(heading) <= HEADING_CHARS else clip(heading, HEADING_CHARS)
-
-
 def _size(tokens: int) -> str:
     return f"{tokens / 1000:.1f}k" if tokens >= 1000 else str(tokens)
 
 
 def outline(parsed: ParsedDocument) -> str:
-    """The heading tree: one short line per section with its lines and size (tokens with subsections)."""
+    """The heading tree: one short line per section with its lines and size (tokens with subsections).
+
+    Headings are clipped so that one huge heading cannot fill the whole budget.
+    """
     total = sum(s.tokens for s in parsed.sections)
-    lines = [f"{_short(parsed.title)} — {len(parsed.lines)} lines, ~{_size(total)} tokens. Sections (lines, ~tokens):"]
+    lines = [f"{clip(parsed.title, HEADING_CHARS)} — {len(parsed.lines)} lines, ~{_size(total)} tokens. Sections (lines, ~tokens):"]
     for s, tokens in zip(parsed.sections, _subtree_tokens(parsed.sections)):
         marker = "#" * s.level + " " if s.level else ""
-        lines.append(f"{marker}{_short(s.heading)} (L{s.line_start}-{s.subtree_end}, ~{_size(tokens)})")
+        lines.append(f"{marker}{clip(s.heading, HEADING_CHARS)} (L{s.line_start}-{s.subtree_end}, ~{_size(tokens)})")
     return "\n".join(lines) + "\n"
 
 
@@ -598,14 +596,14 @@ def _first_lines(body: str, limit: int = SUMMARY_LINE_CHARS) -> str:
 
 def summary(parsed: ParsedDocument) -> str:
     """Headings with the first lines of each section."""
-    lines = [f"{_short(parsed.title)} — {len(parsed.lines)} lines"]
+    lines = [f"{clip(parsed.title, HEADING_CHARS)} — {len(parsed.lines)} lines"]
     explicit = parsed.front_matter.get("summary") or parsed.front_matter.get("description")
     if explicit and parsed.summary:
         lines.append(parsed.summary)
     for s in parsed.sections:
         marker = "#" * s.level if s.level else ""
         lines.append("")
-        lines.append(f"{marker} {_short(s.heading)} (L{s.line_start}-{s.line_end})".strip())
+        lines.append(f"{marker} {clip(s.heading, HEADING_CHARS)} (L{s.line_start}-{s.line_end})".strip())
         first = _first_lines(s.body)
         if first:
             lines.append(first)
