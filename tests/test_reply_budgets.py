@@ -219,3 +219,14 @@ def test_root_gone_after_open_is_said_by_the_tools(hostile: Path, tmp_path: Path
             DocsTools(lib).read_document("doc01.md")
     finally:
         lib.close()
+
+
+def test_clip_looks_at_a_bounded_prefix_and_says_when_it_cut() -> None:
+    from mcp_docs.snippets import clip, clip_list
+
+    assert clip("word " * 200_000, 50).endswith("…") and len(clip("word " * 200_000, 50)) <= 51
+    assert clip("a" + " " * 10_000 + "b", 50) == "a…"  # cut inside a whitespace run: still marked as cut
+    assert clip("short  text", 50) == "short text"
+    listed = clip_list((f"item{i}" for i in range(10_000)), 100, where=" (see the outline)")
+    assert len(listed) < 160 and listed.endswith("more (see the outline)") and "… and 99" in listed
+    assert clip_list(["x" * 10_000], 100, 50) == "x" * 50 + "…"  # the first item is clipped, never dropped
