@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-results", type=int, default=5)
     p.add_argument("--folder", help="limit to a subfolder")
     p.add_argument("--tag", action="append", dest="tags", help="require a tag (repeatable)")
+    p.add_argument("--max-chars", type=int, default=None, help="budget for the whole result (JSON characters)")
     p.add_argument("--json", action="store_true", help="print the search_documents result as JSON")
 
     p = sub.add_parser("read", help="read a document, its outline, summary or one section")

@@ -155,6 +155,7 @@ def _try_sync(library: Library) -> None:
 def cmd_search(args: argparse.Namespace, settings: Settings | None) -> int:
     assert settings is not None
     from .render import render_search
+    from .tools import fit_search
 
     with open_library(settings) as library:
         _try_sync(library)
@@ -166,6 +167,8 @@ def cmd_search(args: argparse.Namespace, settings: Settings | None) -> int:
             result = library.search(args.query, args.max_results, args.mode, args.folder, args.tags)
         except PathOutsideRoot as exc:
             raise UserError(str(exc)) from exc
+        if args.max_chars is not None:
+            fit_search(result, args.max_chars)
         if args.json:
             print(result.model_dump_json())
         else:

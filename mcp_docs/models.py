@@ -1,28 +1,61 @@
-"""Result models of the four tools: the fixed public contract (field names must not change)."""
+"""Result models of the four tools: the fixed public contract (field names must not change).
+
+Fields that come from the documents (titles, headings, tags, summaries, snippets) are
+clipped here, on construction, so no result can grow with a hostile file whatever code
+built it; ids are never clipped (they must be passed back unchanged).
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
+
+from .snippets import clip
 
 SearchMode = Literal["hybrid", "keyword", "semantic"]
 ReadMode = Literal["full", "outline", "summary"]
 
+HEADING_CHARS = 200
+HEADING_PATH_CHARS = 400
+TITLE_CHARS = 200
+SUMMARY_CHARS = 400
+SNIPPET_CHARS = 600
+TAG_CHARS = 60
+MAX_SHOWN_TAGS = 20
+NOTE_CHARS = 1200
+
+
+def _clipper(limit: int) -> AfterValidator:
+    return AfterValidator(lambda text: text if len(text) <= limit else clip(text, limit))
+
+
+def _cap_tags(tags: list[str]) -> list[str]:
+    return [t if len(t) <= TAG_CHARS else clip(t, TAG_CHARS) for t in tags[:MAX_SHOWN_TAGS]]
+
+
+Heading = Annotated[str, _clipper(HEADING_CHARS)]
+HeadingPath = Annotated[str, _clipper(HEADING_PATH_CHARS)]
+Title = Annotated[str, _clipper(TITLE_CHARS)]
+Summary = Annotated[str, _clipper(SUMMARY_CHARS)]
+Snippet = Annotated[str, _clipper(SNIPPET_CHARS)]
+Note = Annotated[str, _clipper(NOTE_CHARS)]
+Tags = Annotated[list[str], AfterValidator(_cap_tags)]
+
 
 class SectionMatch(BaseModel):
-    heading: str
-    heading_path: str
+    heading: Heading
+    heading_path: HeadingPath
     line_start: int
     line_end: int
-    snippet: str
+    snippet: Snippet
 
 
 class DocumentMatch(BaseModel):
     id: str
-    title: str
+    title: Title
     score: float
-    tags: list[str] = Field(default_factory=list)
+    tags: Tags = Field(default_factory=list)
     sections: list[SectionMatch] = Field(default_factory=list)
 
 
@@ -36,7 +69,7 @@ class SearchResult(BaseModel):
     mode_used: SearchMode
     results: list[DocumentMatch]
     index: IndexInfo
-    note: str | None = Field(default=None, description="Why the mode used differs from the one asked, or other advice.")
+    note: Note | None = Field(default=None, description="Why the mode used differs from the one asked, or other advice.")
     estimated_tokens: int = 0
 
 
@@ -47,9 +80,9 @@ class FolderEntry(BaseModel):
 
 class DocumentEntry(BaseModel):
     id: str
-    title: str
-    summary: str
-    tags: list[str] = Field(default_factory=list)
+    title: Title
+    summary: Summary
+    tags: Tags = Field(default_factory=list)
     size_bytes: int
     modified: str  # ISO 8601, UTC
     sections: int
@@ -62,12 +95,12 @@ class ListResult(BaseModel):
     total: int
     next_cursor: str | None = None
     estimated_tokens: int = 0
-    note: str | None = None
+    note: Note | None = None
 
 
 class ReadDocumentResult(BaseModel):
     id: str
-    title: str
+    title: Title
     mode: ReadMode
     content: str
     offset: int
@@ -75,13 +108,13 @@ class ReadDocumentResult(BaseModel):
     total_chars: int
     truncated: bool
     estimated_tokens: int
-    note: str | None = None
+    note: Note | None = None
 
 
 class ReadSectionResult(BaseModel):
     id: str
-    heading: str
-    heading_path: str
+    heading: Heading
+    heading_path: HeadingPath
     level: int
     line_start: int
     line_end: int
@@ -91,4 +124,4 @@ class ReadSectionResult(BaseModel):
     truncated: bool
     estimated_tokens: int
     total_chars: int = 0
-    note: str | None = None
+    note: Note | None = None

@@ -243,7 +243,8 @@ class Jail:
             if os.path.realpath(resolved) != resolved:  # a parent folder swapped for a link meanwhile
                 raise PathOutsideRoot("the file changed while it was being opened and is refused.")
             if st.st_size > max_bytes:
-                raise FileTooLarge(f"{st.st_size / 1e6:.1f} MB is over the {max_bytes / 1e6:.1f} MB limit")
+                size, limit = _sizes(st.st_size, max_bytes)
+                raise FileTooLarge(f"{size} is over the {limit} limit")
             with os.fdopen(fd, "rb", closefd=False) as fh:
                 data = fh.read(max_bytes + 1)
         finally:
@@ -285,6 +286,12 @@ class Jail:
         if not clean:
             return self.root
         return self.root.joinpath(*clean)
+
+
+def _sizes(size: int, limit: int) -> tuple[str, str]:
+    """Both sizes in MB, or in bytes when one decimal would print them equal ('5.2 MB is over the 5.2 MB limit')."""
+    mb = f"{size / 1e6:.1f} MB", f"{limit / 1e6:.1f} MB"
+    return mb if mb[0] != mb[1] else (f"{size:,} bytes", f"{limit:,} bytes")
 
 
 def printable(raw: str, limit: int = 120) -> str:

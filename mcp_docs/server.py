@@ -47,7 +47,7 @@ from .render import (
 )
 from .settings import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_SECONDS, Settings
 from .stdio_transport import serve_stdio
-from .tools import DocsTools, ToolInputError
+from .tools import DEFAULT_SEARCH_CHARS, DocsTools, ToolInputError
 
 log = logging.getLogger(__name__)
 
@@ -113,11 +113,12 @@ def build_server(library: Library, state: ServerState | None = None) -> MCPServe
         mode: Literal["hybrid", "keyword", "semantic"] = "hybrid",
         folder: Annotated[str | None, Field(description="Only under this folder.")] = None,
         tags: Annotated[list[str] | None, Field(description="Documents must have all these tags.")] = None,
+        max_chars: Annotated[int, Field(description="Budget for the whole result, max 50000.")] = DEFAULT_SEARCH_CHARS,
     ) -> Annotated[CallToolResult, SearchResult]:
         """Search the Markdown documents. Returns document ids, ranked best first, each with its best sections (heading path, line range, snippet) to pass to read_section."""
 
         def run() -> SearchResult:
-            result = tools.search_documents(query, max_results, mode, folder, tags)
+            result = tools.search_documents(query, max_results, mode, folder, tags, max_chars)
             extra = state.note()
             if extra:
                 result.note = f"{result.note} {extra}" if result.note else extra

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from functools import lru_cache
 
 SNIPPET_CHARS = 220
@@ -61,15 +62,38 @@ def _matcher(terms: tuple[str, ...]) -> re.Pattern[str] | None:
 
 
 def clip(text: str, limit: int) -> str:
-    """Whitespace collapsed, cut at a word boundary near `limit`, with an ellipsis when cut."""
-    text = " ".join(text.split())
+    """Whitespace collapsed, cut at a word boundary near `limit`, with an ellipsis when cut.
+
+    Looks at a bounded prefix only, so clipping a megabyte heading costs no more than a short one.
+    """
+    window = limit * 4 + 64
+    cut_early = len(text) > window
+    text = " ".join(text[:window].split())
     if len(text) <= limit:
-        return text
+        return text + "…" if cut_early else text
     cut = text[:limit]
     space = cut.rfind(" ")
     if space > limit * 0.6:
         cut = cut[:space]
     return cut.rstrip(" ,;:") + "…"
+
+
+def clip_list(items: Iterable[str], budget: int, item_chars: int = 200, sep: str = ", ", where: str = "") -> str:
+    """Items clipped to `item_chars` each and joined until `budget` characters, then '… and K more' (`where`)."""
+    shown: list[str] = []
+    used = 0
+    more = 0
+    for item in items:
+        if more:
+            more += 1
+            continue
+        text = clip(item, item_chars)
+        if shown and used + len(sep) + len(text) > budget:
+            more = 1
+            continue
+        shown.append(text)
+        used += len(sep) + len(text)
+    return sep.join(shown) + (f"{sep}… and {more} more{where}" if more else "")
 
 
 def make_snippet(body: str, query_terms: list[str], width: int = SNIPPET_CHARS) -> str:

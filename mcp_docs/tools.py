@@ -19,10 +19,13 @@ import logging
 import os
 import posixpath
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
 
 from .index.sync import looks_binary
 from .library import Library
@@ -35,6 +38,8 @@ from .markdown import (
     section_text,
 )
 from .models import (
+    HEADING_CHARS,
+    HEADING_PATH_CHARS,
     DocumentEntry,
     FolderEntry,
     ListResult,
@@ -46,6 +51,7 @@ from .models import (
 )
 from .parse_cache import ParseCache
 from .paths import FileTooLarge, PathOutsideRoot, printable
+from .snippets import clip, clip_list
 from .tokens import estimate_tokens
 
 log = logging.getLogger(__name__)
@@ -57,8 +63,14 @@ MAX_SEARCH_RESULTS = 20
 MAX_QUERY_CHARS = 1000
 MAX_TAGS = 20
 MAX_LIST_LIMIT = 200
-MAX_LISTED_FOLDERS = 200
-MAX_LISTED_HEADINGS = 60
+DEFAULT_SEARCH_CHARS = 24_000  # JSON; ~5k chars for five typical results, and 20 fit (~12k tokens with the text, worst case)
+MIN_SEARCH_CHARS = 1000
+LIST_DOCUMENTS_CHARS = 40_000  # one list_documents page (JSON), ~170 typical entries; the rest goes to next_cursor
+LIST_FOLDERS_CHARS = 6000
+RESERVED_NOTE_CHARS = 400  # notes added after a result is fitted (the budget's own, the server's)
+ERROR_CHARS = 2000
+LISTED_CHARS = 1000  # candidate lists in error messages (closest ids, headings, folders)
+ID_CHARS = 300  # an id quoted in a message (results carry ids whole)
 SUMMARY_LINE_CHARS = 160
 SEARCH_MODES = ("hybrid", "keyword", "semantic")
 READ_MODES = ("full", "outline", "summary")
@@ -70,7 +82,13 @@ def iso_utc(mtime_ns: int) -> str:
 
 
 class ToolInputError(Exception):
-    """A request the tools cannot serve, explained in one sentence the model can act on."""
+    """A request the tools cannot serve, explained in one sentence the model can act on.
+
+    The sentence is bounded whatever it quotes (the parts are clipped where they are built; this is the backstop).
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message if len(message) <= ERROR_CHARS else clip(message, ERROR_CHARS - 1))
 
 
 @dataclass(frozen=True)
@@ -94,8 +112,10 @@ class DocsTools:
         mode: SearchMode = "hybrid",
         folder: str | None = None,
         tags: list[str] | None = None,
+        max_chars: int = DEFAULT_SEARCH_CHARS,
     ) -> SearchResult:
         notes: list[str] = []
+        self._require_root()
         if not isinstance(query, str) or not query.strip():
             raise ToolInputError("The query is empty: give a few keywords or a question.")
         query = " ".join(query.split())
@@ -109,6 +129,7 @@ class DocsTools:
             clamped = min(max(max_results, 1), MAX_SEARCH_RESULTS)
             notes.append(f"max_results {max_results} is out of range 1-{MAX_SEARCH_RESULTS}: used {clamped}.")
             max_results = clamped
+        max_chars = self._max_chars(max_chars, notes, MIN_SEARCH_CHARS)
         if isinstance(tags, str):
             tags = [tags]
         tag_list = [t for t in (tags or []) if isinstance(t, str) and normalize_tag(t)]
@@ -133,6 +154,7 @@ class DocsTools:
                 hint += ", drop the folder/tags filter"
             notes.append(hint + ", or browse with list_documents.")
         result.note = " ".join(notes) or None
+        fit_search(result, max_chars)
         result.estimated_tokens = _json_tokens(result)
         return result
 
@@ -140,6 +162,7 @@ class DocsTools:
     def list_documents(
         self, folder: str = "", tag: str | None = None, limit: int = 50, cursor: str | None = None
     ) -> ListResult:
+        self._require_root()
         folder = self._folder(folder or "")
         tag_norm = normalize_tag(tag) if isinstance(tag, str) and tag.strip() else None
         notes: list[str] = []
@@ -153,10 +176,10 @@ class DocsTools:
         records, total = catalog.list_documents(folder, tag_norm, limit, offset)
         if total == 0 and folder and not self._folder_exists(folder):
             raise ToolInputError(self._folder_missing_message(folder))
-        folders_raw = catalog.subfolders(folder, tag_norm)
-        if len(folders_raw) > MAX_LISTED_FOLDERS:
-            notes.append(f"{len(folders_raw)} subfolders, first {MAX_LISTED_FOLDERS} shown; pass folder= to go deeper.")
-            folders_raw = folders_raw[:MAX_LISTED_FOLDERS]
+        folders = [FolderEntry(path=p, documents=n) for p, n in catalog.subfolders(folder, tag_norm)]
+        shown_folders = fitting(folders, LIST_FOLDERS_CHARS)
+        if shown_folders < len(folders):
+            notes.append(f"{len(folders)} subfolders, first {shown_folders} shown; pass folder= to go deeper.")
         counts = catalog.section_counts([r.id for r in records])
         documents = [
             DocumentEntry(
@@ -170,13 +193,17 @@ class DocsTools:
             )
             for r in records
         ]
+        shown = max(1, fitting(documents, LIST_DOCUMENTS_CHARS)) if documents else 0
+        if shown < len(documents):
+            notes.append(f"page cut to {shown} documents to keep the reply small: continue with next_cursor.")
+            records, documents = records[:shown], documents[:shown]
         next_offset = offset + len(records)
         next_cursor = self._encode_cursor(next_offset, folder, tag_norm) if next_offset < total and records else None
         if total == 0:
-            notes.append("No documents here" + (f" with tag '{tag_norm}'" if tag_norm else "") + ".")
+            notes.append("No documents here" + (f" with tag '{printable(tag_norm, 60)}'" if tag_norm else "") + ".")
         result = ListResult(
             folder=folder,
-            folders=[FolderEntry(path=p, documents=n) for p, n in folders_raw],
+            folders=folders[:shown_folders],
             documents=documents,
             total=total,
             next_cursor=next_cursor,
@@ -285,12 +312,20 @@ class DocsTools:
             raise ToolInputError(f"'{clean_id}' is not served: {exc}, so it is skipped (see `mcp-docs status`).") from None
         return LoadedDocument(clean_id, path, loaded.parsed, loaded.text)
 
+    def _require_root(self) -> None:
+        if not self.library.jail.root.is_dir():
+            raise ToolInputError(
+                "The documents root folder no longer exists (it was moved or deleted while the server runs): "
+                "restore it, or restart the server with the new --root."
+            )
+
     def _unknown_id_message(self, doc_id: str) -> str:
+        self._require_root()  # a vanished root makes every id unknown: say that instead
         ids = self.library.catalog.ids()
         close = closest_ids(doc_id, ids)
         msg = f"No document '{printable(doc_id)}'."
         if close:
-            return msg + " Closest ids: " + ", ".join(close) + "."
+            return msg + " Closest ids: " + clip_list(close, LISTED_CHARS, ID_CHARS) + "."
         return msg + " Use search_documents or list_documents to find ids."
 
     def _folder(self, folder: Any) -> str:
@@ -309,9 +344,9 @@ class DocsTools:
             return False
 
     def _folder_missing_message(self, folder: str) -> str:
-        top = [p for p, _ in self.library.catalog.subfolders("", None)][:20]
+        top = [p for p, _ in self.library.catalog.subfolders("", None)]
         msg = f"No folder '{printable(folder)}'."
-        return msg + (" Top-level folders: " + ", ".join(top) + "." if top else " The root has no subfolders.")
+        return msg + (" Top-level folders: " + clip_list(top, LISTED_CHARS, ID_CHARS) + "." if top else " The root has no subfolders.")
 
     def _exists(self, doc_id: str) -> bool:
         try:
@@ -319,11 +354,11 @@ class DocsTools:
         except (OSError, ValueError):
             return False
 
-    def _max_chars(self, value: Any, notes: list[str]) -> int:
+    def _max_chars(self, value: Any, notes: list[str], minimum: int = MIN_MAX_CHARS) -> int:
         value = _int(value, "max_chars")
-        if value < MIN_MAX_CHARS or value > MAX_MAX_CHARS:
-            clamped = min(max(value, MIN_MAX_CHARS), MAX_MAX_CHARS)
-            notes.append(f"max_chars {value} is out of range {MIN_MAX_CHARS}-{MAX_MAX_CHARS}: used {clamped}.")
+        if value < minimum or value > MAX_MAX_CHARS:
+            clamped = min(max(value, minimum), MAX_MAX_CHARS)
+            notes.append(f"max_chars {value} is out of range {minimum}-{MAX_MAX_CHARS}: used {clamped}.")
             return clamped
         return value
 
@@ -366,6 +401,45 @@ def _int(value: Any, name: str) -> int:
         return int(value)
     except (TypeError, ValueError, OverflowError):
         raise ToolInputError(f"{name} must be a whole number.") from None
+
+
+def fitting(items: Sequence[BaseModel], budget: int) -> int:
+    """How many of `items`, in order, fit in `budget` characters of JSON."""
+    used = 0
+    for n, item in enumerate(items):
+        used += len(item.model_dump_json()) + 1
+        if used > budget:
+            return n
+    return len(items)
+
+
+def fit_search(result: SearchResult, max_chars: int) -> None:
+    """Keep the results, best first, that fit in `max_chars` of JSON, and say what was left out and how to get it.
+
+    The first result that does not fit whole is kept with its best section alone if that fits.
+    """
+    base = len(result.model_dump_json(include={"query", "mode_used", "index", "note", "estimated_tokens"}))
+    budget = max_chars - base - RESERVED_NOTE_CHARS - len('"results":[]')
+    cut = fitting(result.results, budget)
+    if cut == len(result.results):
+        return
+    kept = result.results[:cut]
+    used = sum(len(d.model_dump_json()) + 1 for d in kept)
+    left, sections_left = len(result.results) - cut, 0
+    nxt = result.results[cut]
+    best_only = nxt.model_copy(update={"sections": nxt.sections[:1]})
+    if len(nxt.sections) > 1 and used + len(best_only.model_dump_json()) + 1 <= budget:
+        kept.append(best_only)
+        left, sections_left = left - 1, len(nxt.sections) - 1
+    result.results = kept
+    parts = [f"{left} more result{'s' if left != 1 else ''}"] if left else []
+    if sections_left:
+        parts.append(f"{sections_left} more section{'s' if sections_left != 1 else ''} of result {len(kept)}")
+    note = (
+        f"{' and '.join(parts)} left out to stay within max_chars={max_chars}: "
+        f"raise max_chars (up to {MAX_MAX_CHARS}) or lower max_results to see them."
+    )
+    result.note = f"{result.note} {note}" if result.note else note
 
 
 def _json_tokens(model: Any) -> int:
@@ -413,7 +487,8 @@ def closest_ids(doc_id: str, ids: list[str], n: int = 5) -> list[str]:
 
 
 def _norm(text: str) -> str:
-    return " ".join(_LEADING_HASHES.sub("", text.strip()).split()).casefold()
+    # A trailing ellipsis is dropped so a heading clipped in a result still matches as a partial.
+    return " ".join(_LEADING_HASHES.sub("", text.strip()).split()).casefold().rstrip("…").rstrip()
 
 
 def _norm_path(text: str) -> str:
@@ -423,7 +498,7 @@ def _norm_path(text: str) -> str:
 def match_section(sections: tuple[Section, ...] | list[Section], wanted: str, doc_id: str) -> Section:
     """Heading path, then exact heading, then a unique case-insensitive partial match."""
     if not sections:
-        raise ToolInputError(f"'{doc_id}' has no sections: read it with read_document.")
+        raise ToolInputError(f"'{printable(doc_id, ID_CHARS)}' has no sections: read it with read_document.")
     query = wanted.strip()[:500]
     q = _norm(query)
     if ">" in query:
@@ -456,17 +531,19 @@ def match_section(sections: tuple[Section, ...] | list[Section], wanted: str, do
 
 
 def _ambiguous(query: str, candidates: list[Section], doc_id: str) -> ToolInputError:
-    shown = "; ".join(f"'{s.heading_path}'" for s in candidates[:MAX_LISTED_HEADINGS])
-    more = f" (+{len(candidates) - MAX_LISTED_HEADINGS} more)" if len(candidates) > MAX_LISTED_HEADINGS else ""
+    shown = clip_list((f"'{s.heading_path}'" for s in candidates), LISTED_CHARS, HEADING_PATH_CHARS, "; ")
     return ToolInputError(
-        f"Section '{printable(query)}' is ambiguous in '{doc_id}': pass one of these heading paths: {shown}{more}."
+        f"Section '{printable(query)}' is ambiguous in '{printable(doc_id, ID_CHARS)}': "
+        f"pass one of these heading paths: {shown}."
     )
 
 
 def _no_section(query: str, sections: tuple[Section, ...] | list[Section], doc_id: str) -> ToolInputError:
-    shown = "; ".join(f"'{s.heading_path}'" for s in sections[:MAX_LISTED_HEADINGS])
-    more = f" (+{len(sections) - MAX_LISTED_HEADINGS} more: see read_document mode='outline')" if len(sections) > MAX_LISTED_HEADINGS else ""
-    return ToolInputError(f"No section '{printable(query)}' in '{doc_id}'. Its headings are: {shown}{more}.")
+    where = " (read_document mode='outline' lists them all)"
+    shown = clip_list((f"'{s.heading_path}'" for s in sections), LISTED_CHARS, HEADING_PATH_CHARS, "; ", where)
+    return ToolInputError(
+        f"No section '{printable(query)}' in '{printable(doc_id, ID_CHARS)}'. Its headings are: {shown}."
+    )
 
 
 def _subtree_tokens(sections: tuple[Section, ...]) -> list[int]:
@@ -481,12 +558,15 @@ def _size(tokens: int) -> str:
 
 
 def outline(parsed: ParsedDocument) -> str:
-    """The heading tree: one short line per section with its lines and size (tokens with subsections)."""
+    """The heading tree: one short line per section with its lines and size (tokens with subsections).
+
+    Headings are clipped so that one huge heading cannot fill the whole budget.
+    """
     total = sum(s.tokens for s in parsed.sections)
-    lines = [f"{parsed.title} — {len(parsed.lines)} lines, ~{_size(total)} tokens. Sections (lines, ~tokens):"]
+    lines = [f"{clip(parsed.title, HEADING_CHARS)} — {len(parsed.lines)} lines, ~{_size(total)} tokens. Sections (lines, ~tokens):"]
     for s, tokens in zip(parsed.sections, _subtree_tokens(parsed.sections)):
         marker = "#" * s.level + " " if s.level else ""
-        lines.append(f"{marker}{s.heading} (L{s.line_start}-{s.subtree_end}, ~{_size(tokens)})")
+        lines.append(f"{marker}{clip(s.heading, HEADING_CHARS)} (L{s.line_start}-{s.subtree_end}, ~{_size(tokens)})")
     return "\n".join(lines) + "\n"
 
 
@@ -514,14 +594,14 @@ def _first_lines(body: str, limit: int = SUMMARY_LINE_CHARS) -> str:
 
 def summary(parsed: ParsedDocument) -> str:
     """Headings with the first lines of each section."""
-    lines = [f"{parsed.title} — {len(parsed.lines)} lines"]
+    lines = [f"{clip(parsed.title, HEADING_CHARS)} — {len(parsed.lines)} lines"]
     explicit = parsed.front_matter.get("summary") or parsed.front_matter.get("description")
     if explicit and parsed.summary:
         lines.append(parsed.summary)
     for s in parsed.sections:
         marker = "#" * s.level if s.level else ""
         lines.append("")
-        lines.append(f"{marker} {s.heading} (L{s.line_start}-{s.line_end})".strip())
+        lines.append(f"{marker} {clip(s.heading, HEADING_CHARS)} (L{s.line_start}-{s.line_end})".strip())
         first = _first_lines(s.body)
         if first:
             lines.append(first)
