@@ -22,6 +22,7 @@ from .loop import Agent, Limits
 from .mcp_session import DEFAULT_TOKEN_ENV, DocsFolder, ServerCommand, ServerTarget, ServerURL, connect
 from .models import Message, RunResult
 from .providers import DETECTION_ORDER, FALLBACK_PROVIDER, PROVIDERS, ResolvedProvider, detect_provider, make_model, resolve
+from .redaction import scrubbed_stdio
 from .render import TerminalObserver, summary_line
 from .sessions import SessionStore
 from .text import terminal_safe
@@ -299,9 +300,15 @@ def cmd_logs(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    # every byte docs-agent prints goes through the scrubber, whatever a model or a server sent
+    with scrubbed_stdio():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     handlers: dict[str, Any] = {"ask": cmd_ask, "chat": cmd_chat, "providers": cmd_providers, "logs": cmd_logs}
     try:
+        args = build_parser().parse_args(argv)
         return handlers[args.command](args)
     except KeyboardInterrupt:
         print("\ncancelled", file=sys.stderr)

@@ -2,14 +2,14 @@
 
 The SDKs already retry what is worth retrying (connection errors, timeouts, 408/409/429/5xx, honouring
 Retry-After); by the time an exception reaches us their retries are spent, so we only classify it.
-Every message passes through `redact` so an API key never reaches a log, a terminal or a session file.
+Every message passes through the scrubber (`redaction.redact`) so an API key never reaches a log, a terminal or a session file.
 """
 
 from __future__ import annotations
 
-import os
-import re
 from enum import Enum
+
+from .redaction import redact
 
 
 class ErrorKind(str, Enum):
@@ -57,39 +57,6 @@ class AgentError(Exception):
 
     def __str__(self) -> str:
         return f"{self.kind.value}: {self.message}"
-
-
-_KEY_PATTERNS = [
-    re.compile(r"\b(?:sk|pk|rk|gsk|xai|sess)-[A-Za-z0-9_\-\*\.]{6,}"),  # sk-…, sk-ant-…, gsk_… style keys
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),  # Google keys
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.=:/+]{8,}"),
-]
-_KEY_ENV_HINTS = ("KEY", "TOKEN", "SECRET")
-_REGISTERED: set[str] = set()
-
-
-def register_secret(value: str | None) -> None:
-    """Redact this value from now on, whatever its shape or the name of the variable it came from
-    (a key read through --api-key-env SOMEVAR is a secret even when SOMEVAR does not say so)."""
-    if value and len(value) >= 8:
-        _REGISTERED.add(value)
-
-
-def _secret_values() -> list[str]:
-    values = list(_REGISTERED)
-    for name, value in os.environ.items():
-        if any(h in name.upper() for h in _KEY_ENV_HINTS) and len(value) >= 8:
-            values.append(value)
-    return sorted(values, key=len, reverse=True)
-
-
-def redact(text: str) -> str:
-    """Remove anything that looks like a credential, and every secret-looking environment value."""
-    for value in _secret_values():
-        text = text.replace(value, "[redacted]")
-    for pattern in _KEY_PATTERNS:
-        text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + "[redacted]", text)
-    return text
 
 
 _CONTEXT_HINTS = ("context length", "context_length", "maximum context", "context window", "too many tokens",

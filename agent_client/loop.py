@@ -26,6 +26,7 @@ from .models import (
     UserMessage,
 )
 from .providers import ChatModel, Prices, cost_usd
+from .redaction import scrub
 from .text import clip
 
 SYSTEM_PROMPT = """\
@@ -157,8 +158,8 @@ class Agent:
         started = time.perf_counter()
         record = CallRecord(time=time.time(), session=self.session, provider=self.model.provider, model=self.model.model)
         try:
-            turn = await self.model.complete(system, to_send, self.tools.tools, allow_tools=allow_tools,
-                                             on_text=self.observer.on_text)
+            turn = scrub(await self.model.complete(system, to_send, self.tools.tools, allow_tools=allow_tools,
+                                                   on_text=self.observer.on_text))
         except Exception as exc:
             error = classify(exc, provider=self.model.provider)
             record.status, record.error_kind = "error", error.kind.value

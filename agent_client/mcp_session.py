@@ -16,8 +16,9 @@ from typing import IO, Any
 import anyio
 from pydantic import BaseModel
 
-from .errors import AgentError, ErrorKind, redact
+from .errors import AgentError, ErrorKind
 from .models import ToolSpec
+from .redaction import redact, register_secret
 
 DEFAULT_TOKEN_ENV = "MCP_DOCS_TOKEN"
 
@@ -153,6 +154,7 @@ async def connect(target: ServerTarget | Any, *, errlog: IO[str] | None = None,
             headers = {}
             token = env.get(target.token_env) if target.token_env else None
             if token:
+                register_secret(token)
                 headers["Authorization"] = f"Bearer {token}"
             http = await stack.enter_async_context(
                 httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)))

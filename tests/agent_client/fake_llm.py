@@ -61,9 +61,11 @@ def _oa_usage(prompt: int, completion: int, cached: int) -> dict[str, Any]:
             "prompt_tokens_details": {"cached_tokens": cached}}
 
 
-def oa_text(text: str, *, prompt: int = 100, completion: int = 20, cached: int = 0, finish: str = "stop") -> Reply:
+def oa_text(text: str, *, prompt: int = 100, completion: int = 20, cached: int = 0, finish: str = "stop",
+            chunks: list[str] | None = None) -> Reply:
+    """`chunks`: stream the text in exactly these pieces (default: three)."""
     events: list[tuple[str | None, Any]] = [(None, _chunk({"role": "assistant", "content": ""}))]
-    events += [(None, _chunk({"content": p})) for p in _pieces(text)]
+    events += [(None, _chunk({"content": p})) for p in (chunks if chunks is not None else _pieces(text))]
     events.append((None, _chunk({}, finish)))
     events.append((None, _chunk(None, usage=_oa_usage(prompt, completion, cached))))
     events.append((None, "[DONE]"))

@@ -120,6 +120,17 @@ def test_ask_streams_a_terminal_safe_answer_and_logs_the_call(llm: FakeLLM, caps
     assert code == 0 and "openai" in stdout
 
 
+def test_bearer_token_echoed_by_the_model_is_scrubbed(llm: FakeLLM, capsys, monkeypatch, http_server: str) -> None:
+    # the token's variable name does not say it is a secret: it is one because --server sends it as a bearer token
+    monkeypatch.setenv("TINYPASS", TINY_TOKEN)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    llm.push(oa_text(f"Your token is {TINY_TOKEN}.", chunks=["Your token is tiny-", "secret-", "token-42."]))
+    code = main(["ask", "token?", "--server", http_server, "--server-token-env", "TINYPASS", *llm_args(llm)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out.strip() == "Your token is [redacted]." and TINY_TOKEN not in err
+
+
 def test_chat_session_commands(llm: FakeLLM, capsys, monkeypatch, http_server: str) -> None:
     llm.push(oa_text("First answer."), oa_text("Second answer."))
     script = "hello there\n/usage\n/sessions\n/exit\n"

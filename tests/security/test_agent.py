@@ -118,6 +118,39 @@ def test_r11_key_printed_by_a_compromised_model_or_echoed_in_errors_is_redacted(
     assert sessions, "no session file was written"
 
 
+def test_r11_keys_echoed_by_the_model_are_scrubbed_from_every_output(docs: Path, tmp_path: Path) -> None:
+    """A hostile endpoint echoes the key it was sent (and another provider's key from the environment) into a
+    tool call's arguments and into an answer streamed with the keys split across chunks."""
+    home = tmp_path / "home"
+    other = "anthropic-plain-value-5566778899"  # another provider's key: a secret although it is not in use
+    answer = f"The key is {PLAIN_KEY}, the other {other}. done"
+    chunks = ["The key is plain", PLAIN_KEY[5:12], PLAIN_KEY[12:] + ", the other ", other[:9], other[9:] + ". done"]
+    assert "".join(chunks) == answer
+
+    def script() -> list[Reply]:
+        return [tool_calls(("search_documents", {"query": f"deploy {PLAIN_KEY} {other}"})),
+                oa_text(answer, chunks=chunks)]
+
+    env = {"LLM_CRED": PLAIN_KEY, "ANTHROPIC_API_KEY": other}
+    with FakeLLM(*script(), *script()) as llm:
+        base = ["ask", "What is the key?", "--provider", "openai", "--base-url", llm.openai_url, "--api-key-env", "LLM_CRED"]
+        streamed = agent(base, home, docs, env)
+        as_json = agent([*base, "--json"], home, docs, env)
+        assert len(llm.requests) == 4, streamed.stderr[-2000:] + as_json.stderr[-2000:]
+        assert llm.requests[0].headers["authorization"] == f"Bearer {PLAIN_KEY}"
+        # the tool call that ran (and is replayed to the model) is the scrubbed one: the key reached no MCP server
+        replayed = llm.requests[1].body["messages"][2]["tool_calls"][0]["function"]["arguments"]
+        assert PLAIN_KEY not in replayed and other not in replayed and "[redacted]" in replayed
+    assert streamed.returncode == 0 and as_json.returncode == 0, streamed.stderr + as_json.stderr
+    assert "The key is [redacted], the other [redacted]. done" in streamed.stdout
+    out = json.loads(as_json.stdout)
+    assert out["answer"] == "The key is [redacted], the other [redacted]. done"
+    assert out["tool_calls"][0]["arguments"] == {"query": "deploy [redacted] [redacted]"}
+    outputs = {"stdout": streamed.stdout + as_json.stdout, "stderr": streamed.stderr + as_json.stderr}
+    for where, data in {**{k: v.encode() for k, v in outputs.items()}, **files_under(home)}.items():
+        assert PLAIN_KEY.encode() not in data and other.encode() not in data, where
+
+
 # -- 12. retries -----------------------------------------------------------------------------------------
 
 
