@@ -27,6 +27,7 @@ from .models import (
 )
 from .providers import ChatModel, Prices, cost_usd
 from .redaction import scrub
+from .settings import DEFAULT_MAX_TOOL_ARGUMENT_BYTES, DEFAULT_MAX_TOOL_CALLS_PER_TURN
 from .text import clip
 
 SYSTEM_PROMPT = """\
@@ -62,6 +63,8 @@ class Limits:
     context_tokens: int = 64_000  # history sent per call, trimmed oldest-first beyond this
     deadline_s: float = 300.0  # per question, all calls and tools included
     tool_timeout_s: float = 60.0
+    max_tool_calls_per_turn: int = DEFAULT_MAX_TOOL_CALLS_PER_TURN  # the rest are dropped, with a note
+    max_tool_argument_bytes: int = DEFAULT_MAX_TOOL_ARGUMENT_BYTES  # larger arguments: an error result
 
 
 class ToolBox(Protocol):
@@ -136,8 +139,16 @@ class Agent:
                 messages.append(AssistantMessage(content=turn.text))
                 result.answer, result.stopped_reason = turn.text, "budget"
                 return
-            messages.append(AssistantMessage(content=turn.text, tool_calls=calls))
-            messages.extend(await self._run_tools(calls, result))
+            calls, dropped = calls[: self.limits.max_tool_calls_per_turn], calls[self.limits.max_tool_calls_per_turn:]
+            # the history keeps no oversized arguments: they would be re-sent with every later call
+            messages.append(AssistantMessage(content=turn.text, tool_calls=[self._bounded(c) for c in calls]))
+            results = await self._run_tools(calls, result)
+            if dropped:
+                note = (f"\n\n[docs-agent: you asked for {len(calls) + len(dropped)} tool calls in one turn; only the "
+                        f"first {len(calls)} ran, the other {len(dropped)} were dropped. At most "
+                        f"{self.limits.max_tool_calls_per_turn} calls per turn: ask again for those you still need.]")
+                results[-1] = results[-1].model_copy(update={"content": results[-1].content + note})
+            messages.extend(results)
         if self._over_budget(result):
             result.stopped_reason = "budget"
             return
@@ -145,6 +156,13 @@ class Agent:
         turn = await self._call(messages, result, allow_tools=False, system=self.system_prompt + FINAL_CALL_NOTE)
         messages.append(AssistantMessage(content=turn.text))
         result.answer, result.stopped_reason = turn.text, "max_iterations"
+
+    def _oversized(self, call: ToolCall) -> int | None:
+        size = len(call.arguments_json.encode())
+        return size if size > self.limits.max_tool_argument_bytes else None
+
+    def _bounded(self, call: ToolCall) -> ToolCall:
+        return call.model_copy(update={"arguments_json": "{}"}) if self._oversized(call) else call
 
     def _over_budget(self, result: RunResult) -> bool:
         lim = self.limits
@@ -191,9 +209,14 @@ class Agent:
         async def run_one(i: int, call: ToolCall) -> None:
             started = time.perf_counter()
             spec = self.tools.lookup(call.name)
-            args, problem = call.parsed_arguments()
+            oversized = self._oversized(call)
+            args, problem = (None, None) if oversized else call.parsed_arguments()
             self.observer.on_tool_start(call, args)
-            if spec is None:
+            if oversized:
+                outcome = ToolOutcome(text=f"The arguments are {oversized} bytes; the limit is "
+                                           f"{self.limits.max_tool_argument_bytes} bytes. Call the tool again with "
+                                           "shorter arguments.", is_error=True)
+            elif spec is None:
                 names = ", ".join(t.wire_name for t in self.tools.tools) or "none"
                 outcome = ToolOutcome(text=f"Unknown tool {call.name!r}. Available tools: {names}.", is_error=True)
             elif problem is not None:
@@ -206,7 +229,8 @@ class Agent:
             outcomes[i] = (
                 ToolResultMessage(tool_call_id=call.id, name=call.name, content=text, is_error=outcome.is_error),
                 ToolCallRecord(name=spec.name if spec else call.name,
-                               arguments=args if args is not None else call.arguments_json,
+                               arguments=args if args is not None else
+                               (f"({oversized} bytes, not shown)" if oversized else call.arguments_json),
                                is_error=outcome.is_error, duration_ms=duration_ms),
             )
 
