@@ -22,6 +22,7 @@ class ErrorKind(str, Enum):
     CONTEXT_LENGTH = "context_length"
     BAD_REQUEST = "bad_request"
     NOT_FOUND = "not_found"
+    BAD_RESPONSE = "bad_response"
     CONFIGURATION = "configuration"
     MCP = "mcp"
     UNKNOWN = "unknown"
@@ -39,6 +40,8 @@ _ADVICE = {
     ErrorKind.CONTEXT_LENGTH: "The conversation is longer than the model's context window; ask a narrower question or reset the session.",
     ErrorKind.BAD_REQUEST: "The provider rejected the request; check the model name and options.",
     ErrorKind.NOT_FOUND: "Not found: check the model name and the base URL.",
+    ErrorKind.BAD_RESPONSE: "The provider answered HTTP 200 with something that is not its streamed JSON format; "
+                            "check the base URL (a proxy or a web page answers there?).",
     ErrorKind.CONFIGURATION: "Check the command-line options.",
     ErrorKind.MCP: "The MCP server failed; check that it starts and answers.",
     ErrorKind.UNKNOWN: "Unexpected error.",
@@ -119,6 +122,10 @@ def classify(exc: BaseException, *, provider: str = "", base_url: str | None = N
         where = f" ({base_url})" if base_url else ""
         return AgentError(ErrorKind.NETWORK, f"{who}{detail}{where}. {_ADVICE[ErrorKind.NETWORK]}")
     return AgentError(ErrorKind.UNKNOWN, f"{who}{name}: {detail}")
+
+
+def bad_response(provider: str, what: str) -> AgentError:
+    return AgentError(ErrorKind.BAD_RESPONSE, f"{provider}: {what}. {_ADVICE[ErrorKind.BAD_RESPONSE]}", retryable=False)
 
 
 def content_filtered(provider: str) -> AgentError:

@@ -15,7 +15,7 @@ import pytest
 from agent_client.cli import main
 
 from .conftest import TEST_KEY, TINY_TOKEN
-from .fake_llm import FakeLLM, an_text, an_tools, error, oa_text, oa_tools
+from .fake_llm import FakeLLM, Reply, an_text, an_tools, error, oa_text, oa_tools
 
 HERE = Path(__file__).parent
 REPO = HERE.parent.parent
@@ -96,6 +96,20 @@ def test_ask_json_error_has_error_field_and_nonzero_exit(llm: FakeLLM, capsys, m
     assert out["stopped_reason"] == "error" and "HTTP 400" in out["error"]
     assert TEST_KEY not in stdout + stderr
     assert len(llm.requests) == 1
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+@pytest.mark.parametrize("body, content_type", [(b"this is not json", "application/json"),
+                                                (b"<html><body>Gateway login</body></html>", "text/html"),
+                                                (b"data: {not json\n\n", "text/event-stream")])
+def test_a_200_that_is_not_the_wire_format_is_an_error(llm: FakeLLM, capsys, monkeypatch, wire: str, body: bytes,
+                                                      content_type: str) -> None:
+    llm.push(Reply(body=body, content_type=content_type), Reply(body=body, content_type=content_type))
+    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm, wire), "--json")
+    out = json.loads(stdout)
+    assert code == 1 and out["stopped_reason"] == "error" and "not its streamed JSON format" in out["error"], stdout
+    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm, wire))
+    assert code == 1 and stdout == "" and "error (bad_response)" in stderr
 
 
 def test_ask_without_key_fails_cleanly(capsys, monkeypatch) -> None:
