@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -25,6 +24,7 @@ from .providers import DETECTION_ORDER, FALLBACK_PROVIDER, PROVIDERS, ResolvedPr
 from .redaction import scrubbed_stdio
 from .render import TerminalObserver, summary_line
 from .sessions import SessionStore
+from .settings import DEFAULT_MAX_RETRIES, Settings
 from .text import terminal_safe
 
 
@@ -43,8 +43,9 @@ def _connection_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-cost", type=float, metavar="USD", help="stop when the question has cost this much")
     p.add_argument("--max-tokens", type=int, metavar="N", help="stop when the question has used this many tokens")
     p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="overall deadline per question in seconds (default 300)")
-    p.add_argument("--max-retries", type=int, default=int(os.environ.get("DOCS_AGENT_MAX_RETRIES", "3")),
-                   help="SDK retries on connection errors, timeouts, 408/409/429/5xx (default 3)")
+    p.add_argument("--max-retries", type=int, metavar="N",
+                   help="SDK retries on connection errors, timeouts, 408/409/429/5xx "
+                        f"(default: DOCS_AGENT_MAX_RETRIES, else {DEFAULT_MAX_RETRIES})")
     p.add_argument("-q", "--quiet", action="store_true", help="do not show tool activity on stderr")
     p.add_argument("-v", "--verbose", action="store_true", help="show the MCP server's own log on stderr")
 
@@ -83,11 +84,20 @@ def _target(args: argparse.Namespace) -> ServerTarget:
     return ServerCommand(args.server_cmd)
 
 
-def _limits(args: argparse.Namespace) -> Limits:
+def _limits(args: argparse.Namespace, settings: Settings) -> Limits:
     if args.max_iterations < 1:
         raise AgentError(ErrorKind.CONFIGURATION, "--max-iterations must be at least 1.")
     return Limits(max_iterations=args.max_iterations, max_cost_usd=args.max_cost, max_tokens=args.max_tokens,
-                  deadline_s=args.timeout)
+                  deadline_s=args.timeout, max_tool_calls_per_turn=settings.max_tool_calls_per_turn,
+                  max_tool_argument_bytes=settings.max_tool_argument_bytes)
+
+
+def _max_retries(args: argparse.Namespace, settings: Settings) -> int:
+    if args.max_retries is None:
+        return settings.max_retries
+    if args.max_retries < 0:
+        raise AgentError(ErrorKind.CONFIGURATION, "--max-retries must be 0 or more.")
+    return args.max_retries
 
 
 def _provider(args: argparse.Namespace) -> ResolvedProvider:
@@ -108,13 +118,13 @@ def _failed(exc: BaseException, provider: ResolvedProvider | None, args: argpars
                      model=provider.model if provider else (args.model or ""))
 
 
-async def _ask(args: argparse.Namespace) -> RunResult:
+async def _ask(args: argparse.Namespace, settings: Settings) -> RunResult:
     provider: ResolvedProvider | None = None
     try:
         provider = _provider(args)
-        limits = _limits(args)
+        limits = _limits(args, settings)
         target = _target(args)
-        model = make_model(provider, max_retries=args.max_retries, timeout_s=min(args.timeout, 600.0))
+        model = make_model(provider, max_retries=_max_retries(args, settings), timeout_s=min(args.timeout, 600.0))
     except AgentError as exc:
         return _failed(exc, provider, args)
     observer = TerminalObserver(stream_text=not args.json, show_tools=not args.quiet)
@@ -132,8 +142,8 @@ async def _ask(args: argparse.Namespace) -> RunResult:
         await model.aclose()
 
 
-def cmd_ask(args: argparse.Namespace) -> int:
-    result = anyio.run(_ask, args)
+def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
+    result = anyio.run(_ask, args, settings)
     if args.json:
         print(json.dumps(result.contract(), ensure_ascii=False))
     else:
@@ -149,14 +159,14 @@ def cmd_ask(args: argparse.Namespace) -> int:
 CHAT_HELP = "commands: /reset  /usage  /sessions  /delete NAME  /exit  (Ctrl-C cancels a running answer)"
 
 
-async def _chat(args: argparse.Namespace) -> int:
+async def _chat(args: argparse.Namespace, settings: Settings) -> int:
     provider = _provider(args)
-    limits = _limits(args)
+    limits = _limits(args, settings)
     target = _target(args)
     store = SessionStore()
     name = args.session
     history: list[Message] = store.load(name)
-    model = make_model(provider, max_retries=args.max_retries, timeout_s=min(args.timeout, 600.0))
+    model = make_model(provider, max_retries=_max_retries(args, settings), timeout_s=min(args.timeout, 600.0))
     out = sys.stdout
     try:
         async with connect(target, errlog=_server_log(args)) as conn:
@@ -238,9 +248,9 @@ async def _interruptible(agent: Agent, question: str, history: list[Message]) ->
     return result
 
 
-def cmd_chat(args: argparse.Namespace) -> int:
+def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
     try:
-        return anyio.run(_chat, args)
+        return anyio.run(_chat, args, settings)
     except AgentError as exc:
         print(terminal_safe(f"error ({exc.kind.value}): {exc.message}"), file=sys.stderr)
         return 1
@@ -248,11 +258,11 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- providers, logs
 
-def cmd_providers(args: argparse.Namespace) -> int:
-    detected = detect_provider()
+def cmd_providers(args: argparse.Namespace, settings: Settings) -> int:
+    detected = detect_provider(settings.environ)
     rows = []
     for spec in PROVIDERS.values():
-        key_state = "not needed" if spec.key_env is None else ("set" if os.environ.get(spec.key_env) else "not set")
+        key_state = "not needed" if spec.key_env is None else ("set" if settings.value(spec.key_env) else "not set")
         rows.append({"name": spec.name, "wire": spec.wire, "base_url": spec.base_url, "default_model": spec.default_model,
                      "key_env": spec.key_env, "key": key_state,
                      "price_input": spec.prices.input, "price_cached_input": spec.prices.cached_input,
@@ -279,7 +289,7 @@ def cmd_providers(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_logs(args: argparse.Namespace) -> int:
+def cmd_logs(args: argparse.Namespace, settings: Settings) -> int:
     records = CallLog().recent(args.limit, session=args.session)
     if args.json:
         print(json.dumps([r.model_dump() for r in records]))
@@ -308,8 +318,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     handlers: dict[str, Any] = {"ask": cmd_ask, "chat": cmd_chat, "providers": cmd_providers, "logs": cmd_logs}
     try:
+        settings = Settings.load()  # first: a bad environment variable is one sentence, even with --help
         args = build_parser().parse_args(argv)
-        return handlers[args.command](args)
+        return handlers[args.command](args, settings)
     except KeyboardInterrupt:
         print("\ncancelled", file=sys.stderr)
         return 130

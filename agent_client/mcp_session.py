@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from .errors import AgentError, ErrorKind
 from .models import ToolSpec
 from .redaction import redact, register_secret
+from .settings import Settings
 
 DEFAULT_TOKEN_ENV = "MCP_DOCS_TOKEN"
 
@@ -56,12 +57,13 @@ class ToolOutcome(BaseModel):
 def passthrough_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The `MCP_DOCS_*` settings (index dir, embeddings, language…) for the server; with
     `MCP_DOCS_EMBEDDINGS=openai`, also the one key variable the embedder reads. Nothing else."""
-    env = os.environ if environ is None else environ
-    out = {k: v for k, v in env.items() if k.startswith("MCP_DOCS_")}
+    settings = Settings.load(environ)
+    out = settings.mcp_docs_env()
     if out.get("MCP_DOCS_EMBEDDINGS") == "openai":
         key_env = out.get("MCP_DOCS_EMBEDDINGS_API_KEY_ENV", "OPENAI_API_KEY")
-        if key_env in env:
-            out[key_env] = env[key_env]
+        key = settings.value(key_env)
+        if key:
+            out[key_env] = key
     out.setdefault("PYTHONIOENCODING", "utf-8")
     return out
 
@@ -136,23 +138,23 @@ async def connect(target: ServerTarget | Any, *, errlog: IO[str] | None = None,
     """Open the server and list its tools. `target` may also be an in-process `MCPServer` (tests)."""
     from mcp import Client, StdioServerParameters
 
-    env = os.environ if environ is None else environ
+    settings = Settings.load(environ)
     async with AsyncExitStack() as stack:
         if isinstance(target, DocsFolder):
             server: Any = StdioServerParameters(
                 command=sys.executable, args=["-m", "mcp_docs", "serve", "--root", os.path.abspath(target.root)],
-                env=passthrough_env(env))
+                env=passthrough_env(settings.environ))
         elif isinstance(target, ServerCommand):
             parts = shlex.split(target.command)
             if not parts:
                 raise AgentError(ErrorKind.CONFIGURATION, "--server-cmd is empty.")
-            server = StdioServerParameters(command=parts[0], args=parts[1:], env=passthrough_env(env))
+            server = StdioServerParameters(command=parts[0], args=parts[1:], env=passthrough_env(settings.environ))
         elif isinstance(target, ServerURL):
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
 
             headers = {}
-            token = env.get(target.token_env) if target.token_env else None
+            token = settings.value(target.token_env)
             if token:
                 register_secret(token)
                 headers["Authorization"] = f"Bearer {token}"

@@ -6,12 +6,12 @@ by each provider when this table was written; they only feed the cost estimate. 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..errors import AgentError, ErrorKind
+from ..settings import Settings
 
 WireFormat = Literal["openai", "anthropic"]
 
@@ -73,13 +73,12 @@ def anthropic_available() -> bool:
 
 
 def detect_provider(environ: Mapping[str, str] | None = None) -> ProviderSpec:
-    env = os.environ if environ is None else environ
-    chosen = env.get("DOCS_AGENT_PROVIDER")
-    if chosen:
-        return get_provider(chosen)
+    settings = Settings.load(environ)
+    if settings.provider:
+        return get_provider(settings.provider)
     for name in DETECTION_ORDER:
         spec = PROVIDERS[name]
-        if spec.key_env and env.get(spec.key_env):
+        if settings.value(spec.key_env):
             if spec.wire == "anthropic" and not anthropic_available():
                 continue
             return spec
@@ -119,16 +118,16 @@ def resolve(
     api_key_env: str | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> ResolvedProvider:
-    env = os.environ if environ is None else environ
+    settings = Settings.load(environ)
     if name:
         spec = get_provider(name)
-    elif base_url and not env.get("DOCS_AGENT_PROVIDER"):
+    elif base_url and not settings.provider:
         spec = CUSTOM
     else:
-        spec = detect_provider(env)
+        spec = detect_provider(settings.environ)
     if api_key_env:
         spec = replace(spec, key_env=api_key_env)
-    key = env.get(spec.key_env) if spec.key_env else None
+    key = settings.value(spec.key_env)
     if spec.key_env and not key and (not spec.local or api_key_env):
         raise AgentError(
             ErrorKind.AUTHENTICATION,
@@ -136,5 +135,5 @@ def resolve(
             "(or pass --api-key-env NAME to read it from another variable).",
             retryable=False,
         )
-    return ResolvedProvider(spec=spec, model=model or env.get("DOCS_AGENT_MODEL") or spec.default_model,
+    return ResolvedProvider(spec=spec, model=model or settings.model or spec.default_model,
                             base_url=base_url or spec.base_url, api_key=key)

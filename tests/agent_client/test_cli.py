@@ -172,3 +172,12 @@ def test_providers(monkeypatch: pytest.MonkeyPatch) -> None:
     table = run("providers")
     assert table.returncode == 0 and "groq" in table.stdout and TEST_KEY not in table.stdout
 
+
+@pytest.mark.parametrize("variable", ["DOCS_AGENT_MAX_RETRIES", "DOCS_AGENT_MAX_TOOL_CALLS"])
+def test_a_bad_setting_is_one_sentence_naming_the_variable(variable: str) -> None:
+    proc = subprocess.run([sys.executable, "-m", "agent_client", "--help"], capture_output=True, text=True, timeout=60,
+                          cwd=REPO, env={**os.environ, variable: "abc"})
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert variable in proc.stderr and "'abc'" in proc.stderr
+
