@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import IO, Any
+from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 from pydantic import BaseModel
@@ -173,7 +174,7 @@ async def connect(target: ServerTarget | Any, *, errlog: IO[str] | None = None,
         except anyio.get_cancelled_exc_class():
             raise
         except Exception as exc:
-            raise AgentError(ErrorKind.MCP, f"Could not connect to the MCP server: {_describe(exc)}") from None
+            raise AgentError(ErrorKind.MCP, f"Could not connect to the MCP server {_where(target)}: {_describe(exc)}") from None
         taken: set[str] = set()
         tools = [
             ToolSpec(name=t.name, wire_name=wire_name(t.name, taken), description=(t.description or "")[:4000],
@@ -181,6 +182,26 @@ async def connect(target: ServerTarget | Any, *, errlog: IO[str] | None = None,
             for t in listed.tools
         ]
         yield MCPConnection(client, tools)
+
+
+def public_url(url: str) -> str:
+    """The URL without what may be a credential: no user:password@, no query string, no fragment."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:  # IPv6
+        host = f"[{host}]"
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _where(target: ServerTarget | Any) -> str:
+    if isinstance(target, ServerURL):
+        return f"at {public_url(target.url)}"
+    if isinstance(target, ServerCommand):
+        return f"started by --server-cmd {shlex.split(target.command)[0]!r}"
+    if isinstance(target, DocsFolder):
+        return f"for --docs {target.root}"
+    return "(in process)"
 
 
 def _describe(exc: BaseException) -> str:
