@@ -271,21 +271,35 @@ def cmd_providers(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps({"providers": rows, "detection_order": DETECTION_ORDER, "fallback": FALLBACK_PROVIDER,
                           "default": detected.name}))
         return 0
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title="docs-agent providers (prices: USD per million tokens, input / cached input / output)")
-    for col in ("provider", "wire", "default model", "key variable", "key", "prices"):
-        table.add_column(col, no_wrap=True)
+    title = "docs-agent providers (prices: USD per million tokens, input / cached input / output)"
+    header = ("provider", "wire", "default model", "key variable", "key", "prices")
+    cells = []
     for r in rows:
-        name = f"[bold]{r['name']}[/bold] (default)" if r["default"] else r["name"]
         prices = "free (local)" if not (r["price_input"] or r["price_output"]) else \
             f"{r['price_input']:g} / {r['price_cached_input']:g} / {r['price_output']:g}"
-        table.add_row(name, r["wire"], r["default_model"], r["key_env"] or "—", r["key"], prices)
+        name = f"{r['name']} (default)" if r["default"] else r["name"]
+        cells.append((name, r["wire"], r["default_model"], r["key_env"] or "—", r["key"], prices))
+    footer = (f"Without --provider: the first of {', '.join(DETECTION_ORDER)} whose key is set, else "
+              f"{FALLBACK_PROVIDER} (local). DOCS_AGENT_PROVIDER overrides. Now: {detected.name}.")
+    if not sys.stdout.isatty():  # piped or redirected: every value in full, one row per line, no box drawing
+        widths = [max(len(row[i]) for row in [header, *cells]) for i in range(len(header))]
+        print(title)
+        for row in [header, *cells]:
+            print("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+        print(footer)
+        return 0
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=title)
+    for col in header:
+        table.add_column(col, no_wrap=True)
+    for row in cells:
+        table.add_row(*map(escape, row))
     console = Console()
     console.print(table)
-    console.print(f"Without --provider: the first of {', '.join(DETECTION_ORDER)} whose key is set, else "
-                  f"{FALLBACK_PROVIDER} (local). DOCS_AGENT_PROVIDER overrides. Now: [bold]{detected.name}[/bold].")
+    console.print(escape(footer))
     return 0
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from agent_client.cli import main
+from agent_client.providers import PROVIDERS
 
 from .conftest import TEST_KEY, TINY_TOKEN
 from .fake_llm import FakeLLM, Reply, an_text, an_tools, error, oa_text, oa_tools
@@ -170,7 +171,11 @@ def test_providers(monkeypatch: pytest.MonkeyPatch) -> None:
     assert rows["groq"]["key"] == "set" and rows["openai"]["key"] == "not set" and rows["ollama"]["key"] == "not needed"
     assert data["default"] == "groq"
     table = run("providers")
-    assert table.returncode == 0 and "groq" in table.stdout and TEST_KEY not in table.stdout
+    assert table.returncode == 0 and "groq (default)" in table.stdout and TEST_KEY not in table.stdout
+    # piped: nothing cut, one provider per line
+    for spec in PROVIDERS.values():
+        line = next(ln for ln in table.stdout.splitlines() if ln.startswith(spec.name + " "))
+        assert spec.default_model in line and (spec.key_env or "—") in line and "…" not in line
 
 
 @pytest.mark.parametrize("variable", ["DOCS_AGENT_MAX_RETRIES", "DOCS_AGENT_MAX_TOOL_CALLS"])
