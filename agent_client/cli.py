@@ -17,10 +17,19 @@ from . import __version__
 from .calllog import CallLog
 from .errors import AgentError, ErrorKind, classify
 from .home import home
-from .loop import Agent, Limits
+from .loop import Agent, Limits, Route
 from .mcp_session import DEFAULT_TOKEN_ENV, DocsFolder, ServerCommand, ServerTarget, ServerURL, connect
 from .models import Message, RunResult
-from .providers import DETECTION_ORDER, FALLBACK_PROVIDER, PROVIDERS, ResolvedProvider, detect_provider, make_model, resolve
+from .providers import (
+    DETECTION_ORDER,
+    FALLBACK_PROVIDER,
+    PROVIDERS,
+    ResolvedProvider,
+    detect_provider,
+    get_provider,
+    make_model,
+    resolve,
+)
 from .redaction import scrubbed_stdio
 from .render import TerminalObserver, summary_line
 from .sessions import SessionStore
@@ -39,6 +48,9 @@ def _connection_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="model name (default: the provider's default model)")
     p.add_argument("--base-url", help="override the provider's base URL (any OpenAI-compatible server)")
     p.add_argument("--api-key-env", metavar="VAR", help="read the API key from this environment variable")
+    p.add_argument("--fallback", metavar="NAME[,NAME...]",
+                   help="providers that take over the question, in order, when the current one fails with a server "
+                        "error, overload, timeout or network error (default: DOCS_AGENT_FALLBACK)")
     p.add_argument("--max-iterations", type=int, default=10, help="tool-calling iterations before a last answer without tools (default 10)")
     p.add_argument("--max-cost", type=float, metavar="USD", help="stop when the question has cost this much")
     p.add_argument("--max-tokens", type=int, metavar="N", help="stop when the question has used this many tokens")
@@ -104,6 +116,25 @@ def _provider(args: argparse.Namespace) -> ResolvedProvider:
     return resolve(args.provider, model=args.model, base_url=args.base_url, api_key_env=args.api_key_env)
 
 
+def _fallbacks(args: argparse.Namespace, settings: Settings) -> list[ResolvedProvider]:
+    """The --fallback providers, each with its default model, its own key variable and endpoint variable."""
+    names = settings.fallback if args.fallback is None else \
+        tuple(n.strip().lower() for n in args.fallback.split(",") if n.strip())
+    out = []
+    for name in names:
+        try:
+            out.append(resolve(name, model=get_provider(name).default_model, environ=settings.environ))
+        except AgentError as exc:
+            raise AgentError(exc.kind, f"--fallback {name}: {exc.message}", retryable=False) from None
+    return out
+
+
+def _routes(providers: list[ResolvedProvider], args: argparse.Namespace, settings: Settings) -> list[Route]:
+    retries = _max_retries(args, settings)
+    return [Route(make_model(p, max_retries=retries, timeout_s=min(args.timeout, 600.0)), p.spec.prices)
+            for p in providers]
+
+
 def _server_log(args: argparse.Namespace) -> IO[str]:
     if args.verbose:
         return sys.stderr
@@ -122,15 +153,17 @@ async def _ask(args: argparse.Namespace, settings: Settings) -> RunResult:
     provider: ResolvedProvider | None = None
     try:
         provider = _provider(args)
+        fallbacks = _fallbacks(args, settings)
         limits = _limits(args, settings)
         target = _target(args)
-        model = make_model(provider, max_retries=_max_retries(args, settings), timeout_s=min(args.timeout, 600.0))
+        first, *others = _routes([provider, *fallbacks], args, settings)
     except AgentError as exc:
         return _failed(exc, provider, args)
     observer = TerminalObserver(stream_text=not args.json, show_tools=not args.quiet)
     try:
         async with connect(target, errlog=_server_log(args)) as conn:
-            agent = Agent(model, conn, provider.spec.prices, limits=limits, log=CallLog(), observer=observer)
+            agent = Agent(first.model, conn, first.prices, limits=limits, log=CallLog(), observer=observer,
+                          fallbacks=others)
             result = await agent.ask(args.question)
             if result.error_kind == "network" and not args.provider and provider.name == FALLBACK_PROVIDER:
                 result.error = (f"{result.error} No provider key is set (see `docs-agent providers`), so docs-agent "
@@ -139,7 +172,8 @@ async def _ask(args: argparse.Namespace, settings: Settings) -> RunResult:
     except AgentError as exc:
         return _failed(exc, provider, args)
     finally:
-        await model.aclose()
+        for route in (first, *others):
+            await route.model.aclose()
 
 
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
@@ -161,17 +195,18 @@ CHAT_HELP = "commands: /reset  /usage  /sessions  /delete NAME  /exit  (Ctrl-C c
 
 async def _chat(args: argparse.Namespace, settings: Settings) -> int:
     provider = _provider(args)
+    fallbacks = _fallbacks(args, settings)
     limits = _limits(args, settings)
     target = _target(args)
     store = SessionStore()
     name = args.session
     history: list[Message] = store.load(name)
-    model = make_model(provider, max_retries=_max_retries(args, settings), timeout_s=min(args.timeout, 600.0))
+    first, *others = _routes([provider, *fallbacks], args, settings)
     out = sys.stdout
     try:
         async with connect(target, errlog=_server_log(args)) as conn:
-            agent = Agent(model, conn, provider.spec.prices, limits=limits, log=CallLog(), session=name,
-                          observer=TerminalObserver(show_tools=not args.quiet))
+            agent = Agent(first.model, conn, first.prices, limits=limits, log=CallLog(), session=name,
+                          observer=TerminalObserver(show_tools=not args.quiet), fallbacks=others)
             print(f"docs-agent chat · session {name!r} ({len(history)} messages) · {provider.name}/{provider.model}",
                   file=sys.stderr)
             print(CHAT_HELP, file=sys.stderr)
@@ -224,7 +259,8 @@ async def _chat(args: argparse.Namespace, settings: Settings) -> int:
                 elif not args.quiet:
                     print(summary_line(result), file=sys.stderr)
     finally:
-        await model.aclose()
+        for route in (first, *others):
+            await route.model.aclose()
 
 
 async def _interruptible(agent: Agent, question: str, history: list[Message]) -> RunResult | None:

@@ -29,6 +29,9 @@ class ErrorKind(str, Enum):
 
 
 _RETRYABLE = {ErrorKind.RATE_LIMIT, ErrorKind.SERVER_ERROR, ErrorKind.TIMEOUT, ErrorKind.NETWORK}
+# --fallback moves on only when this provider, not the request, is the problem: another provider would
+# repeat a context-length or content-filter error, and a bad request, key or model name is the user's to fix
+FALLBACK_KINDS = {*_RETRYABLE, ErrorKind.BAD_RESPONSE}
 
 _ADVICE = {
     ErrorKind.RATE_LIMIT: "Rate limited by the provider; wait a moment and retry, or use a smaller model or a higher quota.",

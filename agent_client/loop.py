@@ -12,12 +12,13 @@ import anyio
 
 from .calllog import CallLog, CallRecord
 from .context import trim_history
-from .errors import AgentError, ErrorKind, classify
+from .errors import FALLBACK_KINDS, AgentError, ErrorKind, classify
 from .mcp_session import ToolOutcome
 from .models import (
     AssistantMessage,
     Message,
     ModelTurn,
+    ProviderAttempt,
     RunResult,
     ToolCall,
     ToolCallRecord,
@@ -67,6 +68,14 @@ class Limits:
     max_tool_argument_bytes: int = DEFAULT_MAX_TOOL_ARGUMENT_BYTES  # larger arguments: an error result
 
 
+@dataclass(frozen=True)
+class Route:
+    """A provider to ask: its adapter and its prices."""
+
+    model: ChatModel
+    prices: Prices
+
+
 class ToolBox(Protocol):
     tools: list[ToolSpec]
 
@@ -88,12 +97,17 @@ class Observer:
 
 
 class Agent:
+    """`fallbacks`: the providers that take over the same question, history and budget when the current one
+    fails in a way another provider would not repeat (`errors.FALLBACK_KINDS`), in order."""
+
     def __init__(self, model: ChatModel, tools: ToolBox, prices: Prices, *, limits: Limits | None = None,
                  log: CallLog | None = None, session: str | None = None, observer: Observer | None = None,
-                 system_prompt: str = SYSTEM_PROMPT):
+                 system_prompt: str = SYSTEM_PROMPT, fallbacks: Sequence[Route] = ()):
         self.model = model
         self.tools = tools
         self.prices = prices
+        self.routes = [Route(model, prices), *fallbacks]
+        self._active = 0
         self.limits = limits or Limits()
         self.log = log
         self.session = session
@@ -101,6 +115,7 @@ class Agent:
         self.system_prompt = system_prompt
 
     async def ask(self, question: str, history: Sequence[Message] = ()) -> RunResult:
+        self._active = 0  # every question starts with the first provider
         result = RunResult(provider=self.model.provider, model=self.model.model)
         messages: list[Message] = [*history, UserMessage(content=question)]
         start = len(history)
@@ -112,6 +127,8 @@ class Agent:
                                           "deadline for this question.", retryable=True))
         except AgentError as exc:
             self._fail(result, exc)
+        result.providers_tried.append(ProviderAttempt(provider=result.provider, model=result.model,
+                                                      error=result.error if result.stopped_reason == "error" else None))
         last = messages[-1]
         if result.stopped_reason == "error" or not isinstance(last, AssistantMessage) or last.tool_calls:
             # keep the stored history valid: every question ends with a plain assistant message
@@ -173,20 +190,30 @@ class Agent:
                     system: str | None = None) -> ModelTurn:
         system = system or self.system_prompt
         to_send = trim_history(messages, self.limits.context_tokens, system)
-        started = time.perf_counter()
-        record = CallRecord(time=time.time(), session=self.session, provider=self.model.provider, model=self.model.model)
-        try:
-            turn = scrub(await self.model.complete(system, to_send, self.tools.tools, allow_tools=allow_tools,
-                                                   on_text=self.observer.on_text))
-        except Exception as exc:
-            error = classify(exc, provider=self.model.provider)
-            record.status, record.error_kind = "error", error.kind.value
-            record.latency_ms = int((time.perf_counter() - started) * 1000)
-            self._log(record)
-            raise error from None
-        finally:
-            self.observer.on_turn_end()
-        cost = cost_usd(turn.usage, self.prices)
+        while True:
+            route = self.routes[self._active]
+            started = time.perf_counter()
+            record = CallRecord(time=time.time(), session=self.session, provider=route.model.provider,
+                                model=route.model.model)
+            try:
+                turn = scrub(await route.model.complete(system, to_send, self.tools.tools, allow_tools=allow_tools,
+                                                        on_text=self.observer.on_text))
+                break
+            except Exception as exc:
+                error = classify(exc, provider=route.model.provider)
+                record.status, record.error_kind = "error", error.kind.value
+                record.latency_ms = int((time.perf_counter() - started) * 1000)
+                self._log(record)
+                if error.kind not in FALLBACK_KINDS or self._active + 1 >= len(self.routes):
+                    raise error from None
+                # the same call goes to the next provider; its adapter converts the neutral history
+                result.providers_tried.append(ProviderAttempt(provider=route.model.provider, model=route.model.model,
+                                                              error=error.message))
+                self._active += 1
+                result.provider, result.model = self.routes[self._active].model.provider, self.routes[self._active].model.model
+            finally:
+                self.observer.on_turn_end()
+        cost = cost_usd(turn.usage, route.prices)
         result.usage = result.usage + turn.usage
         result.cost_usd += cost
         record.latency_ms = int((time.perf_counter() - started) * 1000)

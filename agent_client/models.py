@@ -105,6 +105,14 @@ class UsageReport(BaseModel):
     cost_usd: float = 0.0
 
 
+class ProviderAttempt(BaseModel):
+    """One provider a question went to, in order; `error` is None for the one that answered."""
+
+    provider: str
+    model: str
+    error: str | None = None
+
+
 class RunResult(BaseModel):
     """The outcome of one question; `contract()` is the `ask --json` object."""
 
@@ -119,6 +127,7 @@ class RunResult(BaseModel):
     error: str | None = None
     error_kind: str | None = None
     retryable: bool | None = None
+    providers_tried: list[ProviderAttempt] = Field(default_factory=list)
     new_messages: list[Message] = Field(default_factory=list)
 
     def contract(self) -> dict[str, Any]:
@@ -134,6 +143,7 @@ class RunResult(BaseModel):
             ).model_dump(),
             "provider": self.provider,
             "model": self.model,
+            "providers_tried": [a.model_dump() for a in self.providers_tried],
         }
         if self.stopped_reason == "error":
             out["error"] = self.error or "unknown error"

@@ -34,13 +34,16 @@ class ProviderSpec:
     local: bool = False
     stream_usage: bool = True  # send stream_options.include_usage (OpenAI-compatible only)
     max_output_tokens: int = 4096
+    base_url_env: str | None = None  # the variable the provider's own SDK documents for another endpoint
 
 
 PROVIDERS: dict[str, ProviderSpec] = {
     p.name: p
     for p in [
-        ProviderSpec("openai", "openai", "https://api.openai.com/v1", "gpt-4.1-mini", "OPENAI_API_KEY", Prices(0.40, 0.10, 1.60)),
-        ProviderSpec("anthropic", "anthropic", "https://api.anthropic.com", "claude-sonnet-4-5", "ANTHROPIC_API_KEY", Prices(3.00, 0.30, 15.00)),
+        ProviderSpec("openai", "openai", "https://api.openai.com/v1", "gpt-4.1-mini", "OPENAI_API_KEY", Prices(0.40, 0.10, 1.60),
+                     base_url_env="OPENAI_BASE_URL"),
+        ProviderSpec("anthropic", "anthropic", "https://api.anthropic.com", "claude-sonnet-4-5", "ANTHROPIC_API_KEY", Prices(3.00, 0.30, 15.00),
+                     base_url_env="ANTHROPIC_BASE_URL"),
         ProviderSpec("deepseek", "openai", "https://api.deepseek.com/v1", "deepseek-chat", "DEEPSEEK_API_KEY", Prices(0.28, 0.028, 0.42)),
         ProviderSpec("mistral", "openai", "https://api.mistral.ai/v1", "mistral-small-latest", "MISTRAL_API_KEY", Prices(0.10, 0.10, 0.30),
                      stream_usage=False),  # Mistral sends usage in the last chunk unasked
@@ -136,4 +139,4 @@ def resolve(
             retryable=False,
         )
     return ResolvedProvider(spec=spec, model=model or settings.model or spec.default_model,
-                            base_url=base_url or spec.base_url, api_key=key)
+                            base_url=base_url or settings.value(spec.base_url_env) or spec.base_url, api_key=key)

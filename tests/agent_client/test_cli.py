@@ -21,7 +21,7 @@ from .fake_llm import FakeLLM, Reply, an_text, an_tools, error, oa_text, oa_tool
 HERE = Path(__file__).parent
 REPO = HERE.parent.parent
 TINY = f"{sys.executable} {HERE / 'tiny_docs_server.py'}"
-CONTRACT_KEYS = {"answer", "stopped_reason", "iterations", "tool_calls", "usage", "provider", "model"}
+CONTRACT_KEYS = {"answer", "stopped_reason", "iterations", "tool_calls", "usage", "provider", "model", "providers_tried"}
 
 
 def run(*args: str, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -185,4 +185,69 @@ def test_a_bad_setting_is_one_sentence_naming_the_variable(variable: str) -> Non
     assert proc.returncode == 1 and proc.stdout == ""
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert variable in proc.stderr and "'abc'" in proc.stderr
+
+
+# ---------------------------------------------------------------- --fallback
+
+OTHER = {"openai": "anthropic", "anthropic": "openai"}
+
+
+def fallback_env(monkeypatch: pytest.MonkeyPatch, wire: str, server: FakeLLM) -> None:
+    """The fallback provider reached the way its SDK documents: its own key and base-URL variables."""
+    key_env, url_env = ("OPENAI_API_KEY", "OPENAI_BASE_URL") if wire == "openai" else ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
+    monkeypatch.setenv(key_env, "fallback-key-0123456789")
+    monkeypatch.setenv(url_env, server.openai_url if wire == "openai" else server.url)
+
+
+@pytest.mark.parametrize("first", ["openai", "anthropic"])
+def test_fallback_takes_over_the_question_with_its_history(llm: FakeLLM, capsys, monkeypatch, first: str) -> None:
+    second = OTHER[first]
+    tools_reply, text_reply = (oa_tools, oa_text) if first == "openai" else (an_tools, an_text)
+    llm.push(tools_reply([("c1", "search_documents", '{"query": "port"}')], prompt=100, completion=20),
+             error(503, "overloaded", headers={"x-should-retry": "false"}, kind="overloaded_error"))
+    with FakeLLM((oa_text if second == "openai" else an_text)("7420 (guides/setup.md — Installation).")) as backup:
+        fallback_env(monkeypatch, second, backup)
+        code, stdout, stderr = cli(capsys, monkeypatch, "ask", "port?", "--server-cmd", TINY, *llm_args(llm, first),
+                                   "--fallback", second, "--json")
+        assert code == 0, stderr
+        out = json.loads(stdout)
+        default_model = PROVIDERS[second].default_model
+        assert out["answer"].startswith("7420") and (out["provider"], out["model"]) == (second, default_model)
+        (failed, answered) = out["providers_tried"]
+        assert (failed["provider"], failed["model"]) == (first, "fake-model") and "HTTP 503" in failed["error"]
+        assert answered == {"provider": second, "model": default_model, "error": None}
+        assert out["usage"]["prompt_tokens"] == 200  # one budget: the first provider's call counts too
+        # the history (the first provider's tool call and its result) went over in the second's wire format
+        (request,) = backup.requests
+        body = json.dumps(request.body)
+        assert "search_documents" in body and "guides/setup.md" in body
+        assert "fallback-key-0123456789" in request.headers.get("x-api-key", "") + request.headers.get("authorization", "")
+        if second == "anthropic":
+            assert any(b.get("type") == "tool_result" for m in request.body["messages"] for b in m["content"])
+        else:
+            assert any(m["role"] == "tool" for m in request.body["messages"])
+    code, stdout, _ = cli(capsys, monkeypatch, "logs", "--json")
+    calls = [(c["provider"], c["status"]) for c in json.loads(stdout)]
+    assert calls == [(first, "ok"), (first, "error"), (second, "ok")]  # every call of every provider
+
+
+def test_no_fallback_on_errors_another_provider_would_repeat(llm: FakeLLM, capsys, monkeypatch) -> None:
+    llm.push(error(400, "This model's maximum context length is 128000 tokens"))
+    with FakeLLM(an_text("never asked")) as backup:
+        fallback_env(monkeypatch, "anthropic", backup)
+        monkeypatch.setenv("DOCS_AGENT_FALLBACK", "anthropic")  # the variable instead of --fallback
+        code, stdout, _ = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm), "--json")
+        out = json.loads(stdout)
+        assert code == 1 and out["stopped_reason"] == "error" and backup.requests == []
+        assert [a["provider"] for a in out["providers_tried"]] == ["openai"]
+
+
+@pytest.mark.parametrize("fallback, expected", [("mistral", "--fallback mistral: No API key for provider mistral"),
+                                                ("nope", "--fallback nope: Unknown provider 'nope'")])
+def test_a_bad_fallback_is_one_sentence(llm: FakeLLM, capsys, monkeypatch, fallback: str, expected: str) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "fallback-key-0123456789")
+    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm),
+                               "--fallback", f"anthropic,{fallback}")
+    assert code == 1 and stdout == "" and "Traceback" not in stderr
+    assert expected in stderr and len(stderr.strip().splitlines()) == 1 and llm.requests == []
 
