@@ -31,7 +31,7 @@ from .providers import (
     resolve,
 )
 from .redaction import scrubbed_stdio
-from .render import TerminalObserver, summary_line
+from .render import TerminalObserver, summary_line, unverified_citations
 from .sessions import SessionStore
 from .settings import DEFAULT_MAX_RETRIES, Settings
 from .text import terminal_safe
@@ -183,8 +183,11 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     else:
         if result.stopped_reason == "error":
             print(terminal_safe(f"error ({result.error_kind}): {result.error}"), file=sys.stderr)
-        elif not args.quiet:
-            print(summary_line(result), file=sys.stderr)
+        else:
+            for line in unverified_citations(result):
+                print(line, file=sys.stderr)
+            if not args.quiet:
+                print(summary_line(result), file=sys.stderr)
     return 1 if result.stopped_reason == "error" else 0
 
 
@@ -256,8 +259,11 @@ async def _chat(args: argparse.Namespace, settings: Settings) -> int:
                 history.extend(result.new_messages)
                 if result.stopped_reason == "error":
                     print(terminal_safe(f"error ({result.error_kind}): {result.error}"), file=sys.stderr)
-                elif not args.quiet:
-                    print(summary_line(result), file=sys.stderr)
+                else:
+                    for warning in unverified_citations(result):
+                        print(warning, file=sys.stderr)
+                    if not args.quiet:
+                        print(summary_line(result), file=sys.stderr)
     finally:
         for route in (first, *others):
             await route.model.aclose()
@@ -309,12 +315,12 @@ def cmd_providers(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     title = "docs-agent providers (prices: USD per million tokens, input / cached input / output)"
     header = ("provider", "wire", "default model", "key variable", "key", "prices")
-    cells = []
+    cells: list[tuple[str, ...]] = []
     for r in rows:
         prices = "free (local)" if not (r["price_input"] or r["price_output"]) else \
             f"{r['price_input']:g} / {r['price_cached_input']:g} / {r['price_output']:g}"
-        name = f"{r['name']} (default)" if r["default"] else r["name"]
-        cells.append((name, r["wire"], r["default_model"], r["key_env"] or "—", r["key"], prices))
+        name = f"{r['name']} (default)" if r["default"] else str(r["name"])
+        cells.append((name, str(r["wire"]), str(r["default_model"]), str(r["key_env"] or "—"), str(r["key"]), prices))
     footer = (f"Without --provider: the first of {', '.join(DETECTION_ORDER)} whose key is set, else "
               f"{FALLBACK_PROVIDER} (local). DOCS_AGENT_PROVIDER overrides. Now: {detected.name}.")
     if not sys.stdout.isatty():  # piped or redirected: every value in full, one row per line, no box drawing

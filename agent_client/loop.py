@@ -11,6 +11,7 @@ from typing import Any, Protocol
 import anyio
 
 from .calllog import CallLog, CallRecord
+from .citations import check_citations, is_evidence_tool
 from .context import trim_history
 from .errors import FALLBACK_KINDS, AgentError, ErrorKind, classify
 from .mcp_session import ToolOutcome
@@ -108,6 +109,7 @@ class Agent:
         self.prices = prices
         self.routes = [Route(model, prices), *fallbacks]
         self._active = 0
+        self._evidence: list[str] = []  # arguments and text of this question's successful searches and reads
         self.limits = limits or Limits()
         self.log = log
         self.session = session
@@ -116,6 +118,7 @@ class Agent:
 
     async def ask(self, question: str, history: Sequence[Message] = ()) -> RunResult:
         self._active = 0  # every question starts with the first provider
+        self._evidence = []
         result = RunResult(provider=self.model.provider, model=self.model.model)
         messages: list[Message] = [*history, UserMessage(content=question)]
         start = len(history)
@@ -127,6 +130,7 @@ class Agent:
                                           "deadline for this question.", retryable=True))
         except AgentError as exc:
             self._fail(result, exc)
+        result.citations = check_citations(result.answer, self._evidence)
         result.providers_tried.append(ProviderAttempt(provider=result.provider, model=result.model,
                                                       error=result.error if result.stopped_reason == "error" else None))
         last = messages[-1]
@@ -210,7 +214,8 @@ class Agent:
                 result.providers_tried.append(ProviderAttempt(provider=route.model.provider, model=route.model.model,
                                                               error=error.message))
                 self._active += 1
-                result.provider, result.model = self.routes[self._active].model.provider, self.routes[self._active].model.model
+                now = self.routes[self._active].model
+                result.provider, result.model = now.provider, now.model
             finally:
                 self.observer.on_turn_end()
         cost = cost_usd(turn.usage, route.prices)
@@ -253,6 +258,8 @@ class Agent:
             duration_ms = int((time.perf_counter() - started) * 1000)
             self.observer.on_tool_end(call, outcome, duration_ms)
             text = clip(outcome.text, self.limits.result_chars)
+            if spec is not None and not outcome.is_error and is_evidence_tool(spec.name):
+                self._evidence.append(f"{call.arguments_json}\n{text}")
             outcomes[i] = (
                 ToolResultMessage(tool_call_id=call.id, name=call.name, content=text, is_error=outcome.is_error),
                 ToolCallRecord(name=spec.name if spec else call.name,

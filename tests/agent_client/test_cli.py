@@ -21,7 +21,8 @@ from .fake_llm import FakeLLM, Reply, an_text, an_tools, error, oa_text, oa_tool
 HERE = Path(__file__).parent
 REPO = HERE.parent.parent
 TINY = f"{sys.executable} {HERE / 'tiny_docs_server.py'}"
-CONTRACT_KEYS = {"answer", "stopped_reason", "iterations", "tool_calls", "usage", "provider", "model", "providers_tried"}
+CONTRACT_KEYS = {"answer", "stopped_reason", "iterations", "tool_calls", "usage", "provider", "model", "providers_tried",
+                 "citations"}
 
 
 def run(*args: str, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -250,4 +251,19 @@ def test_a_bad_fallback_is_one_sentence(llm: FakeLLM, capsys, monkeypatch, fallb
                                "--fallback", f"anthropic,{fallback}")
     assert code == 1 and stdout == "" and "Traceback" not in stderr
     assert expected in stderr and len(stderr.strip().splitlines()) == 1 and llm.requests == []
+
+
+def test_unverified_citations_in_json_and_flagged_on_the_terminal(llm: FakeLLM, capsys, monkeypatch) -> None:
+    answer = "Nightly (ops/backup.md — Schedule), on port 7420 (guides/setup.md — Installation)."
+    for _ in range(2):
+        llm.push(oa_tools([("s1", "search_documents", '{"query": "backups"}')]), oa_text(answer))
+    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm), "--json")
+    assert code == 0, stderr
+    assert json.loads(stdout)["citations"] == [
+        {"id": "ops/backup.md", "heading": "Schedule", "verified": True},  # the search returned it
+        {"id": "guides/setup.md", "heading": "Installation", "verified": False},
+    ]
+    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm))
+    assert code == 0 and answer in stdout
+    assert "unverified citation: guides/setup.md — Installation" in stderr and "ops/backup.md — Schedule" not in stderr
 

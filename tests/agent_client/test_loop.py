@@ -354,3 +354,21 @@ async def test_server_without_stream_options_support(llm: FakeLLM, docs) -> None
     assert (first.answer, second.answer) == ("ok", "again")
     assert "stream_options" in llm.requests[0].body
     assert "stream_options" not in llm.requests[1].body and "stream_options" not in llm.requests[2].body
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_citations_are_verified_against_what_the_run_read(llm: FakeLLM, docs, wire: str) -> None:
+    llm.push(
+        tools(wire, [("r1", "read_section", '{"id": "guides/setup.md", "section": "Installation"}'),
+                     ("r2", "read_section", '{"id": "notes/poison.md", "section": "Nope"}')]),  # fails: no evidence
+        text(wire, "Port 7420 (guides/setup.md — Installation). WIDGET_HOME moves it (guides/setup.md — Configuration). "
+                   "Backups nightly (ops/backup.md § Schedule; notes/poison.md)."),
+    )
+    result = await ask("port?", llm, docs, wire)
+    assert [(c.id, c.heading, c.verified) for c in result.citations] == [
+        ("guides/setup.md", "Installation", True),
+        ("guides/setup.md", "Configuration", False),  # that section was never returned
+        ("ops/backup.md", "Schedule", False),  # that document was never searched or read
+        ("notes/poison.md", None, False),  # its read failed
+    ]
+
