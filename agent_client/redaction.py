@@ -53,8 +53,8 @@ def _secret_values() -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
-def _redact_values(text: str) -> str:
-    for value in _secret_values():
+def _redact_values(text: str, values: list[str] | None = None) -> str:
+    for value in _secret_values() if values is None else values:
         if value in text:
             text = text.replace(value, REDACTED)
     return text
@@ -66,24 +66,26 @@ def _redact_shapes(text: str) -> str:
     return text
 
 
-def redact(text: str) -> str:
+def redact(text: str, values: list[str] | None = None) -> str:
     """Replace every known secret value and anything shaped like a credential."""
-    return _redact_shapes(_redact_values(text))
+    return _redact_shapes(_redact_values(text, values))
 
 
 T = TypeVar("T")
 
 
-def scrub(value: T) -> T:
+def scrub(value: T, values: list[str] | None = None) -> T:
     """`redact` applied to every string inside `value` (str, list, tuple, dict, or a pydantic model)."""
+    if values is None:  # once per structure: a turn may hold thousands of strings
+        values = _secret_values()
     if isinstance(value, str):
-        return redact(value)  # type: ignore[return-value]
+        return redact(value, values)  # type: ignore[return-value]
     if isinstance(value, BaseModel):
-        return type(value).model_validate(scrub(value.model_dump()))  # type: ignore[return-value]
+        return type(value).model_validate(scrub(value.model_dump(), values))  # type: ignore[return-value]
     if isinstance(value, dict):
-        return {scrub(k): scrub(v) for k, v in value.items()}  # type: ignore[return-value]
+        return {scrub(k, values): scrub(v, values) for k, v in value.items()}  # type: ignore[return-value]
     if isinstance(value, (list, tuple)):
-        return type(value)(scrub(v) for v in value)  # type: ignore[return-value]
+        return type(value)(scrub(v, values) for v in value)  # type: ignore[return-value]
     return value
 
 
