@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from .home import db_path
+from .redaction import scrub
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls (
@@ -56,6 +57,7 @@ class CallLog:
         self._path = path
 
     def record(self, rec: CallRecord) -> None:
+        rec = scrub(rec)
         with connect_db(self._path) as conn:
             conn.execute(
                 "INSERT INTO calls (time, session, provider, model, prompt_tokens, cached_tokens, completion_tokens,"

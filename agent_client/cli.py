@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -18,12 +17,23 @@ from . import __version__
 from .calllog import CallLog
 from .errors import AgentError, ErrorKind, classify
 from .home import home
-from .loop import Agent, Limits
+from .loop import Agent, Limits, Route
 from .mcp_session import DEFAULT_TOKEN_ENV, DocsFolder, ServerCommand, ServerTarget, ServerURL, connect
 from .models import Message, RunResult
-from .providers import DETECTION_ORDER, FALLBACK_PROVIDER, PROVIDERS, ResolvedProvider, detect_provider, make_model, resolve
-from .render import TerminalObserver, summary_line
+from .providers import (
+    DETECTION_ORDER,
+    FALLBACK_PROVIDER,
+    PROVIDERS,
+    ResolvedProvider,
+    detect_provider,
+    get_provider,
+    make_model,
+    resolve,
+)
+from .redaction import scrubbed_stdio
+from .render import TerminalObserver, summary_line, unverified_citations
 from .sessions import SessionStore
+from .settings import DEFAULT_MAX_RETRIES, Settings
 from .text import terminal_safe
 
 
@@ -38,12 +48,16 @@ def _connection_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="model name (default: the provider's default model)")
     p.add_argument("--base-url", help="override the provider's base URL (any OpenAI-compatible server)")
     p.add_argument("--api-key-env", metavar="VAR", help="read the API key from this environment variable")
+    p.add_argument("--fallback", metavar="NAME[,NAME...]",
+                   help="providers that take over the question, in order, when the current one fails with a server "
+                        "error, overload, timeout or network error (default: DOCS_AGENT_FALLBACK)")
     p.add_argument("--max-iterations", type=int, default=10, help="tool-calling iterations before a last answer without tools (default 10)")
     p.add_argument("--max-cost", type=float, metavar="USD", help="stop when the question has cost this much")
     p.add_argument("--max-tokens", type=int, metavar="N", help="stop when the question has used this many tokens")
     p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="overall deadline per question in seconds (default 300)")
-    p.add_argument("--max-retries", type=int, default=int(os.environ.get("DOCS_AGENT_MAX_RETRIES", "3")),
-                   help="SDK retries on connection errors, timeouts, 408/409/429/5xx (default 3)")
+    p.add_argument("--max-retries", type=int, metavar="N",
+                   help="SDK retries on connection errors, timeouts, 408/409/429/5xx "
+                        f"(default: DOCS_AGENT_MAX_RETRIES, else {DEFAULT_MAX_RETRIES})")
     p.add_argument("-q", "--quiet", action="store_true", help="do not show tool activity on stderr")
     p.add_argument("-v", "--verbose", action="store_true", help="show the MCP server's own log on stderr")
 
@@ -82,15 +96,43 @@ def _target(args: argparse.Namespace) -> ServerTarget:
     return ServerCommand(args.server_cmd)
 
 
-def _limits(args: argparse.Namespace) -> Limits:
+def _limits(args: argparse.Namespace, settings: Settings) -> Limits:
     if args.max_iterations < 1:
         raise AgentError(ErrorKind.CONFIGURATION, "--max-iterations must be at least 1.")
     return Limits(max_iterations=args.max_iterations, max_cost_usd=args.max_cost, max_tokens=args.max_tokens,
-                  deadline_s=args.timeout)
+                  deadline_s=args.timeout, max_tool_calls_per_turn=settings.max_tool_calls_per_turn,
+                  max_tool_argument_bytes=settings.max_tool_argument_bytes)
+
+
+def _max_retries(args: argparse.Namespace, settings: Settings) -> int:
+    if args.max_retries is None:
+        return settings.max_retries
+    if args.max_retries < 0:
+        raise AgentError(ErrorKind.CONFIGURATION, "--max-retries must be 0 or more.")
+    return args.max_retries
 
 
 def _provider(args: argparse.Namespace) -> ResolvedProvider:
     return resolve(args.provider, model=args.model, base_url=args.base_url, api_key_env=args.api_key_env)
+
+
+def _fallbacks(args: argparse.Namespace, settings: Settings) -> list[ResolvedProvider]:
+    """The --fallback providers, each with its default model, its own key variable and endpoint variable."""
+    names = settings.fallback if args.fallback is None else \
+        tuple(n.strip().lower() for n in args.fallback.split(",") if n.strip())
+    out = []
+    for name in names:
+        try:
+            out.append(resolve(name, model=get_provider(name).default_model, environ=settings.environ))
+        except AgentError as exc:
+            raise AgentError(exc.kind, f"--fallback {name}: {exc.message}", retryable=False) from None
+    return out
+
+
+def _routes(providers: list[ResolvedProvider], args: argparse.Namespace, settings: Settings) -> list[Route]:
+    retries = _max_retries(args, settings)
+    return [Route(make_model(p, max_retries=retries, timeout_s=min(args.timeout, 600.0)), p.spec.prices)
+            for p in providers]
 
 
 def _server_log(args: argparse.Namespace) -> IO[str]:
@@ -107,19 +149,21 @@ def _failed(exc: BaseException, provider: ResolvedProvider | None, args: argpars
                      model=provider.model if provider else (args.model or ""))
 
 
-async def _ask(args: argparse.Namespace) -> RunResult:
+async def _ask(args: argparse.Namespace, settings: Settings) -> RunResult:
     provider: ResolvedProvider | None = None
     try:
         provider = _provider(args)
-        limits = _limits(args)
+        fallbacks = _fallbacks(args, settings)
+        limits = _limits(args, settings)
         target = _target(args)
-        model = make_model(provider, max_retries=args.max_retries, timeout_s=min(args.timeout, 600.0))
+        first, *others = _routes([provider, *fallbacks], args, settings)
     except AgentError as exc:
         return _failed(exc, provider, args)
     observer = TerminalObserver(stream_text=not args.json, show_tools=not args.quiet)
     try:
         async with connect(target, errlog=_server_log(args)) as conn:
-            agent = Agent(model, conn, provider.spec.prices, limits=limits, log=CallLog(), observer=observer)
+            agent = Agent(first.model, conn, first.prices, limits=limits, log=CallLog(), observer=observer,
+                          fallbacks=others)
             result = await agent.ask(args.question)
             if result.error_kind == "network" and not args.provider and provider.name == FALLBACK_PROVIDER:
                 result.error = (f"{result.error} No provider key is set (see `docs-agent providers`), so docs-agent "
@@ -128,18 +172,22 @@ async def _ask(args: argparse.Namespace) -> RunResult:
     except AgentError as exc:
         return _failed(exc, provider, args)
     finally:
-        await model.aclose()
+        for route in (first, *others):
+            await route.model.aclose()
 
 
-def cmd_ask(args: argparse.Namespace) -> int:
-    result = anyio.run(_ask, args)
+def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
+    result = anyio.run(_ask, args, settings)
     if args.json:
         print(json.dumps(result.contract(), ensure_ascii=False))
     else:
         if result.stopped_reason == "error":
             print(terminal_safe(f"error ({result.error_kind}): {result.error}"), file=sys.stderr)
-        elif not args.quiet:
-            print(summary_line(result), file=sys.stderr)
+        else:
+            for line in unverified_citations(result):
+                print(line, file=sys.stderr)
+            if not args.quiet:
+                print(summary_line(result), file=sys.stderr)
     return 1 if result.stopped_reason == "error" else 0
 
 
@@ -148,19 +196,20 @@ def cmd_ask(args: argparse.Namespace) -> int:
 CHAT_HELP = "commands: /reset  /usage  /sessions  /delete NAME  /exit  (Ctrl-C cancels a running answer)"
 
 
-async def _chat(args: argparse.Namespace) -> int:
+async def _chat(args: argparse.Namespace, settings: Settings) -> int:
     provider = _provider(args)
-    limits = _limits(args)
+    fallbacks = _fallbacks(args, settings)
+    limits = _limits(args, settings)
     target = _target(args)
     store = SessionStore()
     name = args.session
     history: list[Message] = store.load(name)
-    model = make_model(provider, max_retries=args.max_retries, timeout_s=min(args.timeout, 600.0))
+    first, *others = _routes([provider, *fallbacks], args, settings)
     out = sys.stdout
     try:
         async with connect(target, errlog=_server_log(args)) as conn:
-            agent = Agent(model, conn, provider.spec.prices, limits=limits, log=CallLog(), session=name,
-                          observer=TerminalObserver(show_tools=not args.quiet))
+            agent = Agent(first.model, conn, first.prices, limits=limits, log=CallLog(), session=name,
+                          observer=TerminalObserver(show_tools=not args.quiet), fallbacks=others)
             print(f"docs-agent chat · session {name!r} ({len(history)} messages) · {provider.name}/{provider.model}",
                   file=sys.stderr)
             print(CHAT_HELP, file=sys.stderr)
@@ -210,10 +259,14 @@ async def _chat(args: argparse.Namespace) -> int:
                 history.extend(result.new_messages)
                 if result.stopped_reason == "error":
                     print(terminal_safe(f"error ({result.error_kind}): {result.error}"), file=sys.stderr)
-                elif not args.quiet:
-                    print(summary_line(result), file=sys.stderr)
+                else:
+                    for warning in unverified_citations(result):
+                        print(warning, file=sys.stderr)
+                    if not args.quiet:
+                        print(summary_line(result), file=sys.stderr)
     finally:
-        await model.aclose()
+        for route in (first, *others):
+            await route.model.aclose()
 
 
 async def _interruptible(agent: Agent, question: str, history: list[Message]) -> RunResult | None:
@@ -237,9 +290,9 @@ async def _interruptible(agent: Agent, question: str, history: list[Message]) ->
     return result
 
 
-def cmd_chat(args: argparse.Namespace) -> int:
+def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
     try:
-        return anyio.run(_chat, args)
+        return anyio.run(_chat, args, settings)
     except AgentError as exc:
         print(terminal_safe(f"error ({exc.kind.value}): {exc.message}"), file=sys.stderr)
         return 1
@@ -247,11 +300,11 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- providers, logs
 
-def cmd_providers(args: argparse.Namespace) -> int:
-    detected = detect_provider()
+def cmd_providers(args: argparse.Namespace, settings: Settings) -> int:
+    detected = detect_provider(settings.environ)
     rows = []
     for spec in PROVIDERS.values():
-        key_state = "not needed" if spec.key_env is None else ("set" if os.environ.get(spec.key_env) else "not set")
+        key_state = "not needed" if spec.key_env is None else ("set" if settings.value(spec.key_env) else "not set")
         rows.append({"name": spec.name, "wire": spec.wire, "base_url": spec.base_url, "default_model": spec.default_model,
                      "key_env": spec.key_env, "key": key_state,
                      "price_input": spec.prices.input, "price_cached_input": spec.prices.cached_input,
@@ -260,25 +313,39 @@ def cmd_providers(args: argparse.Namespace) -> int:
         print(json.dumps({"providers": rows, "detection_order": DETECTION_ORDER, "fallback": FALLBACK_PROVIDER,
                           "default": detected.name}))
         return 0
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title="docs-agent providers (prices: USD per million tokens, input / cached input / output)")
-    for col in ("provider", "wire", "default model", "key variable", "key", "prices"):
-        table.add_column(col, no_wrap=True)
+    title = "docs-agent providers (prices: USD per million tokens, input / cached input / output)"
+    header = ("provider", "wire", "default model", "key variable", "key", "prices")
+    cells: list[tuple[str, ...]] = []
     for r in rows:
-        name = f"[bold]{r['name']}[/bold] (default)" if r["default"] else r["name"]
         prices = "free (local)" if not (r["price_input"] or r["price_output"]) else \
             f"{r['price_input']:g} / {r['price_cached_input']:g} / {r['price_output']:g}"
-        table.add_row(name, r["wire"], r["default_model"], r["key_env"] or "—", r["key"], prices)
+        name = f"{r['name']} (default)" if r["default"] else str(r["name"])
+        cells.append((name, str(r["wire"]), str(r["default_model"]), str(r["key_env"] or "—"), str(r["key"]), prices))
+    footer = (f"Without --provider: the first of {', '.join(DETECTION_ORDER)} whose key is set, else "
+              f"{FALLBACK_PROVIDER} (local). DOCS_AGENT_PROVIDER overrides. Now: {detected.name}.")
+    if not sys.stdout.isatty():  # piped or redirected: every value in full, one row per line, no box drawing
+        widths = [max(len(row[i]) for row in [header, *cells]) for i in range(len(header))]
+        print(title)
+        for row in [header, *cells]:
+            print("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+        print(footer)
+        return 0
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=title)
+    for col in header:
+        table.add_column(col, no_wrap=True)
+    for row in cells:
+        table.add_row(*map(escape, row))
     console = Console()
     console.print(table)
-    console.print(f"Without --provider: the first of {', '.join(DETECTION_ORDER)} whose key is set, else "
-                  f"{FALLBACK_PROVIDER} (local). DOCS_AGENT_PROVIDER overrides. Now: [bold]{detected.name}[/bold].")
+    console.print(escape(footer))
     return 0
 
 
-def cmd_logs(args: argparse.Namespace) -> int:
+def cmd_logs(args: argparse.Namespace, settings: Settings) -> int:
     records = CallLog().recent(args.limit, session=args.session)
     if args.json:
         print(json.dumps([r.model_dump() for r in records]))
@@ -299,10 +366,17 @@ def cmd_logs(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    # every byte docs-agent prints goes through the scrubber, whatever a model or a server sent
+    with scrubbed_stdio():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     handlers: dict[str, Any] = {"ask": cmd_ask, "chat": cmd_chat, "providers": cmd_providers, "logs": cmd_logs}
     try:
-        return handlers[args.command](args)
+        settings = Settings.load()  # first: a bad environment variable is one sentence, even with --help
+        args = build_parser().parse_args(argv)
+        return handlers[args.command](args, settings)
     except KeyboardInterrupt:
         print("\ncancelled", file=sys.stderr)
         return 130

@@ -2,14 +2,14 @@
 
 The SDKs already retry what is worth retrying (connection errors, timeouts, 408/409/429/5xx, honouring
 Retry-After); by the time an exception reaches us their retries are spent, so we only classify it.
-Every message passes through `redact` so an API key never reaches a log, a terminal or a session file.
+Every message passes through the scrubber (`redaction.redact`) so an API key never reaches a log, a terminal or a session file.
 """
 
 from __future__ import annotations
 
-import os
-import re
 from enum import Enum
+
+from .redaction import redact
 
 
 class ErrorKind(str, Enum):
@@ -22,12 +22,16 @@ class ErrorKind(str, Enum):
     CONTEXT_LENGTH = "context_length"
     BAD_REQUEST = "bad_request"
     NOT_FOUND = "not_found"
+    BAD_RESPONSE = "bad_response"
     CONFIGURATION = "configuration"
     MCP = "mcp"
     UNKNOWN = "unknown"
 
 
 _RETRYABLE = {ErrorKind.RATE_LIMIT, ErrorKind.SERVER_ERROR, ErrorKind.TIMEOUT, ErrorKind.NETWORK}
+# --fallback moves on only when this provider, not the request, is the problem: another provider would
+# repeat a context-length or content-filter error, and a bad request, key or model name is the user's to fix
+FALLBACK_KINDS = {*_RETRYABLE, ErrorKind.BAD_RESPONSE}
 
 _ADVICE = {
     ErrorKind.RATE_LIMIT: "Rate limited by the provider; wait a moment and retry, or use a smaller model or a higher quota.",
@@ -39,6 +43,8 @@ _ADVICE = {
     ErrorKind.CONTEXT_LENGTH: "The conversation is longer than the model's context window; ask a narrower question or reset the session.",
     ErrorKind.BAD_REQUEST: "The provider rejected the request; check the model name and options.",
     ErrorKind.NOT_FOUND: "Not found: check the model name and the base URL.",
+    ErrorKind.BAD_RESPONSE: "The provider answered HTTP 200 with something that is not its streamed JSON format; "
+                            "check the base URL (a proxy or a web page answers there?).",
     ErrorKind.CONFIGURATION: "Check the command-line options.",
     ErrorKind.MCP: "The MCP server failed; check that it starts and answers.",
     ErrorKind.UNKNOWN: "Unexpected error.",
@@ -57,39 +63,6 @@ class AgentError(Exception):
 
     def __str__(self) -> str:
         return f"{self.kind.value}: {self.message}"
-
-
-_KEY_PATTERNS = [
-    re.compile(r"\b(?:sk|pk|rk|gsk|xai|sess)-[A-Za-z0-9_\-\*\.]{6,}"),  # sk-…, sk-ant-…, gsk_… style keys
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),  # Google keys
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.=:/+]{8,}"),
-]
-_KEY_ENV_HINTS = ("KEY", "TOKEN", "SECRET")
-_REGISTERED: set[str] = set()
-
-
-def register_secret(value: str | None) -> None:
-    """Redact this value from now on, whatever its shape or the name of the variable it came from
-    (a key read through --api-key-env SOMEVAR is a secret even when SOMEVAR does not say so)."""
-    if value and len(value) >= 8:
-        _REGISTERED.add(value)
-
-
-def _secret_values() -> list[str]:
-    values = list(_REGISTERED)
-    for name, value in os.environ.items():
-        if any(h in name.upper() for h in _KEY_ENV_HINTS) and len(value) >= 8:
-            values.append(value)
-    return sorted(values, key=len, reverse=True)
-
-
-def redact(text: str) -> str:
-    """Remove anything that looks like a credential, and every secret-looking environment value."""
-    for value in _secret_values():
-        text = text.replace(value, "[redacted]")
-    for pattern in _KEY_PATTERNS:
-        text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + "[redacted]", text)
-    return text
 
 
 _CONTEXT_HINTS = ("context length", "context_length", "maximum context", "context window", "too many tokens",
@@ -152,6 +125,10 @@ def classify(exc: BaseException, *, provider: str = "", base_url: str | None = N
         where = f" ({base_url})" if base_url else ""
         return AgentError(ErrorKind.NETWORK, f"{who}{detail}{where}. {_ADVICE[ErrorKind.NETWORK]}")
     return AgentError(ErrorKind.UNKNOWN, f"{who}{name}: {detail}")
+
+
+def bad_response(provider: str, what: str) -> AgentError:
+    return AgentError(ErrorKind.BAD_RESPONSE, f"{provider}: {what}. {_ADVICE[ErrorKind.BAD_RESPONSE]}", retryable=False)
 
 
 def content_filtered(provider: str) -> AgentError:

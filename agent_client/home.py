@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import platformdirs
 
+from .settings import Settings
+
 
 def home() -> Path:
-    value = os.environ.get("DOCS_AGENT_HOME")
-    path = Path(value).expanduser() if value else Path(platformdirs.user_data_dir("docs-agent", appauthor=False))
+    path = Settings.load().home or Path(platformdirs.user_data_dir("docs-agent", appauthor=False))
     path.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -11,13 +11,15 @@ from typing import Any, Protocol
 import anyio
 
 from .calllog import CallLog, CallRecord
+from .citations import check_citations, is_evidence_tool
 from .context import trim_history
-from .errors import AgentError, ErrorKind, classify
+from .errors import FALLBACK_KINDS, AgentError, ErrorKind, classify
 from .mcp_session import ToolOutcome
 from .models import (
     AssistantMessage,
     Message,
     ModelTurn,
+    ProviderAttempt,
     RunResult,
     ToolCall,
     ToolCallRecord,
@@ -26,6 +28,8 @@ from .models import (
     UserMessage,
 )
 from .providers import ChatModel, Prices, cost_usd
+from .redaction import scrub
+from .settings import DEFAULT_MAX_TOOL_ARGUMENT_BYTES, DEFAULT_MAX_TOOL_CALLS_PER_TURN
 from .text import clip
 
 SYSTEM_PROMPT = """\
@@ -61,6 +65,16 @@ class Limits:
     context_tokens: int = 64_000  # history sent per call, trimmed oldest-first beyond this
     deadline_s: float = 300.0  # per question, all calls and tools included
     tool_timeout_s: float = 60.0
+    max_tool_calls_per_turn: int = DEFAULT_MAX_TOOL_CALLS_PER_TURN  # the rest are dropped, with a note
+    max_tool_argument_bytes: int = DEFAULT_MAX_TOOL_ARGUMENT_BYTES  # larger arguments: an error result
+
+
+@dataclass(frozen=True)
+class Route:
+    """A provider to ask: its adapter and its prices."""
+
+    model: ChatModel
+    prices: Prices
 
 
 class ToolBox(Protocol):
@@ -84,12 +98,18 @@ class Observer:
 
 
 class Agent:
+    """`fallbacks`: the providers that take over the same question, history and budget when the current one
+    fails in a way another provider would not repeat (`errors.FALLBACK_KINDS`), in order."""
+
     def __init__(self, model: ChatModel, tools: ToolBox, prices: Prices, *, limits: Limits | None = None,
                  log: CallLog | None = None, session: str | None = None, observer: Observer | None = None,
-                 system_prompt: str = SYSTEM_PROMPT):
+                 system_prompt: str = SYSTEM_PROMPT, fallbacks: Sequence[Route] = ()):
         self.model = model
         self.tools = tools
         self.prices = prices
+        self.routes = [Route(model, prices), *fallbacks]
+        self._active = 0
+        self._evidence: list[str] = []  # arguments and text of this question's successful searches and reads
         self.limits = limits or Limits()
         self.log = log
         self.session = session
@@ -97,6 +117,8 @@ class Agent:
         self.system_prompt = system_prompt
 
     async def ask(self, question: str, history: Sequence[Message] = ()) -> RunResult:
+        self._active = 0  # every question starts with the first provider
+        self._evidence = []
         result = RunResult(provider=self.model.provider, model=self.model.model)
         messages: list[Message] = [*history, UserMessage(content=question)]
         start = len(history)
@@ -108,6 +130,9 @@ class Agent:
                                           "deadline for this question.", retryable=True))
         except AgentError as exc:
             self._fail(result, exc)
+        result.citations = check_citations(result.answer, self._evidence)
+        result.providers_tried.append(ProviderAttempt(provider=result.provider, model=result.model,
+                                                      error=result.error if result.stopped_reason == "error" else None))
         last = messages[-1]
         if result.stopped_reason == "error" or not isinstance(last, AssistantMessage) or last.tool_calls:
             # keep the stored history valid: every question ends with a plain assistant message
@@ -135,8 +160,16 @@ class Agent:
                 messages.append(AssistantMessage(content=turn.text))
                 result.answer, result.stopped_reason = turn.text, "budget"
                 return
-            messages.append(AssistantMessage(content=turn.text, tool_calls=calls))
-            messages.extend(await self._run_tools(calls, result))
+            calls, dropped = calls[: self.limits.max_tool_calls_per_turn], calls[self.limits.max_tool_calls_per_turn:]
+            # the history keeps no oversized arguments: they would be re-sent with every later call
+            messages.append(AssistantMessage(content=turn.text, tool_calls=[self._bounded(c) for c in calls]))
+            results = await self._run_tools(calls, result)
+            if dropped:
+                note = (f"\n\n[docs-agent: you asked for {len(calls) + len(dropped)} tool calls in one turn; only the "
+                        f"first {len(calls)} ran, the other {len(dropped)} were dropped. At most "
+                        f"{self.limits.max_tool_calls_per_turn} calls per turn: ask again for those you still need.]")
+                results[-1] = results[-1].model_copy(update={"content": results[-1].content + note})
+            messages.extend(results)
         if self._over_budget(result):
             result.stopped_reason = "budget"
             return
@@ -144,6 +177,13 @@ class Agent:
         turn = await self._call(messages, result, allow_tools=False, system=self.system_prompt + FINAL_CALL_NOTE)
         messages.append(AssistantMessage(content=turn.text))
         result.answer, result.stopped_reason = turn.text, "max_iterations"
+
+    def _oversized(self, call: ToolCall) -> int | None:
+        size = len(call.arguments_json.encode())
+        return size if size > self.limits.max_tool_argument_bytes else None
+
+    def _bounded(self, call: ToolCall) -> ToolCall:
+        return call.model_copy(update={"arguments_json": "{}"}) if self._oversized(call) else call
 
     def _over_budget(self, result: RunResult) -> bool:
         lim = self.limits
@@ -154,20 +194,31 @@ class Agent:
                     system: str | None = None) -> ModelTurn:
         system = system or self.system_prompt
         to_send = trim_history(messages, self.limits.context_tokens, system)
-        started = time.perf_counter()
-        record = CallRecord(time=time.time(), session=self.session, provider=self.model.provider, model=self.model.model)
-        try:
-            turn = await self.model.complete(system, to_send, self.tools.tools, allow_tools=allow_tools,
-                                             on_text=self.observer.on_text)
-        except Exception as exc:
-            error = classify(exc, provider=self.model.provider)
-            record.status, record.error_kind = "error", error.kind.value
-            record.latency_ms = int((time.perf_counter() - started) * 1000)
-            self._log(record)
-            raise error from None
-        finally:
-            self.observer.on_turn_end()
-        cost = cost_usd(turn.usage, self.prices)
+        while True:
+            route = self.routes[self._active]
+            started = time.perf_counter()
+            record = CallRecord(time=time.time(), session=self.session, provider=route.model.provider,
+                                model=route.model.model)
+            try:
+                turn = scrub(await route.model.complete(system, to_send, self.tools.tools, allow_tools=allow_tools,
+                                                        on_text=self.observer.on_text))
+                break
+            except Exception as exc:
+                error = classify(exc, provider=route.model.provider)
+                record.status, record.error_kind = "error", error.kind.value
+                record.latency_ms = int((time.perf_counter() - started) * 1000)
+                self._log(record)
+                if error.kind not in FALLBACK_KINDS or self._active + 1 >= len(self.routes):
+                    raise error from None
+                # the same call goes to the next provider; its adapter converts the neutral history
+                result.providers_tried.append(ProviderAttempt(provider=route.model.provider, model=route.model.model,
+                                                              error=error.message))
+                self._active += 1
+                now = self.routes[self._active].model
+                result.provider, result.model = now.provider, now.model
+            finally:
+                self.observer.on_turn_end()
+        cost = cost_usd(turn.usage, route.prices)
         result.usage = result.usage + turn.usage
         result.cost_usd += cost
         record.latency_ms = int((time.perf_counter() - started) * 1000)
@@ -190,9 +241,14 @@ class Agent:
         async def run_one(i: int, call: ToolCall) -> None:
             started = time.perf_counter()
             spec = self.tools.lookup(call.name)
-            args, problem = call.parsed_arguments()
+            oversized = self._oversized(call)
+            args, problem = (None, None) if oversized else call.parsed_arguments()
             self.observer.on_tool_start(call, args)
-            if spec is None:
+            if oversized:
+                outcome = ToolOutcome(text=f"The arguments are {oversized} bytes; the limit is "
+                                           f"{self.limits.max_tool_argument_bytes} bytes. Call the tool again with "
+                                           "shorter arguments.", is_error=True)
+            elif spec is None:
                 names = ", ".join(t.wire_name for t in self.tools.tools) or "none"
                 outcome = ToolOutcome(text=f"Unknown tool {call.name!r}. Available tools: {names}.", is_error=True)
             elif problem is not None:
@@ -202,10 +258,13 @@ class Agent:
             duration_ms = int((time.perf_counter() - started) * 1000)
             self.observer.on_tool_end(call, outcome, duration_ms)
             text = clip(outcome.text, self.limits.result_chars)
+            if spec is not None and not outcome.is_error and is_evidence_tool(spec.name):
+                self._evidence.append(f"{call.arguments_json}\n{text}")
             outcomes[i] = (
                 ToolResultMessage(tool_call_id=call.id, name=call.name, content=text, is_error=outcome.is_error),
                 ToolCallRecord(name=spec.name if spec else call.name,
-                               arguments=args if args is not None else call.arguments_json,
+                               arguments=args if args is not None else
+                               (f"({oversized} bytes, not shown)" if oversized else call.arguments_json),
                                is_error=outcome.is_error, duration_ms=duration_ms),
             )
 

@@ -12,12 +12,15 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import IO, Any
+from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 from pydantic import BaseModel
 
-from .errors import AgentError, ErrorKind, redact
+from .errors import AgentError, ErrorKind
 from .models import ToolSpec
+from .redaction import redact, register_secret
+from .settings import Settings
 
 DEFAULT_TOKEN_ENV = "MCP_DOCS_TOKEN"
 
@@ -55,12 +58,13 @@ class ToolOutcome(BaseModel):
 def passthrough_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The `MCP_DOCS_*` settings (index dir, embeddings, language…) for the server; with
     `MCP_DOCS_EMBEDDINGS=openai`, also the one key variable the embedder reads. Nothing else."""
-    env = os.environ if environ is None else environ
-    out = {k: v for k, v in env.items() if k.startswith("MCP_DOCS_")}
+    settings = Settings.load(environ)
+    out = settings.mcp_docs_env()
     if out.get("MCP_DOCS_EMBEDDINGS") == "openai":
         key_env = out.get("MCP_DOCS_EMBEDDINGS_API_KEY_ENV", "OPENAI_API_KEY")
-        if key_env in env:
-            out[key_env] = env[key_env]
+        key = settings.value(key_env)
+        if key:
+            out[key_env] = key
     out.setdefault("PYTHONIOENCODING", "utf-8")
     return out
 
@@ -135,24 +139,25 @@ async def connect(target: ServerTarget | Any, *, errlog: IO[str] | None = None,
     """Open the server and list its tools. `target` may also be an in-process `MCPServer` (tests)."""
     from mcp import Client, StdioServerParameters
 
-    env = os.environ if environ is None else environ
+    settings = Settings.load(environ)
     async with AsyncExitStack() as stack:
         if isinstance(target, DocsFolder):
             server: Any = StdioServerParameters(
                 command=sys.executable, args=["-m", "mcp_docs", "serve", "--root", os.path.abspath(target.root)],
-                env=passthrough_env(env))
+                env=passthrough_env(settings.environ))
         elif isinstance(target, ServerCommand):
             parts = shlex.split(target.command)
             if not parts:
                 raise AgentError(ErrorKind.CONFIGURATION, "--server-cmd is empty.")
-            server = StdioServerParameters(command=parts[0], args=parts[1:], env=passthrough_env(env))
+            server = StdioServerParameters(command=parts[0], args=parts[1:], env=passthrough_env(settings.environ))
         elif isinstance(target, ServerURL):
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
 
             headers = {}
-            token = env.get(target.token_env) if target.token_env else None
+            token = settings.value(target.token_env)
             if token:
+                register_secret(token)
                 headers["Authorization"] = f"Bearer {token}"
             http = await stack.enter_async_context(
                 httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)))
@@ -169,7 +174,7 @@ async def connect(target: ServerTarget | Any, *, errlog: IO[str] | None = None,
         except anyio.get_cancelled_exc_class():
             raise
         except Exception as exc:
-            raise AgentError(ErrorKind.MCP, f"Could not connect to the MCP server: {_describe(exc)}") from None
+            raise AgentError(ErrorKind.MCP, f"Could not connect to the MCP server {_where(target)}: {_describe(exc)}") from None
         taken: set[str] = set()
         tools = [
             ToolSpec(name=t.name, wire_name=wire_name(t.name, taken), description=(t.description or "")[:4000],
@@ -177,6 +182,26 @@ async def connect(target: ServerTarget | Any, *, errlog: IO[str] | None = None,
             for t in listed.tools
         ]
         yield MCPConnection(client, tools)
+
+
+def public_url(url: str) -> str:
+    """The URL without what may be a credential: no user:password@, no query string, no fragment."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:  # IPv6
+        host = f"[{host}]"
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _where(target: ServerTarget | Any) -> str:
+    if isinstance(target, ServerURL):
+        return f"at {public_url(target.url)}"
+    if isinstance(target, ServerCommand):
+        return f"started by --server-cmd {shlex.split(target.command)[0]!r}"
+    if isinstance(target, DocsFolder):
+        return f"for --docs {target.root}"
+    return "(in process)"
 
 
 def _describe(exc: BaseException) -> str:

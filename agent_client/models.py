@@ -105,6 +105,22 @@ class UsageReport(BaseModel):
     cost_usd: float = 0.0
 
 
+class Citation(BaseModel):
+    """A source the answer cites; `verified` only when a search or read of this run returned it."""
+
+    id: str
+    heading: str | None = None
+    verified: bool = False
+
+
+class ProviderAttempt(BaseModel):
+    """One provider a question went to, in order; `error` is None for the one that answered."""
+
+    provider: str
+    model: str
+    error: str | None = None
+
+
 class RunResult(BaseModel):
     """The outcome of one question; `contract()` is the `ask --json` object."""
 
@@ -119,6 +135,8 @@ class RunResult(BaseModel):
     error: str | None = None
     error_kind: str | None = None
     retryable: bool | None = None
+    providers_tried: list[ProviderAttempt] = Field(default_factory=list)
+    citations: list[Citation] = Field(default_factory=list)
     new_messages: list[Message] = Field(default_factory=list)
 
     def contract(self) -> dict[str, Any]:
@@ -134,6 +152,8 @@ class RunResult(BaseModel):
             ).model_dump(),
             "provider": self.provider,
             "model": self.model,
+            "providers_tried": [a.model_dump() for a in self.providers_tried],
+            "citations": [c.model_dump() for c in self.citations],
         }
         if self.stopped_reason == "error":
             out["error"] = self.error or "unknown error"

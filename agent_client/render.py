@@ -57,6 +57,13 @@ class TerminalObserver(Observer):
         self.err.flush()
 
 
+def unverified_citations(result: RunResult) -> list[str]:
+    """One warning line per cited source that no search or read of this run returned."""
+    return [terminal_safe(f"  ! unverified citation: {c.id}" + (f" — {c.heading}" if c.heading else "") +
+                          " (no search or read in this run returned it)")
+            for c in result.citations if not c.verified]
+
+
 def summary_line(result: RunResult) -> str:
     u = result.usage
     parts = [result.stopped_reason, f"{result.iterations} iteration{'s' if result.iterations != 1 else ''}",

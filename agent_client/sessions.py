@@ -9,8 +9,8 @@ from pathlib import Path
 from pydantic import BaseModel, TypeAdapter
 
 from .calllog import connect_db
-from .errors import redact
 from .models import Message, Usage
+from .redaction import redact
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (

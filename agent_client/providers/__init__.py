@@ -20,7 +20,7 @@ from .registry import (
 def make_model(provider: ResolvedProvider, *, max_retries: int = DEFAULT_MAX_RETRIES,
                timeout_s: float = DEFAULT_TIMEOUT_S, max_output_tokens: int | None = None) -> ChatModel:
     """The adapter for the provider's wire format (the anthropic SDK is imported only here, lazily)."""
-    from ..errors import register_secret
+    from ..redaction import register_secret
 
     register_secret(provider.api_key)  # never shown in errors, logs or session files, whatever its shape
     if provider.spec.wire == "anthropic":

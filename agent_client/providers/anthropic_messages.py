@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import AgentError, ErrorKind, classify, content_filtered
+from ..errors import AgentError, ErrorKind, bad_response, classify, content_filtered
 from ..models import AssistantMessage, Message, ModelTurn, ToolCall, ToolResultMessage, ToolSpec, Usage, UserMessage
 from .base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, TextSink
 from .registry import ResolvedProvider
@@ -100,35 +100,42 @@ class AnthropicModel:
         blocks: dict[int, dict[str, Any]] = {}
         input_tokens = cache_read = cache_write = output_tokens = 0
         stop: str | None = None
+        started = False
         async with stream:
-            async for event in stream:
-                kind = event.type
-                if kind == "message_start":
-                    u = event.message.usage
-                    input_tokens = u.input_tokens or 0
-                    cache_read = getattr(u, "cache_read_input_tokens", None) or 0
-                    cache_write = getattr(u, "cache_creation_input_tokens", None) or 0
-                    output_tokens = u.output_tokens or 0
-                elif kind == "content_block_start":
-                    block = event.content_block
-                    if block.type == "tool_use":
-                        blocks[event.index] = {"id": block.id, "name": block.name, "json": ""}
-                elif kind == "content_block_delta":
-                    delta = event.delta
-                    if delta.type == "text_delta":
-                        text.append(delta.text)
-                        if on_text:
-                            on_text(delta.text)
-                    elif delta.type == "input_json_delta" and event.index in blocks:
-                        blocks[event.index]["json"] += delta.partial_json
-                elif kind == "message_delta":
-                    stop = event.delta.stop_reason or stop
-                    if event.usage is not None and event.usage.output_tokens is not None:
-                        output_tokens = event.usage.output_tokens
-                    if getattr(event.usage, "input_tokens", None):
-                        input_tokens = event.usage.input_tokens
-                elif kind == "error":  # pragma: no cover - surfaced by the SDK as an exception in practice
-                    raise AgentError(ErrorKind.SERVER_ERROR, f"{self.provider}: stream error")
+            try:
+                async for event in stream:
+                    kind = event.type
+                    if kind == "message_start":
+                        started = True
+                        u = event.message.usage
+                        input_tokens = u.input_tokens or 0
+                        cache_read = getattr(u, "cache_read_input_tokens", None) or 0
+                        cache_write = getattr(u, "cache_creation_input_tokens", None) or 0
+                        output_tokens = u.output_tokens or 0
+                    elif kind == "content_block_start":
+                        block = event.content_block
+                        if block.type == "tool_use":
+                            blocks[event.index] = {"id": block.id, "name": block.name, "json": ""}
+                    elif kind == "content_block_delta":
+                        delta = event.delta
+                        if delta.type == "text_delta":
+                            text.append(delta.text)
+                            if on_text:
+                                on_text(delta.text)
+                        elif delta.type == "input_json_delta" and event.index in blocks:
+                            blocks[event.index]["json"] += delta.partial_json
+                    elif kind == "message_delta":
+                        stop = event.delta.stop_reason or stop
+                        if event.usage is not None and event.usage.output_tokens is not None:
+                            output_tokens = event.usage.output_tokens
+                        if getattr(event.usage, "input_tokens", None):
+                            input_tokens = event.usage.input_tokens
+                    elif kind == "error":  # pragma: no cover - surfaced by the SDK as an exception in practice
+                        raise AgentError(ErrorKind.SERVER_ERROR, f"{self.provider}: stream error")
+            except ValueError:  # an event whose data is not JSON
+                raise bad_response(self.provider, "an event of the response stream is not JSON") from None
+        if not started:  # a 200 whose body is no event stream at all (HTML, plain JSON, text)
+            raise bad_response(self.provider, "the response held no message_start event")
         if stop == "refusal":
             raise content_filtered(self.provider)
         if stop == "model_context_window_exceeded":

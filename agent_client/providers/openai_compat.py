@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import AgentError, classify, content_filtered
+from ..errors import AgentError, bad_response, classify, content_filtered
 from ..models import AssistantMessage, Message, ModelTurn, ToolCall, ToolResultMessage, ToolSpec, Usage, UserMessage
 from .base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, TextSink
 from .registry import ResolvedProvider
@@ -96,34 +96,41 @@ class OpenAICompatModel:
         calls: dict[int, dict[str, Any]] = {}
         usage = Usage()
         finish: str | None = None
+        chunks = 0
         async with stream:
-            async for chunk in stream:
-                if getattr(chunk, "usage", None):
-                    u = chunk.usage
-                    details = getattr(u, "prompt_tokens_details", None)
-                    usage = Usage(
-                        prompt_tokens=u.prompt_tokens or 0,
-                        completion_tokens=u.completion_tokens or 0,
-                        cached_tokens=(getattr(details, "cached_tokens", None) or 0) if details else 0,
-                    )
-                for choice in chunk.choices or []:
-                    delta = choice.delta
-                    if delta is not None and delta.content:
-                        text.append(delta.content)
-                        if on_text:
-                            on_text(delta.content)
-                    for tc in (delta.tool_calls or []) if delta is not None else []:
-                        slot = calls.setdefault(tc.index if tc.index is not None else len(calls),
-                                                {"id": None, "name": "", "arguments": ""})
-                        if tc.id:
-                            slot["id"] = tc.id
-                        if tc.function is not None:
-                            if tc.function.name:
-                                slot["name"] += tc.function.name
-                            if tc.function.arguments:
-                                slot["arguments"] += tc.function.arguments
-                    if choice.finish_reason:
-                        finish = choice.finish_reason
+            try:
+                async for chunk in stream:
+                    chunks += 1
+                    if getattr(chunk, "usage", None):
+                        u = chunk.usage
+                        details = getattr(u, "prompt_tokens_details", None)
+                        usage = Usage(
+                            prompt_tokens=u.prompt_tokens or 0,
+                            completion_tokens=u.completion_tokens or 0,
+                            cached_tokens=(getattr(details, "cached_tokens", None) or 0) if details else 0,
+                        )
+                    for choice in chunk.choices or []:
+                        delta = choice.delta
+                        if delta is not None and delta.content:
+                            text.append(delta.content)
+                            if on_text:
+                                on_text(delta.content)
+                        for tc in (delta.tool_calls or []) if delta is not None else []:
+                            slot = calls.setdefault(tc.index if tc.index is not None else len(calls),
+                                                    {"id": None, "name": "", "arguments": ""})
+                            if tc.id:
+                                slot["id"] = tc.id
+                            if tc.function is not None:
+                                if tc.function.name:
+                                    slot["name"] += tc.function.name
+                                if tc.function.arguments:
+                                    slot["arguments"] += tc.function.arguments
+                        if choice.finish_reason:
+                            finish = choice.finish_reason
+            except ValueError:  # an event whose data is not JSON
+                raise bad_response(self.provider, "an event of the response stream is not JSON") from None
+        if not chunks:  # a 200 whose body is no event stream at all (HTML, plain JSON, text)
+            raise bad_response(self.provider, "the response held no stream events")
         if finish == "content_filter":
             raise content_filtered(self.provider)
         tool_calls = [

@@ -6,12 +6,12 @@ by each provider when this table was written; they only feed the cost estimate. 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..errors import AgentError, ErrorKind
+from ..settings import Settings
 
 WireFormat = Literal["openai", "anthropic"]
 
@@ -34,13 +34,16 @@ class ProviderSpec:
     local: bool = False
     stream_usage: bool = True  # send stream_options.include_usage (OpenAI-compatible only)
     max_output_tokens: int = 4096
+    base_url_env: str | None = None  # the variable the provider's own SDK documents for another endpoint
 
 
 PROVIDERS: dict[str, ProviderSpec] = {
     p.name: p
     for p in [
-        ProviderSpec("openai", "openai", "https://api.openai.com/v1", "gpt-4.1-mini", "OPENAI_API_KEY", Prices(0.40, 0.10, 1.60)),
-        ProviderSpec("anthropic", "anthropic", "https://api.anthropic.com", "claude-sonnet-4-5", "ANTHROPIC_API_KEY", Prices(3.00, 0.30, 15.00)),
+        ProviderSpec("openai", "openai", "https://api.openai.com/v1", "gpt-4.1-mini", "OPENAI_API_KEY", Prices(0.40, 0.10, 1.60),
+                     base_url_env="OPENAI_BASE_URL"),
+        ProviderSpec("anthropic", "anthropic", "https://api.anthropic.com", "claude-sonnet-4-5", "ANTHROPIC_API_KEY", Prices(3.00, 0.30, 15.00),
+                     base_url_env="ANTHROPIC_BASE_URL"),
         ProviderSpec("deepseek", "openai", "https://api.deepseek.com/v1", "deepseek-chat", "DEEPSEEK_API_KEY", Prices(0.28, 0.028, 0.42)),
         ProviderSpec("mistral", "openai", "https://api.mistral.ai/v1", "mistral-small-latest", "MISTRAL_API_KEY", Prices(0.10, 0.10, 0.30),
                      stream_usage=False),  # Mistral sends usage in the last chunk unasked
@@ -73,13 +76,12 @@ def anthropic_available() -> bool:
 
 
 def detect_provider(environ: Mapping[str, str] | None = None) -> ProviderSpec:
-    env = os.environ if environ is None else environ
-    chosen = env.get("DOCS_AGENT_PROVIDER")
-    if chosen:
-        return get_provider(chosen)
+    settings = Settings.load(environ)
+    if settings.provider:
+        return get_provider(settings.provider)
     for name in DETECTION_ORDER:
         spec = PROVIDERS[name]
-        if spec.key_env and env.get(spec.key_env):
+        if settings.value(spec.key_env):
             if spec.wire == "anthropic" and not anthropic_available():
                 continue
             return spec
@@ -119,16 +121,16 @@ def resolve(
     api_key_env: str | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> ResolvedProvider:
-    env = os.environ if environ is None else environ
+    settings = Settings.load(environ)
     if name:
         spec = get_provider(name)
-    elif base_url and not env.get("DOCS_AGENT_PROVIDER"):
+    elif base_url and not settings.provider:
         spec = CUSTOM
     else:
-        spec = detect_provider(env)
+        spec = detect_provider(settings.environ)
     if api_key_env:
         spec = replace(spec, key_env=api_key_env)
-    key = env.get(spec.key_env) if spec.key_env else None
+    key = settings.value(spec.key_env)
     if spec.key_env and not key and (not spec.local or api_key_env):
         raise AgentError(
             ErrorKind.AUTHENTICATION,
@@ -136,5 +138,5 @@ def resolve(
             "(or pass --api-key-env NAME to read it from another variable).",
             retryable=False,
         )
-    return ResolvedProvider(spec=spec, model=model or env.get("DOCS_AGENT_MODEL") or spec.default_model,
-                            base_url=base_url or spec.base_url, api_key=key)
+    return ResolvedProvider(spec=spec, model=model or settings.model or spec.default_model,
+                            base_url=base_url or settings.value(spec.base_url_env) or spec.base_url, api_key=key)

@@ -1,10 +1,12 @@
 """A real HTTP server on 127.0.0.1 that speaks just enough of the OpenAI chat-completions and Anthropic
-Messages wire formats (streamed over SSE) for the real SDKs, scripted reply by reply per test."""
+Messages wire formats (streamed over SSE) for the real SDKs, scripted reply by reply per test.
+The one fake LLM of the test suite (the agent tests and the security tests both use it)."""
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,6 +28,7 @@ class Request:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    at: float = 0.0  # time.monotonic() on arrival: retries' backoff is measured from these
 
 
 def _sse(events: list[tuple[str | None, Any]]) -> bytes:
@@ -58,9 +61,11 @@ def _oa_usage(prompt: int, completion: int, cached: int) -> dict[str, Any]:
             "prompt_tokens_details": {"cached_tokens": cached}}
 
 
-def oa_text(text: str, *, prompt: int = 100, completion: int = 20, cached: int = 0, finish: str = "stop") -> Reply:
+def oa_text(text: str, *, prompt: int = 100, completion: int = 20, cached: int = 0, finish: str = "stop",
+            chunks: list[str] | None = None) -> Reply:
+    """`chunks`: stream the text in exactly these pieces (default: three)."""
     events: list[tuple[str | None, Any]] = [(None, _chunk({"role": "assistant", "content": ""}))]
-    events += [(None, _chunk({"content": p})) for p in _pieces(text)]
+    events += [(None, _chunk({"content": p})) for p in (chunks if chunks is not None else _pieces(text))]
     events.append((None, _chunk({}, finish)))
     events.append((None, _chunk(None, usage=_oa_usage(prompt, completion, cached))))
     events.append((None, "[DONE]"))
@@ -143,10 +148,11 @@ def an_tools(calls: list[tuple[str, str, str]], *, text: str = "", prompt: int =
 # ---------------------------------------------------------------- the server
 
 class FakeLLM:
-    """`push()` replies in order; every request is kept in `requests` (path, headers, JSON body)."""
+    """`push()` replies in order (or pass them to the constructor); every request is kept in `requests`
+    (path, headers, JSON body, arrival time). Usable as a context manager, which starts and stops it."""
 
-    def __init__(self) -> None:
-        self.script: deque[Reply] = deque()
+    def __init__(self, *replies: Reply) -> None:
+        self.script: deque[Reply] = deque(replies)
         self.requests: list[Request] = []
         self._lock = threading.Lock()
         fake = self
@@ -158,6 +164,7 @@ class FakeLLM:
                 pass
 
             def do_POST(self) -> None:  # noqa: N802
+                arrived = time.monotonic()
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 try:
@@ -165,13 +172,11 @@ class FakeLLM:
                 except ValueError:
                     body = {"_raw": raw.decode(errors="replace")}
                 with fake._lock:
-                    fake.requests.append(Request(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+                    fake.requests.append(Request(self.path, {k.lower(): v for k, v in self.headers.items()}, body, arrived))
                     reply = fake.script.popleft() if fake.script else Reply(
                         status=500, headers={"x-should-retry": "false"},
                         body=b'{"error": {"message": "fake LLM: script exhausted", "type": "api_error"}}')
                 if reply.delay_s:
-                    import time
-
                     time.sleep(reply.delay_s)
                 self.send_response(reply.status)
                 self.send_header("content-type", reply.content_type)
@@ -199,6 +204,11 @@ class FakeLLM:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
 
+    @property
+    def openai_url(self) -> str:
+        """The base URL the openai SDK expects (the Anthropic SDK takes `url` itself)."""
+        return self.url + "/v1"
+
     def push(self, *replies: Reply) -> None:
         self.script.extend(replies)
 
@@ -209,3 +219,9 @@ class FakeLLM:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+    def __enter__(self) -> "FakeLLM":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

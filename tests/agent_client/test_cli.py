@@ -13,14 +13,16 @@ from pathlib import Path
 import pytest
 
 from agent_client.cli import main
+from agent_client.providers import PROVIDERS
 
 from .conftest import TEST_KEY, TINY_TOKEN
-from .fake_llm import FakeLLM, an_text, an_tools, error, oa_text, oa_tools
+from .fake_llm import FakeLLM, Reply, an_text, an_tools, error, oa_text, oa_tools
 
 HERE = Path(__file__).parent
 REPO = HERE.parent.parent
 TINY = f"{sys.executable} {HERE / 'tiny_docs_server.py'}"
-CONTRACT_KEYS = {"answer", "stopped_reason", "iterations", "tool_calls", "usage", "provider", "model"}
+CONTRACT_KEYS = {"answer", "stopped_reason", "iterations", "tool_calls", "usage", "provider", "model", "providers_tried",
+                 "citations"}
 
 
 def run(*args: str, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -98,6 +100,20 @@ def test_ask_json_error_has_error_field_and_nonzero_exit(llm: FakeLLM, capsys, m
     assert len(llm.requests) == 1
 
 
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+@pytest.mark.parametrize("body, content_type", [(b"this is not json", "application/json"),
+                                                (b"<html><body>Gateway login</body></html>", "text/html"),
+                                                (b"data: {not json\n\n", "text/event-stream")])
+def test_a_200_that_is_not_the_wire_format_is_an_error(llm: FakeLLM, capsys, monkeypatch, wire: str, body: bytes,
+                                                      content_type: str) -> None:
+    llm.push(Reply(body=body, content_type=content_type), Reply(body=body, content_type=content_type))
+    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm, wire), "--json")
+    out = json.loads(stdout)
+    assert code == 1 and out["stopped_reason"] == "error" and "not its streamed JSON format" in out["error"], stdout
+    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm, wire))
+    assert code == 1 and stdout == "" and "error (bad_response)" in stderr
+
+
 def test_ask_without_key_fails_cleanly(capsys, monkeypatch) -> None:
     code, stdout, _ = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, "--provider", "mistral", "--json")
     assert code == 1
@@ -118,6 +134,17 @@ def test_ask_streams_a_terminal_safe_answer_and_logs_the_call(llm: FakeLLM, caps
     assert logs[0]["prompt_tokens"] == 100 and logs[0]["latency_ms"] >= 0
     code, stdout, _ = cli(capsys, monkeypatch, "logs")
     assert code == 0 and "openai" in stdout
+
+
+def test_bearer_token_echoed_by_the_model_is_scrubbed(llm: FakeLLM, capsys, monkeypatch, http_server: str) -> None:
+    # the token's variable name does not say it is a secret: it is one because --server sends it as a bearer token
+    monkeypatch.setenv("TINYPASS", TINY_TOKEN)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    llm.push(oa_text(f"Your token is {TINY_TOKEN}.", chunks=["Your token is tiny-", "secret-", "token-42."]))
+    code = main(["ask", "token?", "--server", http_server, "--server-token-env", "TINYPASS", *llm_args(llm)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out.strip() == "Your token is [redacted]." and TINY_TOKEN not in err
 
 
 def test_chat_session_commands(llm: FakeLLM, capsys, monkeypatch, http_server: str) -> None:
@@ -145,5 +172,98 @@ def test_providers(monkeypatch: pytest.MonkeyPatch) -> None:
     assert rows["groq"]["key"] == "set" and rows["openai"]["key"] == "not set" and rows["ollama"]["key"] == "not needed"
     assert data["default"] == "groq"
     table = run("providers")
-    assert table.returncode == 0 and "groq" in table.stdout and TEST_KEY not in table.stdout
+    assert table.returncode == 0 and "groq (default)" in table.stdout and TEST_KEY not in table.stdout
+    # piped: nothing cut, one provider per line
+    for spec in PROVIDERS.values():
+        line = next(ln for ln in table.stdout.splitlines() if ln.startswith(spec.name + " "))
+        assert spec.default_model in line and (spec.key_env or "—") in line and "…" not in line
+
+
+@pytest.mark.parametrize("variable", ["DOCS_AGENT_MAX_RETRIES", "DOCS_AGENT_MAX_TOOL_CALLS"])
+def test_a_bad_setting_is_one_sentence_naming_the_variable(variable: str) -> None:
+    proc = subprocess.run([sys.executable, "-m", "agent_client", "--help"], capture_output=True, text=True, timeout=60,
+                          cwd=REPO, env={**os.environ, variable: "abc"})
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert variable in proc.stderr and "'abc'" in proc.stderr
+
+
+# ---------------------------------------------------------------- --fallback
+
+OTHER = {"openai": "anthropic", "anthropic": "openai"}
+
+
+def fallback_env(monkeypatch: pytest.MonkeyPatch, wire: str, server: FakeLLM) -> None:
+    """The fallback provider reached the way its SDK documents: its own key and base-URL variables."""
+    key_env, url_env = ("OPENAI_API_KEY", "OPENAI_BASE_URL") if wire == "openai" else ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
+    monkeypatch.setenv(key_env, "fallback-key-0123456789")
+    monkeypatch.setenv(url_env, server.openai_url if wire == "openai" else server.url)
+
+
+@pytest.mark.parametrize("first", ["openai", "anthropic"])
+def test_fallback_takes_over_the_question_with_its_history(llm: FakeLLM, capsys, monkeypatch, first: str) -> None:
+    second = OTHER[first]
+    tools_reply, text_reply = (oa_tools, oa_text) if first == "openai" else (an_tools, an_text)
+    llm.push(tools_reply([("c1", "search_documents", '{"query": "port"}')], prompt=100, completion=20),
+             error(503, "overloaded", headers={"x-should-retry": "false"}, kind="overloaded_error"))
+    with FakeLLM((oa_text if second == "openai" else an_text)("7420 (guides/setup.md — Installation).")) as backup:
+        fallback_env(monkeypatch, second, backup)
+        code, stdout, stderr = cli(capsys, monkeypatch, "ask", "port?", "--server-cmd", TINY, *llm_args(llm, first),
+                                   "--fallback", second, "--json")
+        assert code == 0, stderr
+        out = json.loads(stdout)
+        default_model = PROVIDERS[second].default_model
+        assert out["answer"].startswith("7420") and (out["provider"], out["model"]) == (second, default_model)
+        (failed, answered) = out["providers_tried"]
+        assert (failed["provider"], failed["model"]) == (first, "fake-model") and "HTTP 503" in failed["error"]
+        assert answered == {"provider": second, "model": default_model, "error": None}
+        assert out["usage"]["prompt_tokens"] == 200  # one budget: the first provider's call counts too
+        # the history (the first provider's tool call and its result) went over in the second's wire format
+        (request,) = backup.requests
+        body = json.dumps(request.body)
+        assert "search_documents" in body and "guides/setup.md" in body
+        assert "fallback-key-0123456789" in request.headers.get("x-api-key", "") + request.headers.get("authorization", "")
+        if second == "anthropic":
+            assert any(b.get("type") == "tool_result" for m in request.body["messages"] for b in m["content"])
+        else:
+            assert any(m["role"] == "tool" for m in request.body["messages"])
+    code, stdout, _ = cli(capsys, monkeypatch, "logs", "--json")
+    calls = [(c["provider"], c["status"]) for c in json.loads(stdout)]
+    assert calls == [(first, "ok"), (first, "error"), (second, "ok")]  # every call of every provider
+
+
+def test_no_fallback_on_errors_another_provider_would_repeat(llm: FakeLLM, capsys, monkeypatch) -> None:
+    llm.push(error(400, "This model's maximum context length is 128000 tokens"))
+    with FakeLLM(an_text("never asked")) as backup:
+        fallback_env(monkeypatch, "anthropic", backup)
+        monkeypatch.setenv("DOCS_AGENT_FALLBACK", "anthropic")  # the variable instead of --fallback
+        code, stdout, _ = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm), "--json")
+        out = json.loads(stdout)
+        assert code == 1 and out["stopped_reason"] == "error" and backup.requests == []
+        assert [a["provider"] for a in out["providers_tried"]] == ["openai"]
+
+
+@pytest.mark.parametrize("fallback, expected", [("mistral", "--fallback mistral: No API key for provider mistral"),
+                                                ("nope", "--fallback nope: Unknown provider 'nope'")])
+def test_a_bad_fallback_is_one_sentence(llm: FakeLLM, capsys, monkeypatch, fallback: str, expected: str) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "fallback-key-0123456789")
+    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm),
+                               "--fallback", f"anthropic,{fallback}")
+    assert code == 1 and stdout == "" and "Traceback" not in stderr
+    assert expected in stderr and len(stderr.strip().splitlines()) == 1 and llm.requests == []
+
+
+def test_unverified_citations_in_json_and_flagged_on_the_terminal(llm: FakeLLM, capsys, monkeypatch) -> None:
+    answer = "Nightly (ops/backup.md — Schedule), on port 7420 (guides/setup.md — Installation)."
+    for _ in range(2):
+        llm.push(oa_tools([("s1", "search_documents", '{"query": "backups"}')]), oa_text(answer))
+    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm), "--json")
+    assert code == 0, stderr
+    assert json.loads(stdout)["citations"] == [
+        {"id": "ops/backup.md", "heading": "Schedule", "verified": True},  # the search returned it
+        {"id": "guides/setup.md", "heading": "Installation", "verified": False},
+    ]
+    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm))
+    assert code == 0 and answer in stdout
+    assert "unverified citation: guides/setup.md — Installation" in stderr and "ops/backup.md — Schedule" not in stderr
 

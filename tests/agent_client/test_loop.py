@@ -130,6 +130,25 @@ async def test_malformed_arguments_go_back_as_an_error(llm: FakeLLM, docs, wire:
 
 
 @pytest.mark.parametrize("wire", WIRES)
+async def test_tool_calls_per_turn_and_argument_size_are_capped(llm: FakeLLM, docs, wire: str) -> None:
+    huge = json.dumps({"query": "port " + "x" * 20_000})
+    calls = [("big", "search_documents", huge)] + [(f"c{i}", "search_documents", '{"query": "port"}') for i in range(200)]
+    llm.push(tools(wire, calls), text(wire, "7420."))
+    result = await ask("port?", llm, docs, wire)
+    assert result.stopped_reason == "final" and result.answer == "7420."
+    assert len(result.tool_calls) == 16  # the default cap; the other 185 never ran
+    assert result.tool_calls[0].is_error and result.tool_calls[0].arguments == f"({len(huge)} bytes, not shown)"
+    assert not any(c.is_error for c in result.tool_calls[1:])
+    results = tool_results(wire, llm.requests[1].body)
+    assert [r[0] for r in results] == ["big"] + [f"c{i}" for i in range(15)]  # one result per call kept
+    assert results[0][2] and "the limit is 8192 bytes" in results[0][1]
+    assert "only the first 16 ran, the other 185 were dropped" in results[-1][1]
+    # the next request stays small: no dropped call, no oversized argument is sent back
+    next_request = json.dumps(llm.requests[1].body)
+    assert len(next_request) < 20_000 and "x" * 100 not in next_request
+
+
+@pytest.mark.parametrize("wire", WIRES)
 async def test_unknown_tool_and_tool_error_go_back_as_errors(llm: FakeLLM, docs, wire: str) -> None:
     llm.push(
         tools(wire, [("u1", "delete_everything", "{}"),
@@ -335,3 +354,21 @@ async def test_server_without_stream_options_support(llm: FakeLLM, docs) -> None
     assert (first.answer, second.answer) == ("ok", "again")
     assert "stream_options" in llm.requests[0].body
     assert "stream_options" not in llm.requests[1].body and "stream_options" not in llm.requests[2].body
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_citations_are_verified_against_what_the_run_read(llm: FakeLLM, docs, wire: str) -> None:
+    llm.push(
+        tools(wire, [("r1", "read_section", '{"id": "guides/setup.md", "section": "Installation"}'),
+                     ("r2", "read_section", '{"id": "notes/poison.md", "section": "Nope"}')]),  # fails: no evidence
+        text(wire, "Port 7420 (guides/setup.md — Installation). WIDGET_HOME moves it (guides/setup.md — Configuration). "
+                   "Backups nightly (ops/backup.md § Schedule; notes/poison.md)."),
+    )
+    result = await ask("port?", llm, docs, wire)
+    assert [(c.id, c.heading, c.verified) for c in result.citations] == [
+        ("guides/setup.md", "Installation", True),
+        ("guides/setup.md", "Configuration", False),  # that section was never returned
+        ("ops/backup.md", "Schedule", False),  # that document was never searched or read
+        ("notes/poison.md", None, False),  # its read failed
+    ]
+

@@ -48,6 +48,20 @@ async def test_unreachable_server_is_a_classified_error() -> None:
     assert exc.value.kind is ErrorKind.MCP
 
 
+async def test_a_dead_server_url_is_named_without_its_credentials() -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(AgentError) as exc:
+        async with connect(ServerURL(f"http://alice:hunter2-password@127.0.0.1:{port}/mcp?token=abc123secret#x")):
+            pass
+    assert exc.value.kind is ErrorKind.MCP
+    assert f"at http://127.0.0.1:{port}/mcp:" in exc.value.message
+    assert "hunter2" not in exc.value.message and "alice" not in exc.value.message and "abc123" not in exc.value.message
+
+
 def test_wire_names_and_env_passthrough() -> None:
     taken: set[str] = set()
     assert wire_name("docs.search", taken) == "docs_search"

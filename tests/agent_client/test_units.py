@@ -69,6 +69,21 @@ def test_redaction(monkeypatch: pytest.MonkeyPatch) -> None:
         assert secret not in out
 
 
+def test_scrubbing_writer_catches_secrets_split_across_writes() -> None:
+    import io
+
+    from agent_client.redaction import ScrubbingWriter, register_secret
+
+    register_secret("pass phrase 12345")  # a configured secret may hold spaces
+    sink = io.StringIO()
+    writer = ScrubbingWriter(sink)
+    for piece in ["a pass ", "phrase 1", "2345 and Bear", "er abcdefghijkl", "mnop and sk-proj-", "AbCdEf123456 end"]:
+        writer.write(piece)
+        writer.flush()
+    writer.drain()
+    assert sink.getvalue() == "a [redacted] and Bearer [redacted] and [redacted] end"
+
+
 def test_classification_without_sdk_objects() -> None:
     class FakeStatus(Exception):
         def __init__(self, status: int, message: str):
