@@ -35,6 +35,9 @@ MINILM_TOKENIZER = "all-MiniLM-L6-v2.tokenizer.json"
 MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 MINILM_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MINILM_MAX_TOKENS = 256
+# Tokens (padding included) per ONNX run. Inputs are sorted by token length first, so a batch
+# pads little; the budget keeps batches of short inputs large and of long ones small.
+MINILM_BATCH_TOKENS = 4096
 DEFAULT_THREADS = 2
 DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
 
@@ -78,6 +81,20 @@ def _normalize(v: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(v / norms, dtype=np.float32)
 
 
+def token_batches(lengths: Sequence[int], budget: int) -> list[list[int]]:
+    """Indices grouped into batches of similar length, each ≤ budget tokens once padded (at least one input)."""
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in sorted(range(len(lengths)), key=lengths.__getitem__):
+        if current and lengths[i] * (len(current) + 1) > budget:  # sorted: lengths[i] is the batch's width
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
+
+
 _SHARED_LOCK = threading.Lock()
 _SHARED_SESSIONS: dict[tuple[str, str, int, bool], tuple[Any, Any, set[str]]] = {}
 
@@ -89,6 +106,7 @@ class MiniLMEmbedder:
     dim: int | None = 384
     max_chars = 1000
     batch_size = 8
+    batch_tokens = MINILM_BATCH_TOKENS
     min_similarity = 0.4  # tuned on SciFact (benchmarks/REPORT.md)
 
     def __init__(
@@ -144,7 +162,7 @@ class MiniLMEmbedder:
                 raise EmbedderError(f"tokenizer file {tok_path} does not match its checksum: reinstall mcp-docs")
             tokenizer = Tokenizer.from_file(str(tok_path))
         tokenizer.enable_truncation(max_length=MINILM_MAX_TOKENS)
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest in the batch
+        tokenizer.no_padding()  # _infer pads each batch to its own longest input
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = self.threads
         opts.inter_op_num_threads = 1
@@ -155,11 +173,18 @@ class MiniLMEmbedder:
         session = ort.InferenceSession(str(model_path), opts, providers=["CPUExecutionProvider"])
         return tokenizer, session, {i.name for i in session.get_inputs()}
 
-    def _run(self, texts: Sequence[str]) -> np.ndarray:
+    def _encode(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids, truncated to what the model sees, unpadded: each text is tokenized once."""
         self.load()
-        enc = self._tokenizer.encode_batch(list(texts))
-        ids = np.array([e.ids for e in enc], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+        return [e.ids for e in self._tokenizer.encode_batch(list(texts))]
+
+    def _infer(self, encoded: Sequence[Sequence[int]]) -> np.ndarray:
+        width = max(len(ids) for ids in encoded)
+        ids = np.zeros((len(encoded), width), dtype=np.int64)  # 0 is [PAD]
+        mask = np.zeros_like(ids)
+        for row, seq in enumerate(encoded):
+            ids[row, : len(seq)] = seq
+            mask[row, : len(seq)] = 1
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
@@ -171,20 +196,17 @@ class MiniLMEmbedder:
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        # Sort by length so each batch pads little; restore the order afterwards.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        encoded = self._encode(texts)
         out = np.empty((len(texts), 384), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            out[idx] = self._run([texts[i] for i in idx])
+        for idx in token_batches([len(ids) for ids in encoded], self.batch_tokens):
+            out[idx] = self._infer([encoded[i] for i in idx])
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._run([text])[0]
+        return self._infer(self._encode([text]))[0]
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        self.load()
-        return [len(e.ids) for e in self._tokenizer.encode_batch(list(texts))]
+        return [len(ids) for ids in self._encode(texts)]
 
     def close(self) -> None:
         self._session = None

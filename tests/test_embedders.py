@@ -24,6 +24,7 @@ from mcp_docs.embedders import (
     OpenAIEmbedder,
     make_embedder,
     sha256_file,
+    token_batches,
 )
 from mcp_docs.settings import Settings
 
@@ -139,7 +140,30 @@ def test_minilm_batches_keep_order_and_match_single_inputs(minilm: MiniLMEmbedde
 
 def test_minilm_truncates_long_inputs(minilm: MiniLMEmbedder) -> None:
     assert minilm.count_tokens(["word " * 2000])[0] == 256
+    assert minilm.count_tokens(["word " * 2000, "two words"]) == [256, 4]  # [CLS] two words [SEP]: no padding counted
     assert minilm.embed_passages(["word " * 2000]).shape == (1, 384)
+
+
+def test_token_batches_sort_by_length_and_keep_to_the_budget() -> None:
+    lengths = [200, 5, 256, 7, 6, 180, 256, 9]
+    batches = token_batches(lengths, 512)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))  # every input once
+    widths = [max(lengths[i] for i in b) for b in batches]
+    assert all(len(b) * w <= 512 for b, w in zip(batches, widths))  # padded size within the budget
+    assert [lengths[i] for b in batches for i in b] == sorted(lengths)  # short with short: little padding
+    assert batches[0] == [1, 4, 3, 7]  # the four short ones share one run
+    assert token_batches([300], 100) == [[0]]  # an input longer than the budget still gets its own run
+
+
+def test_length_sorted_batches_give_the_vectors_of_one_at_a_time(minilm: MiniLMEmbedder) -> None:
+    texts = [
+        ("Exporters send telemetry to a backend. " * n)[: 40 * n] for n in (1, 25, 3, 9, 2, 40, 5, 14, 1, 30, 7)
+    ] + ["", "collector"]
+    batched = minilm.embed_passages(texts)
+    alone = np.stack([minilm.embed_passages([t])[0] for t in texts])
+    # int8 activations are quantized per run, so padding neighbours move a vector a little, never more.
+    assert np.min(np.sum(batched * alone, axis=1)) > 0.999
+    assert np.allclose(batched, alone, atol=0.01)
 
 
 def test_minilm_checksum_is_verified_at_load(tmp_path: Path) -> None:
