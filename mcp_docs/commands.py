@@ -51,8 +51,8 @@ def _err_console() -> Console:
 
 
 def _clock(seconds: float) -> str:
-    seconds = int(round(seconds))
-    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else f"{seconds // 60}:{seconds % 60:02d}"
+    whole = round(seconds)
+    return f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}" if whole >= 3600 else f"{whole // 60}:{whole % 60:02d}"
 
 
 def progress_detail(done: int, total: int | None, unit: str, seconds: float, prior_rate: float | None = None) -> str:
@@ -255,8 +255,9 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
             "skipped": [{"path": p.path, "kind": p.kind, "detail": p.detail} for p in problems],
             "warnings": [{"path": path, "warnings": w} for path, w in warnings],
         }
-        if library.vectors is not None:
-            status["vectors"] = library.vectors.status()
+        vec = library.vectors.status() if library.vectors is not None else None
+        if vec is not None:
+            status["vectors"] = vec
         if args.json:
             print(json.dumps(status, ensure_ascii=False))
             return 0
@@ -265,7 +266,6 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
         console.print(f"index       {status['index_dir']}", highlight=False)
         console.print(f"documents   {status['documents']} ({status['sections']} sections), language {settings.language}")
         console.print(f"embeddings  {settings.embeddings}, pending {status['pending_embeddings']}")
-        vec = status.get("vectors")
         if vec:
             console.print(f"vectors     {vector_summary(vec)}, model {vec['model']}", highlight=False)
             if vec.get("error"):

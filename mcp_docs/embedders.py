@@ -149,7 +149,9 @@ class MiniLMEmbedder:
         opts.intra_op_num_threads = self.threads
         opts.inter_op_num_threads = 1
         opts.log_severity_level = 3
-        opts.enable_cpu_mem_arena = False  # inputs vary in length: an arena keeps growing (1.5 GB seen)
+        # The arena (1.2-1.4x faster) stays small: one input per run, at most 256 tokens. It grew
+        # to 1.5 GB when padded batches of every shape went through it.
+        opts.enable_cpu_mem_arena = True
         # No busy-waiting between operators: the embedder runs beside the server and other work.
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         session = ort.InferenceSession(str(model_path), opts, providers=["CPUExecutionProvider"])

@@ -515,9 +515,10 @@ class VectorStore:
         while not (stop and stop.is_set()):
             if self._dirty:
                 self.chunk_dirty(stop)
-            rows = conn.execute(
-                "select id, text from chunks where embedded = 0 order by id desc limit ?", (EMBED_BATCH,)
-            ).fetchall()
+            rows = [
+                (int(r[0]), str(r[1]))
+                for r in conn.execute("select id, text from chunks where embedded = 0 order by id desc limit ?", (EMBED_BATCH,))
+            ]
             if not rows:
                 break
             self._embed_rows(rows)
@@ -539,7 +540,7 @@ class VectorStore:
             pairs = list(zip((r[0] for r in rows), self.embedder.embed_passages([r[1] for r in rows])))
         except EmbedderError:
             raise  # the embedder itself cannot run (model, endpoint): nothing is marked, the run stops
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any input-specific failure (a tokenizer's), isolated below
             if len(rows) == 1:
                 log.warning("chunk %d of %s cannot be embedded (%s): skipped", rows[0][0], self._doc_of(rows[0][0]), exc)
                 with self._write() as wconn:
@@ -707,7 +708,9 @@ class VectorStore:
 
     def status(self) -> dict[str, Any]:
         conn = self._conn()
-        counts = dict(conn.execute("select embedded, count(*) from chunks group by embedded").fetchall())
+        counts: dict[int, int] = {
+            int(state): int(n) for state, n in conn.execute("select embedded, count(*) from chunks group by embedded")
+        }
         embedded, pending, failed = counts.get(1, 0), counts.get(0, 0), counts.get(FAILED, 0)
         documents = int(conn.execute("select count(*) from docs").fetchone()[0])
         self._ensure_refreshed()

@@ -149,6 +149,8 @@ def test_a_chunk_the_model_rejects_is_skipped_the_rest_is_embedded(vault: Path, 
         store.build()
         state = store.status()
         assert state["failed"] == 1 and state["pending"] == 0 and state["embedded"] == state["chunks"] - 1
+        odd = store._conn().execute("select embedded from chunks where doc_id = 'ops/odd.md'").fetchall()
+        assert odd == [(FAILED,)]
         assert store.build() == 0  # not retried on every run
         assert "1 rejected by the model (skipped)" in vector_summary(state)
         assert lib.search("restore drill", mode="keyword").results
