@@ -413,8 +413,11 @@ class VectorStore:
             return 0
         self._ensure_refreshed()
         with self._state_lock:
-            total = len(self._dirty)
-        mtimes = {doc_id: fp.mtime_ns for doc_id, fp in self.catalog.fingerprints().items()} if total else {}
+            dirty = sorted(self._dirty)
+        total = len(dirty)
+        # A few edited files (the watcher's case) are looked up one by one, a first build reads them all at once.
+        fingerprints = self.catalog.fingerprints(dirty if total <= CHUNK_COMMIT_DOCS else None) if total else {}
+        mtimes = {doc_id: fp.mtime_ns for doc_id, fp in fingerprints.items()}
         done = 0
         while not (stop and stop.is_set()):
             with self._state_lock:
