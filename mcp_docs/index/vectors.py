@@ -533,7 +533,8 @@ class VectorStore:
                 self._save_rate()
             if progress:
                 progress(done, max(total, done))
-        self._save_rate()
+        if done:
+            self._save_rate()
         return done
 
     def _embed_rows(self, rows: Sequence[tuple[int, str]]) -> None:
