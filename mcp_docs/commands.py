@@ -6,16 +6,10 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from .index.fulltext import IndexBusy
@@ -56,21 +50,65 @@ def _err_console() -> Console:
     return Console(stderr=True)
 
 
+def _clock(seconds: float) -> str:
+    whole = round(seconds)
+    return f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}" if whole >= 3600 else f"{whole // 60}:{whole % 60:02d}"
+
+
+def progress_detail(done: int, total: int | None, unit: str, seconds: float, prior_rate: float | None = None) -> str:
+    """'120/8,273 chunks · 21.4 chunks/s · ETA 6:23': the total once known, a rate and an ETA once measurable.
+
+    Before anything is done, `prior_rate` (the rate of the previous run) gives the ETA."""
+    if total is None:
+        return f"{done:,} {unit}" if done else ""
+    text = f"{done:,}/{total:,} {unit}"
+    rate = done / seconds if done and seconds > 0 else prior_rate
+    if rate and total > done:
+        text += f" · {rate:.1f} {unit}/s · ETA {_clock((total - done) / rate)}"
+    return text
+
+
+class StageProgress:
+    """A progress line that says what is happening ('scanning files', 'chunking') and never shows an unknown total."""
+
+    def __init__(self, progress: Progress, description: str) -> None:
+        self.progress = progress
+        self.task: TaskID = progress.add_task(description, total=None, detail="")
+        self.stage = description
+        self.started = time.perf_counter()
+
+    def describe(self, description: str) -> None:
+        self.progress.update(self.task, description=description, detail="", total=None, completed=0)
+
+    def callback(self, description: str, unit: str, prior_rate: float | None = None) -> Callable[[int, int], None]:
+        def update(done: int, total: int) -> None:
+            if self.stage != description:  # a new stage: its rate starts now
+                self.stage, self.started = description, time.perf_counter()
+            detail = progress_detail(done, total, unit, time.perf_counter() - self.started, prior_rate)
+            self.progress.update(self.task, description=description, completed=done, total=total or None, detail=detail)
+
+        return update
+
+
+def _progress(console: Console) -> Progress:
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"), TimeElapsedColumn(),
+        console=console, transient=True,
+    )
+
+
 def sync_with_progress(library: Library) -> SyncReport:
-    """Sync, with a progress bar (rate and ETA) on stderr when it is a terminal."""
+    """Sync, with a progress line (files, rate and ETA) on stderr when it is a terminal."""
     console = _err_console()
     if not console.is_terminal:
         return library.sync()
-    with Progress(
-        TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
-        TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=True,
-    ) as progress:
-        task = progress.add_task("index", total=None)
-        return library.sync(progress=lambda done, total: progress.update(task, completed=done, total=total))
+    with _progress(console) as progress:
+        stage = StageProgress(progress, "scanning files")
+        return library.sync(progress=stage.callback("indexing", "files"))
 
 
 def embed_with_progress(library: Library) -> tuple[str, bool]:
-    """Embed what is pending (progress bar with rate and ETA on a terminal); a summary line and whether it failed."""
+    """Embed what is pending (progress line with rate and ETA on a terminal); a summary line and whether it failed."""
     vectors = library.vectors
     if vectors is None:
         return "", False
@@ -84,19 +122,17 @@ def embed_with_progress(library: Library) -> tuple[str, bool]:
         if not console.is_terminal:
             done = vectors.build()
         else:
-            with Progress(
-                TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TextColumn("chunks"),
-                TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                console=console, transient=True,
-            ) as progress:
-                task = progress.add_task("embed", total=None, rate="")
+            with _progress(console) as progress:
+                stage = StageProgress(progress, "comparing with the catalog")
+                reading = stage.callback("chunking", "documents")
 
-                def update(done: int, total: int) -> None:
-                    spent = time.perf_counter() - started
-                    rate = f"{done / spent:.1f} chunks/s" if spent > 0 else ""
-                    progress.update(task, completed=done, total=total, rate=rate)
+                def chunking(done: int, total: int) -> None:
+                    reading(done, total)
+                    if done >= total:
+                        stage.describe("loading the model")
 
-                done = vectors.build(progress=update)
+                prior = vectors.status()["rate_chunks_per_s"]
+                done = vectors.build(progress=stage.callback("embedding", "chunks", prior), chunking=chunking)
     except EmbedderError as exc:
         return (
             f"[yellow]embedding failed[/]: {exc} — keyword search works; "
@@ -107,6 +143,8 @@ def embed_with_progress(library: Library) -> tuple[str, bool]:
     line = f"vectors: {state['embedded']} chunks ({state['model']})"
     if done:
         line += f", {done} embedded in {spent:.1f}s ({done / spent:.1f} chunks/s)"
+    if state["failed"]:
+        line += f"; [yellow]{state['failed']} chunk(s) the model rejected were skipped[/] (see the log)"
     return line, False
 
 
@@ -220,8 +258,9 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
             "skipped": [{"path": p.path, "kind": p.kind, "detail": p.detail} for p in problems],
             "warnings": [{"path": path, "warnings": w} for path, w in warnings],
         }
-        if library.vectors is not None:
-            status["vectors"] = library.vectors.status()
+        vec = library.vectors.status() if library.vectors is not None else None
+        if vec is not None:
+            status["vectors"] = vec
         if args.json:
             print(json.dumps(status, ensure_ascii=False))
             return 0
@@ -230,13 +269,10 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
         console.print(f"index       {status['index_dir']}", highlight=False)
         console.print(f"documents   {status['documents']} ({status['sections']} sections), language {settings.language}")
         console.print(f"embeddings  {settings.embeddings}, pending {status['pending_embeddings']}")
-        vec = status.get("vectors")
         if vec:
-            console.print(
-                f"vectors     {vec['embedded']} of {vec['chunks']} chunks embedded, model {vec['model']}"
-                + (f", [yellow]error[/]: {vec['error']}" if vec.get("error") else ""),
-                highlight=False,
-            )
+            console.print(f"vectors     {vector_summary(vec)}, model {vec['model']}", highlight=False)
+            if vec.get("error"):
+                console.print(f"            [yellow]error[/]: {vec['error']} — keyword search works", highlight=False)
         if problems:
             table = Table("skipped file", "why", "detail", title=f"{len(problems)} file(s) skipped")
             for p in problems:
@@ -250,6 +286,18 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
         if not problems and not warnings:
             console.print("no files skipped, no warnings")
     return 0
+
+
+def vector_summary(vec: dict[str, object]) -> str:
+    """'2,040 of 8,273 chunks embedded (24.7%), about 4:51 left at 21.4 chunks/s'."""
+    text = f"{vec['embedded']:,} of {vec['chunks']:,} chunks embedded ({vec['coverage_percent']}%)"
+    if vec["eta_seconds"] is not None:
+        text += f", about {_clock(float(vec['eta_seconds']))} left at {vec['rate_chunks_per_s']} chunks/s"  # type: ignore[arg-type]
+    elif vec["pending"]:
+        text += f", {vec['pending']:,} pending (time left known once embedding has run)"
+    if vec["failed"]:
+        text += f", {vec['failed']} rejected by the model (skipped)"
+    return text
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings | None) -> int:

@@ -88,7 +88,7 @@ class MiniLMEmbedder:
     kind = "local"
     dim: int | None = 384
     max_chars = 1000
-    batch_size = 8
+    batch_size = 1  # one input per ONNX run: fastest measured (benchmarks/REPORT.md, "Embedding throughput")
     min_similarity = 0.4  # tuned on SciFact (benchmarks/REPORT.md)
 
     def __init__(
@@ -144,47 +144,44 @@ class MiniLMEmbedder:
                 raise EmbedderError(f"tokenizer file {tok_path} does not match its checksum: reinstall mcp-docs")
             tokenizer = Tokenizer.from_file(str(tok_path))
         tokenizer.enable_truncation(max_length=MINILM_MAX_TOKENS)
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest in the batch
+        tokenizer.no_padding()  # _infer pads each batch to its own longest input
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = self.threads
         opts.inter_op_num_threads = 1
         opts.log_severity_level = 3
-        opts.enable_cpu_mem_arena = False  # inputs vary in length: an arena keeps growing (1.5 GB seen)
+        # The arena (1.2-1.4x faster) stays small: one input per run, at most 256 tokens. It grew
+        # to 1.5 GB when padded batches of every shape went through it.
+        opts.enable_cpu_mem_arena = True
         # No busy-waiting between operators: the embedder runs beside the server and other work.
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         session = ort.InferenceSession(str(model_path), opts, providers=["CPUExecutionProvider"])
         return tokenizer, session, {i.name for i in session.get_inputs()}
 
-    def _run(self, texts: Sequence[str]) -> np.ndarray:
+    def _encode(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids, truncated to what the model sees, unpadded: each text is tokenized once."""
         self.load()
-        enc = self._tokenizer.encode_batch(list(texts))
-        ids = np.array([e.ids for e in enc], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
-        feeds = {"input_ids": ids, "attention_mask": mask}
+        return [e.ids for e in self._tokenizer.encode_batch(list(texts))]
+
+    def _infer(self, ids: Sequence[int]) -> np.ndarray:
+        """One input alone: no padding, and its activations stay in cache. Batches of 2-16 padded inputs
+        ran 1.1-2.5x slower per input on this int8 model (benchmarks/REPORT.md)."""
+        tokens = np.array([ids], dtype=np.int64)
+        feeds = {"input_ids": tokens, "attention_mask": np.ones_like(tokens)}
         if "token_type_ids" in self._input_names:
-            feeds["token_type_ids"] = np.zeros_like(ids)
+            feeds["token_type_ids"] = np.zeros_like(tokens)
         hidden = self._session.run(None, feeds)[0]
-        m = mask[..., None].astype(np.float32)
-        pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
-        return _normalize(pooled)
+        return _normalize(hidden[0].mean(axis=0))  # mean pooling: every position is a real token
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        # Sort by length so each batch pads little; restore the order afterwards.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        out = np.empty((len(texts), 384), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            out[idx] = self._run([texts[i] for i in idx])
-        return out
+        return np.stack([self._infer(ids) for ids in self._encode(texts)])
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._run([text])[0]
+        return self._infer(self._encode([text])[0])
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        self.load()
-        return [len(e.ids) for e in self._tokenizer.encode_batch(list(texts))]
+        return [len(ids) for ids in self._encode(texts)]
 
     def close(self) -> None:
         self._session = None

@@ -139,7 +139,31 @@ def test_minilm_batches_keep_order_and_match_single_inputs(minilm: MiniLMEmbedde
 
 def test_minilm_truncates_long_inputs(minilm: MiniLMEmbedder) -> None:
     assert minilm.count_tokens(["word " * 2000])[0] == 256
+    assert minilm.count_tokens(["word " * 2000, "two words"]) == [256, 4]  # [CLS] two words [SEP]: no padding counted
     assert minilm.embed_passages(["word " * 2000]).shape == (1, 384)
+
+
+def padded_batch_vectors(minilm: MiniLMEmbedder, texts: list[str]) -> np.ndarray:
+    """The former recipe: padded batches, mean pooling over the attention mask (the notes' reference code)."""
+    encoded = minilm._encode(texts)
+    width = max(len(ids) for ids in encoded)
+    ids = np.array([e + [0] * (width - len(e)) for e in encoded], dtype=np.int64)
+    mask = (np.arange(width)[None, :] < np.array([len(e) for e in encoded])[:, None]).astype(np.int64)
+    hidden = minilm._session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
+    pooled = (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
+    return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+
+
+def test_many_inputs_give_the_vectors_of_one_at_a_time(minilm: MiniLMEmbedder) -> None:
+    texts = [
+        ("Exporters send telemetry to a backend. " * n)[: 40 * n] for n in (1, 25, 3, 9, 2, 40, 5, 14, 1, 30, 7)
+    ] + ["", "collector"]
+    batched = minilm.embed_passages(texts)
+    alone = np.stack([minilm.embed_passages([t])[0] for t in texts])
+    assert batched.shape == (len(texts), 384) and batched.dtype == np.float32 and batched.flags.c_contiguous
+    assert np.allclose(batched, alone, atol=1e-5)  # order kept, nothing shared between inputs
+    # What the model gave with padded batches of 8 (attention mask, mean over real tokens): the same vectors.
+    assert np.min(np.sum(batched * padded_batch_vectors(minilm, texts), axis=1)) > 0.999
 
 
 def test_minilm_checksum_is_verified_at_load(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import re
 import threading
 import time
@@ -66,14 +67,15 @@ VECTORS_SCHEMA_VERSION = "1"
 CHUNKER_VERSION = f"1/{SCHEMA_VERSION}"
 CHUNK_OVERLAP = 150  # characters carried over from the end of the previous chunk of a section
 MIN_CHUNK_BUDGET = 300
-WORKER_BATCH = 16  # the background worker commits (and checks for a stop) this often
-EMBED_BATCH = 128  # chunks per write transaction (the embedder sorts them by length and splits further)
+EMBED_BATCH = 32  # chunks per write transaction and per stop check, newest first (the embedder batches further)
 CHUNK_COMMIT_DOCS = 200
 EXACT_FILTER_MAX = 3000  # filtered search: exact distances over the allowed chunks up to this many
 MAX_K = 4096  # sqlite-vec's limit
 QUERY_CACHE_SIZE = 256
 IDLE_WAIT_SECONDS = 30.0
 RETRY_SECONDS = 60.0
+RATE_SAVE_SECONDS = 10.0  # how often the measured rate is saved (for `mcp-docs status` in another process)
+FAILED = -1  # chunks.embedded for a chunk the embedder rejects on its own: skipped, not retried forever
 
 ProgressFn = Callable[[int, int], None]
 
@@ -408,15 +410,24 @@ class VectorStore:
         if not self._refreshed:
             self.refresh()
 
-    def chunk_dirty(self, stop: threading.Event | None = None) -> int:
-        """Re-chunk the documents marked dirty, keeping the chunks (and vectors) whose content did not change."""
+    def chunk_dirty(self, stop: threading.Event | None = None, progress: ProgressFn | None = None) -> int:
+        """Re-chunk the documents marked dirty, keeping the chunks (and vectors) whose content did not change.
+
+        Least recently modified first: chunk ids grow in that order, and `embed_pending` takes the
+        highest ids first, so the documents a user just edited get their vectors first."""
         if self.embedder is None:
             return 0
         self._ensure_refreshed()
+        with self._state_lock:
+            dirty = sorted(self._dirty)
+        total = len(dirty)
+        # A few edited files (the watcher's case) are looked up one by one, a first build reads them all at once.
+        fingerprints = self.catalog.fingerprints(dirty if total <= CHUNK_COMMIT_DOCS else None) if total else {}
+        mtimes = {doc_id: fp.mtime_ns for doc_id, fp in fingerprints.items()}
         done = 0
         while not (stop and stop.is_set()):
             with self._state_lock:
-                batch = sorted(self._dirty)[:CHUNK_COMMIT_DOCS]
+                batch = sorted(self._dirty, key=lambda d: (mtimes.get(d, 0), d))[:CHUNK_COMMIT_DOCS]
             if not batch:
                 break
             prepared = [(doc_id, *self._read(doc_id)) for doc_id in batch]
@@ -428,6 +439,8 @@ class VectorStore:
             with self._state_lock:
                 self._dirty.difference_update(batch)
             done += len(batch)
+            if progress:
+                progress(done, max(total, done))
         return done
 
     def _read(self, doc_id: str) -> tuple[str | None, ParsedDocument | None]:
@@ -497,51 +510,103 @@ class VectorStore:
         stop: threading.Event | None = None,
         progress: ProgressFn | None = None,
         total: int | None = None,
-        batch: int | None = None,
     ) -> int:
-        """Embed chunks not embedded yet, committing every batch (so an interrupted run resumes)."""
+        """Embed chunks not embedded yet, newest first, committing every EMBED_BATCH (an interrupted run resumes)."""
         if self.embedder is None:
             return 0
         self.embedder.load()
         conn = self._conn()
         total = total if total is not None else self.pending_chunks()
         done = 0
-        started = time.perf_counter()
+        started = saved = time.perf_counter()
+        if progress:
+            progress(0, total)  # the total is known before the first batch ends
         while not (stop and stop.is_set()):
             if self._dirty:
                 self.chunk_dirty(stop)
-            rows = conn.execute(
-                "select id, text from chunks where embedded = 0 order by id limit ?", (batch or EMBED_BATCH,)
-            ).fetchall()
+            rows = [
+                (int(r[0]), str(r[1]))
+                for r in conn.execute("select id, text from chunks where embedded = 0 order by id desc limit ?", (EMBED_BATCH,))
+            ]
             if not rows:
                 break
-            vectors = self.embedder.embed_passages([r[1] for r in rows])
-            with self._write() as wconn:
-                self._ensure_vec_table(wconn, int(vectors.shape[1]))
-                for (cid, _), vector in zip(rows, vectors):
-                    wconn.execute("update chunks set embedded = 1 where id = ? and embedded = 0", (cid,))
-                    if wconn.changes():
-                        wconn.execute("delete from vec where chunk_id = ?", (cid,))
-                        wconn.execute(
-                            "insert into vec(chunk_id, embedding) values (?, ?)",
-                            (cid, np.ascontiguousarray(vector, dtype=np.float32)),
-                        )
-            self._has_vectors = True
+            self._embed_rows(rows)
             done += len(rows)
-            elapsed = time.perf_counter() - started
-            self.last_rate = done / elapsed if elapsed > 0 else None
+            now = time.perf_counter()
+            self.last_rate = done / (now - started) if now > started else None
+            if now - saved > RATE_SAVE_SECONDS:
+                saved = now
+                self._save_rate()
             if progress:
                 progress(done, max(total, done))
+        if done:
+            self._save_rate()
         return done
 
-    def build(self, progress: ProgressFn | bool | None = None) -> int:
-        """Bring the vectors up to date in the foreground (`mcp-docs index`); returns the chunks embedded."""
+    def _embed_rows(self, rows: Sequence[tuple[int, str]]) -> None:
+        """Embed and store one batch; an input the embedder rejects is marked FAILED alone, the others are stored."""
+        assert self.embedder is not None
+        try:
+            pairs = list(zip((r[0] for r in rows), self.embedder.embed_passages([r[1] for r in rows])))
+        except EmbedderError:
+            raise  # the embedder itself cannot run (model, endpoint): nothing is marked, the run stops
+        except Exception as exc:  # noqa: BLE001 - any input-specific failure (a tokenizer's), isolated below
+            if len(rows) == 1:
+                log.warning("chunk %d of %s cannot be embedded (%s): skipped", rows[0][0], self._doc_of(rows[0][0]), exc)
+                with self._write() as wconn:
+                    wconn.execute("update chunks set embedded = ? where id = ? and embedded = 0", (FAILED, rows[0][0]))
+                return
+            for row in rows:  # find the culprit: one at a time
+                self._embed_rows([row])
+            return
+        with self._write() as wconn:
+            self._ensure_vec_table(wconn, len(pairs[0][1]))
+            for cid, vector in pairs:
+                wconn.execute("update chunks set embedded = 1 where id = ? and embedded = 0", (cid,))
+                if wconn.changes():
+                    wconn.execute("delete from vec where chunk_id = ?", (cid,))
+                    wconn.execute(
+                        "insert into vec(chunk_id, embedding) values (?, ?)",
+                        (cid, np.ascontiguousarray(vector, dtype=np.float32)),
+                    )
+        self._has_vectors = True
+
+    def _doc_of(self, chunk_id: int) -> str:
+        row = self._conn().execute("select doc_id from chunks where id = ?", (chunk_id,)).fetchone()
+        return row[0] if row else "?"
+
+    def _save_rate(self) -> None:
+        if self.last_rate:
+            self._set_meta("rate", f"{self.last_rate:.3f}")
+
+    def _set_meta(self, key: str, value: str | None) -> None:
+        with self._write() as conn:
+            if value is None:
+                conn.execute("delete from meta where key = ?", (key,))
+            else:
+                conn.execute("insert or replace into meta(key, value) values (?, ?)", (key, value))
+
+    def build(self, progress: ProgressFn | None = None, chunking: ProgressFn | None = None) -> int:
+        """Bring the vectors up to date in the foreground (`mcp-docs index`); returns the chunks embedded.
+
+        `chunking` hears (documents read, documents to read), then `progress` (chunks embedded, to embed)."""
         if self.embedder is None:
             return 0
         self.refresh()
-        self.chunk_dirty()
-        callback = progress if callable(progress) else None
-        return self.embed_pending(progress=callback)
+        self.chunk_dirty(progress=chunking)
+        try:
+            done = self.embed_pending(progress=progress)
+        except EmbedderError as exc:
+            self._set_error(str(exc))
+            raise
+        self._set_error(None)
+        return done
+
+    def _set_error(self, error: str | None) -> None:
+        """Kept in the store too, so `mcp-docs status` (another process) shows why vectors are missing."""
+        self.error = error
+        if self._meta("error") != error:
+            self._set_meta("error", error)
 
     # -- background worker -------------------------------------------------------------------
     def start(self) -> None:
@@ -559,12 +624,12 @@ class VectorStore:
                 self.refresh()
                 self.busy = True
                 self.chunk_dirty(self._stop)
-                self.embed_pending(self._stop, batch=WORKER_BATCH)  # small batches: stops quickly
-                self.error = None
+                self.embed_pending(self._stop)
+                self._set_error(None)
                 wait = IDLE_WAIT_SECONDS
             except EmbedderError as exc:
                 log.warning("embedding failed: %s (retrying in %.0fs)", exc, RETRY_SECONDS)
-                self.error = str(exc)
+                self._set_error(str(exc))
                 wait = RETRY_SECONDS
             except Exception as exc:  # the worker must survive anything; keyword search is unaffected
                 if self._stop.is_set():
@@ -653,17 +718,32 @@ class VectorStore:
 
     def status(self) -> dict[str, Any]:
         conn = self._conn()
+        counts: dict[int, int] = {
+            int(state): int(n) for state, n in conn.execute("select embedded, count(*) from chunks group by embedded")
+        }
+        embedded, pending, failed = counts.get(1, 0), counts.get(0, 0), counts.get(FAILED, 0)
+        documents = int(conn.execute("select count(*) from docs").fetchone()[0])
+        self._ensure_refreshed()
+        with self._state_lock:
+            unread = len(self._dirty)
+        # Documents not chunked yet count as many chunks as the average document has (10 before any is known).
+        per_doc = (embedded + pending + failed) / documents if documents else 10.0
+        to_embed = pending + round(unread * per_doc)
+        rate = self.last_rate or float(self._meta("rate") or 0) or None
         return {
             "model": self.embedder.model_id if self.embedder else None,
             "dimension": int(self._meta("dim") or 0) or (self.embedder.dim if self.embedder else None),
-            "documents": int(conn.execute("select count(*) from docs").fetchone()[0]),
-            "chunks": int(conn.execute("select count(*) from chunks").fetchone()[0]),
-            "embedded": self.embedded_chunks(),
-            "pending": self.pending(),
+            "documents": documents,
+            "chunks": embedded + pending + failed,
+            "embedded": embedded,
+            "pending": pending + unread if self.embedder else 0,
+            "failed": failed,
+            "coverage_percent": round(100.0 * embedded / (embedded + to_embed), 1) if embedded + to_embed else 100.0,
+            "eta_seconds": math.ceil(to_embed / rate) if rate and to_embed and self.embedder else None,
             "ready": self.ready(),
             "running": self.busy,
-            "rate_chunks_per_s": round(self.last_rate, 1) if self.last_rate else None,
-            "error": self.error,
+            "rate_chunks_per_s": round(rate, 1) if rate else None,
+            "error": self.error or self._meta("error"),
             "path": str(self.path),
         }
 

@@ -35,3 +35,25 @@ def test_synthetic_vault_indexes_and_searches(tmp_path) -> None:
     word = next(w for w in files[3].read_text().split() if w.isalpha() and len(w) > 6)
     assert lib.search(word, max_results=5, mode="keyword").results
     lib.close()
+
+
+def test_embed_throughput_runs_both_sides_and_skips_without_data(tmp_path, monkeypatch) -> None:
+    import subprocess
+    import sys
+
+    from benchmarks import embed_throughput
+    from benchmarks.common import REPO
+
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.embed_throughput", "--data", str(tmp_path / "absent")],
+        capture_output=True, text=True, timeout=120, cwd=str(REPO),
+    )
+    assert out.returncode == 0 and out.stdout.startswith("skipped: OTel docs (English) not found"), out.stderr
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Exporters\n\nSend spans to a backend.\n\n## Batching\n\nThe batch processor groups spans.\n")
+    (docs / "b.md").write_text("# Sampling\n\nHead sampling decides at the root span.\n")
+    monkeypatch.setattr(embed_throughput, "CACHE", tmp_path / "cache")
+    texts = embed_throughput.sample_texts(docs, 3)
+    assert len(texts) == 3 and embed_throughput.sample_texts(docs, 3) == texts  # cached: both sides embed the same
+    assert embed_throughput.run_store(texts) > 0 and embed_throughput.run_bare(texts) > 0

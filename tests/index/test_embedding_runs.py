@@ -1,0 +1,202 @@
+"""Embedding runs: resumption after an interruption (counted in the store), newest documents first, inputs the
+model rejects, a model that cannot load, and what progress and `status` say meanwhile. Real SQLite files, the real
+MiniLM model; a small stand-in embedder only where the real one cannot be made to fail on one input."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mcp_docs.commands import progress_detail, vector_summary
+from mcp_docs.embedders import EmbedderError, MiniLMEmbedder
+from mcp_docs.index import vectors as vectors_mod
+from mcp_docs.index.vectors import FAILED, VectorStore
+from mcp_docs.library import Library
+from tests.index.test_vectors import minilm_loaded, open_lib, vault  # noqa: F401 (fixtures)
+
+
+def stored_vectors(store: VectorStore) -> dict[int, bytes]:
+    return dict(store._conn().execute("select chunk_id, embedding from vec").fetchall())
+
+
+def chunk_docs(store: VectorStore, ids: Sequence[int]) -> set[str]:
+    conn = store._conn()
+    return {conn.execute("select doc_id from chunks where id = ?", (i,)).fetchone()[0] for i in ids}
+
+
+class Interrupt(Exception):
+    pass
+
+
+def interrupt_after(n: int):  # type: ignore[no-untyped-def]
+    def progress(done: int, total: int) -> None:
+        if done >= n:
+            raise Interrupt
+
+    return progress
+
+
+def test_an_interrupted_run_resumes_without_reembedding(
+    minilm_loaded: None, vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    monkeypatch.setattr(vectors_mod, "EMBED_BATCH", 3)
+    with open_lib(vault, tmp_path / "idx") as lib:
+        lib.sync()
+        assert lib.vectors is not None
+        with pytest.raises(Interrupt):
+            lib.vectors.build(progress=interrupt_after(3))
+        first = stored_vectors(lib.vectors)
+        total = lib.vectors.status()["chunks"]
+        assert len(first) == 3 and lib.vectors.embedded_chunks() == 3
+    with open_lib(vault, tmp_path / "idx") as lib:  # the next run, as a new process would
+        assert lib.vectors is not None
+        state = lib.vectors.status()
+        assert state["embedded"] == 3 and state["pending"] == total - 3
+        assert 0 < state["coverage_percent"] < 100
+        assert lib.vectors.build() == total - 3  # only what was missing
+        after = stored_vectors(lib.vectors)
+        assert len(after) == total and all(after[cid] == vec for cid, vec in first.items())  # kept, not redone
+        assert lib.vectors.status()["coverage_percent"] == 100.0
+
+
+def test_the_worker_stops_between_batches_and_keeps_what_it_committed(
+    minilm_loaded: None, vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    monkeypatch.setattr(vectors_mod, "EMBED_BATCH", 2)
+    stop = threading.Event()
+    with open_lib(vault, tmp_path / "idx") as lib:
+        lib.sync()
+        assert lib.vectors is not None
+        lib.vectors.chunk_dirty()
+        total = lib.vectors.pending_chunks()
+
+        def stop_after_first(done: int, total: int) -> None:
+            if done:
+                stop.set()
+
+        assert lib.vectors.embed_pending(stop, progress=stop_after_first) == 2
+        assert lib.vectors.embedded_chunks() == 2 and lib.vectors.pending_chunks() == total - 2
+
+
+def test_recently_modified_documents_are_embedded_first(
+    minilm_loaded: None, vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    monkeypatch.setattr(vectors_mod, "EMBED_BATCH", 1)
+    newest = "ops/telescope.md"  # last in name order, first in modification time
+    for age, path in enumerate(sorted(vault.rglob("*.md"))):
+        age = 0 if path == vault / newest else age + 1
+        os.utime(path, ns=(1_700_000_000_000_000_000 - age * 10**12,) * 2)
+    with open_lib(vault, tmp_path / "idx") as lib:
+        lib.sync()
+        assert lib.vectors is not None
+        lib.vectors.chunk_dirty()
+        conn = lib.vectors._conn()
+        newest_chunks = conn.execute("select count(*) from chunks where doc_id = ?", (newest,)).fetchone()[0]
+        with pytest.raises(Interrupt):
+            lib.vectors.embed_pending(progress=interrupt_after(newest_chunks))
+        assert chunk_docs(lib.vectors, list(stored_vectors(lib.vectors))) == {newest}
+        # An edit while the rest waits: the edited document comes next, before the older ones.
+        (vault / "pets" / "cats.md").write_text("# Cats\n\nCats chase laser pointers at dusk.\n")
+        lib.sync()
+        before = set(stored_vectors(lib.vectors))
+        with pytest.raises(Interrupt):
+            lib.vectors.embed_pending(progress=interrupt_after(1))
+        assert chunk_docs(lib.vectors, list(set(stored_vectors(lib.vectors)) - before)) == {"pets/cats.md"}
+
+
+class PickyEmbedder:
+    """Hash vectors; rejects any batch holding the word 'poison' (as a tokenizer may reject one odd input)."""
+
+    kind = "test"
+    model_id = "picky-8"
+    dim = 8
+    max_chars = 1000
+    batch_size = 8
+    min_similarity = 0.0
+
+    def load(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if any("poison" in t for t in texts):
+            raise ValueError("input rejected")
+        rows = [np.frombuffer(t.encode().ljust(8, b"_")[:8], dtype=np.uint8).astype(np.float32) + 1 for t in texts]
+        v = np.stack(rows)
+        return np.ascontiguousarray(v / np.linalg.norm(v, axis=1, keepdims=True), dtype=np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_passages([text])[0]
+
+
+def store_with(lib: Library, embedder: object) -> VectorStore:
+    assert lib.vectors is not None
+    return VectorStore(lib.vectors.path, lib.catalog, lib.jail, lib.settings, embedder)  # type: ignore[arg-type]
+
+
+def test_a_chunk_the_model_rejects_is_skipped_the_rest_is_embedded(vault: Path, tmp_path: Path) -> None:  # noqa: F811
+    (vault / "ops" / "odd.md").write_text("# Odd\n\nThis paragraph carries poison for the model.\n")
+    with open_lib(vault, tmp_path / "idx") as lib:
+        lib.sync()
+        store = store_with(lib, PickyEmbedder())
+        store.build()
+        state = store.status()
+        assert state["failed"] == 1 and state["pending"] == 0 and state["embedded"] == state["chunks"] - 1
+        odd = store._conn().execute("select embedded from chunks where doc_id = 'ops/odd.md'").fetchall()
+        assert odd == [(FAILED,)]
+        assert store.build() == 0  # not retried on every run
+        assert "1 rejected by the model (skipped)" in vector_summary(state)
+        assert lib.search("restore drill", mode="keyword").results
+        store.close()
+
+
+def test_a_model_that_fails_to_load_leaves_keyword_search_and_a_reason_in_status(vault: Path, tmp_path: Path) -> None:  # noqa: F811
+    with open_lib(vault, tmp_path / "idx") as lib:
+        lib.sync()
+        store = store_with(lib, MiniLMEmbedder(model_path=tmp_path / "missing.onnx"))
+        with pytest.raises(EmbedderError, match="missing"):
+            store.build()
+        store.close()
+        assert lib.search("restore drill").results[0].id == "ops/backups.md"  # keyword still answers
+    with open_lib(vault, tmp_path / "idx") as lib:  # `mcp-docs status` is another process
+        assert lib.vectors is not None
+        state = lib.vectors.status()
+        assert "embedding model file missing" in state["error"] and state["embedded"] == 0
+
+
+def test_status_gives_coverage_and_time_left_from_the_last_rate(
+    minilm_loaded: None, vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    monkeypatch.setattr(vectors_mod, "EMBED_BATCH", 2)
+    monkeypatch.setattr(vectors_mod, "RATE_SAVE_SECONDS", 0.0)
+    with open_lib(vault, tmp_path / "idx") as lib:
+        lib.sync()
+        assert lib.vectors is not None
+        fresh = lib.vectors.status()
+        assert fresh["coverage_percent"] == 0.0 and fresh["eta_seconds"] is None and fresh["pending"] > 0
+        assert "pending (time left known once embedding has run)" in vector_summary(fresh)
+        with pytest.raises(Interrupt):
+            lib.vectors.build(progress=interrupt_after(4))
+    with open_lib(vault, tmp_path / "idx") as lib:
+        assert lib.vectors is not None
+        state = lib.vectors.status()
+        assert state["rate_chunks_per_s"] and state["eta_seconds"] and state["eta_seconds"] > 0
+        text = vector_summary(state)
+        assert f"4 of {state['chunks']} chunks embedded ({state['coverage_percent']}%)" in text
+        assert " left at " in text and "?" not in text
+
+
+def test_progress_text_never_shows_an_unknown_total_or_eta() -> None:
+    assert progress_detail(0, None, "files", 0.0) == ""  # the stage name alone ('scanning files') says it
+    assert progress_detail(0, 8273, "chunks", 0.0) == "0/8,273 chunks"
+    assert progress_detail(0, 8273, "chunks", 0.0, prior_rate=20.0) == "0/8,273 chunks · 20.0 chunks/s · ETA 6:54"
+    assert progress_detail(100, 8273, "chunks", 5.0) == "100/8,273 chunks · 20.0 chunks/s · ETA 6:49"
+    assert progress_detail(8273, 8273, "chunks", 400.0) == "8,273/8,273 chunks"
+    assert progress_detail(10, 100_000, "chunks", 1.0).endswith("ETA 2:46:39")
