@@ -296,6 +296,84 @@ def otel_tune(lib, questions: list[dict]) -> list[dict]:
     return grid
 
 
+# -- partial coverage ----------------------------------------------------------------------------
+
+COVERAGE_POINTS = (0.0, 0.1, 0.5, 0.9, 1.0)
+
+
+def strip_vectors(index_dir: Path, keep: float, order: str, seed: int = 0) -> int:
+    """Leave vectors on `keep` of the chunks, as a run stopped part-way would ("prefix": the worker's order)
+    or on a random sample of whole documents ("random"); the others go back to pending. Returns chunks kept."""
+    import random
+
+    import apsw
+    import sqlite_vec
+
+    conn = apsw.Connection(str(index_dir / "vectors.sqlite"))
+    conn.enable_load_extension(True)
+    conn.load_extension(sqlite_vec.loadable_path())
+    rows = conn.execute("select id, doc_id from chunks order by id").fetchall()
+    target = round(keep * len(rows))
+    if order == "prefix":
+        kept = {cid for cid, _ in rows[:target]}
+    else:
+        by_doc: dict[str, list[int]] = {}
+        for cid, doc_id in rows:
+            by_doc.setdefault(doc_id, []).append(cid)
+        docs = sorted(by_doc)
+        random.Random(seed).shuffle(docs)
+        kept = set()
+        for doc_id in docs:
+            if len(kept) >= target:
+                break
+            kept.update(by_doc[doc_id])
+    drop = [cid for cid, _ in rows if cid not in kept]
+    with conn:
+        conn.execute("update chunks set embedded = 0 where id in (select value from json_each(?))", (json.dumps(drop),))
+        conn.execute("delete from vec where chunk_id in (select value from json_each(?))", (json.dumps(drop),))
+    conn.close()
+    return len(rows) - len(drop)
+
+
+def coverage(args: argparse.Namespace, payload: dict) -> None:
+    """Keyword vs hybrid on the OTel questions while vectors cover only part of the collection (from the cached
+    fully embedded OTel index, copied and stripped)."""
+    from mcp_docs.library import Library
+    from mcp_docs.settings import Settings
+
+    from .otel_quality import aggregate, load_questions, run_library
+
+    docs = require(args.data / "otel-docs", "OpenTelemetry docs")
+    require(OTEL_INDEX / "vectors.sqlite", "the embedded OTel index (run the otel step first)")
+    questions = load_questions()
+    scratch = CACHE / "semantic-coverage-index"
+    rows, out = [], []
+    for order, seeds in (("prefix", (0,)), ("random", (0, 1, 2))):
+        for keep in COVERAGE_POINTS:
+            if order == "random" and keep in (0.0, 1.0):
+                continue  # the same index as the prefix run
+            for seed in seeds:
+                if scratch.exists():
+                    shutil.rmtree(scratch)
+                shutil.copytree(OTEL_INDEX, scratch)
+                kept = strip_vectors(scratch, keep, order, seed)
+                with Library(Settings.load(docs, scratch, embeddings="local")) as lib:
+                    lib.sync()
+                    note = lib.search(questions[0]["question"], mode="hybrid").note
+                    point = {"order": order, "keep": keep, "seed": seed, "chunks_with_vectors": kept, "note": note}
+                    for mode in ("keyword", "hybrid"):
+                        per_q, _, _ = run_library(lib, questions, mode)
+                        point[mode] = aggregate(per_q, questions)["all"]
+                out.append(point)
+                k, h = point["keyword"], point["hybrid"]
+                rows.append([order, f"{keep:.0%}", seed, kept, k["doc@1"], h["doc@1"], k["doc@5"], h["doc@5"],
+                             k["section@5"], h["section@5"], note or ""])
+    shutil.rmtree(scratch, ignore_errors=True)
+    table(["vectors on", "coverage", "seed", "chunks", "kw doc@1", "hyb doc@1", "kw doc@5", "hyb doc@5",
+           "kw sec@5", "hyb sec@5", "hybrid note"], rows, title=f"Partial coverage: OpenTelemetry questions ({len(questions)})")
+    payload["coverage"] = out
+
+
 # -- one-paragraph edit ------------------------------------------------------------------------
 
 def paragraph_edit(args: argparse.Namespace, payload: dict) -> None:
@@ -376,11 +454,11 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--data", type=Path, default=SHARED_BENCH)
     ap.add_argument("--fresh", action="store_true", help="rebuild the cached embedded indexes (slow)")
     ap.add_argument("--tune", action="store_true", help="print the SciFact fusion grid")
-    ap.add_argument("--only", default="scifact,otel,edit,throughput",
-                    help="comma-separated subset of scifact,otel,edit,throughput")
+    ap.add_argument("--only", default="scifact,otel,coverage,edit,throughput",
+                    help="comma-separated subset of scifact,otel,coverage,edit,throughput")
     args = ap.parse_args(argv)
     payload: dict = {}
-    steps = {"scifact": scifact, "otel": otel, "edit": paragraph_edit, "throughput": throughput}
+    steps = {"scifact": scifact, "otel": otel, "coverage": coverage, "edit": paragraph_edit, "throughput": throughput}
     for name in [s.strip() for s in args.only.split(",") if s.strip()]:
         steps[name](args, payload)
     write_results("semantic", payload)

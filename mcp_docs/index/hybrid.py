@@ -11,6 +11,7 @@ The constants are tuned on SciFact and checked on the OpenTelemetry question set
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from .hits import RankedSection
@@ -46,26 +47,36 @@ def fuse(
     vector_hits: "list[VectorHit]",
     limit: int,
     *,
+    waiting: Collection[Key] = frozenset(),
     w_keyword: float = W_KEYWORD,
     w_vector: float = W_VECTOR,
     min_similarity: float = MIN_SIMILARITY,
     rrf_k: int = HYBRID_RRF_K,
 ) -> list[tuple[RankedSection, float]]:
-    """Reciprocal rank fusion of both lists at the section; keyword hits keep their full body for snippets."""
-    vector_hits = [h for h in vector_hits if h.similarity >= min_similarity]
+    """Reciprocal rank fusion of both lists at the section; keyword hits keep their full body for snippets.
+
+    `waiting`: sections still without vectors (embedding under way). The vector list cannot rank them, so a
+    keyword hit among them counts on the vector side at its keyword rank: it neither gains nor loses from
+    having no vectors yet, and with no vectors at all the fused order is the keyword order. Their partial
+    or stale vector hits (a section half embedded, a document being re-chunked) are left out.
+    """
+    vector_hits = [
+        h for h in vector_hits if h.similarity >= min_similarity and (h.doc_id, h.section_idx) not in waiting
+    ]
     sections: dict[Key, RankedSection] = {}
     for s, _ in keyword_hits:
         sections.setdefault((s.doc_id, s.section_idx), s)
     for h in vector_hits:
         if (h.doc_id, h.section_idx) not in sections:
             sections[(h.doc_id, h.section_idx)] = _ranked(h)
-    fused = reciprocal_rank_fusion(
-        [
-            ([(s.doc_id, s.section_idx) for s, _ in keyword_hits], w_keyword),
-            ([(h.doc_id, h.section_idx) for h in vector_hits], w_vector),
-        ],
-        k=rrf_k,
-    )
+    keyword_keys = [(s.doc_id, s.section_idx) for s, _ in keyword_hits]
+    vector_keys = [(h.doc_id, h.section_idx) for h in vector_hits]
+    # The vector side in keyword order for the waiting sections: each stands in at its own keyword rank.
+    stand_ins = [(rank, key) for rank, key in enumerate(keyword_keys, start=1) if key in waiting]
+    scores = dict(reciprocal_rank_fusion([(keyword_keys, w_keyword), (vector_keys, w_vector)], k=rrf_k))
+    for rank, key in stand_ins:
+        scores[key] += w_vector / (rrf_k + rank)
+    fused = sorted(scores.items(), key=lambda kv: -kv[1])
     return [(sections[key], score) for key, score in fused[:limit]]  # type: ignore[index]
 
 
@@ -92,4 +103,6 @@ def search(
     vector_hits = store.section_hits(vector, n, folder, tags)
     keyword_hits = library.keyword_sections(query, n, folder, tags)
     cutoff = getattr(store.embedder, "min_similarity", MIN_SIMILARITY)
-    return fuse(keyword_hits, vector_hits, limit, min_similarity=cutoff)
+    waiting = store.waiting_sections([(s.doc_id, s.section_idx) for s, _ in keyword_hits]
+                                     + [(h.doc_id, h.section_idx) for h in vector_hits])
+    return fuse(keyword_hits, vector_hits, limit, waiting=waiting, min_similarity=cutoff)
