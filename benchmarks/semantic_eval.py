@@ -41,9 +41,8 @@ from .common import (
     write_results,
 )
 
-GRID_W_VECTOR = (0.25, 0.5, 0.8, 1.0, 1.25)
+GRID_KEYWORD_SHARE = (0.3, 0.4, 0.5, 0.6, 0.7)
 GRID_MIN_SIMILARITY = (0.0, 0.3, 0.4, 0.5)
-GRID_RRF_K = (10, 20, 60)
 SCIFACT_INDEX = CACHE / "semantic-scifact-index"
 OTEL_INDEX = CACHE / "semantic-otel-index"
 
@@ -137,16 +136,14 @@ def tune(hits: dict[str, tuple[list, list]], qrels: dict, depth: int) -> list[di
     from .scifact import evaluate
 
     rows = []
-    for w_vector in GRID_W_VECTOR:
+    for share in GRID_KEYWORD_SHARE:
         for min_sim in GRID_MIN_SIMILARITY:
-            for k in GRID_RRF_K:
-                run = {
-                    qid: doc_run([s for s, _ in fuse(kw[:depth], vec[:depth], depth, w_vector=w_vector,
-                                                     min_similarity=min_sim, rrf_k=k)])
-                    for qid, (kw, vec) in hits.items()
-                }
-                m = evaluate(run, qrels)
-                rows.append({"w_vector": w_vector, "min_similarity": min_sim, "rrf_k": k, **m})
+            run = {
+                qid: doc_run([s for s, _ in fuse(kw[:depth], vec[:depth], depth, keyword_share=share, min_similarity=min_sim)])
+                for qid, (kw, vec) in hits.items()
+            }
+            m = evaluate(run, qrels)
+            rows.append({"keyword_share": share, "min_similarity": min_sim, **m})
     rows.sort(key=lambda r: -r["ndcg@10"])
     return rows
 
@@ -210,8 +207,8 @@ def scifact(args: argparse.Namespace, payload: dict) -> None:
         hits = scifact_hits(lib, queries, 800)
         grid = tune(hits, qrels, 800)
         payload["scifact_tuning"] = grid
-        table(["w_vector", "min_sim", "rrf_k", "nDCG@10", "R@100"],
-              [[g["w_vector"], g["min_similarity"], g["rrf_k"], g["ndcg@10"], g["recall@100"]] for g in grid[:15]],
+        table(["keyword share", "min_sim", "nDCG@10", "R@100"],
+              [[g["keyword_share"], g["min_similarity"], g["ndcg@10"], g["recall@100"]] for g in grid[:15]],
               title="SciFact fusion grid (best 15)")
     lib.close()
 
@@ -259,11 +256,11 @@ def otel(args: argparse.Namespace, payload: dict) -> None:
         for key in ("all", "lang=en", "lang=fr"):
             if key in agg:
                 m = agg[key]
-                rows.append([mode, key, m["n"], m["doc@1"], m["doc@5"], m["section@5"], m["mrr"]])
+                rows.append([mode, key, m["n"], m["doc@1"], m["doc@5"], m["section@1 in doc"], m["section@5"], m["mrr"]])
     if args.tune:
         payload["otel_tuning"] = otel_tune(lib, questions)
     lib.close()
-    table(["mode", "subset", "n", "doc hit@1", "doc hit@5", "section hit@5", "MRR"], rows,
+    table(["mode", "subset", "n", "doc hit@1", "doc hit@5", "section hit@1 in doc", "section hit@5", "MRR"], rows,
           title=f"OpenTelemetry questions ({len(questions)})")
     payload["otel"] = results
 
@@ -279,19 +276,18 @@ def otel_tune(lib, questions: list[dict]) -> list[dict]:
     hits = [(lib.keyword_sections(q["question"], 50), lib.vectors.section_hits(lib.vectors.embed_query(q["question"]), 50))
             for q in questions]
     grid = []
-    for w_vector in GRID_W_VECTOR:
+    for share in GRID_KEYWORD_SHARE:
         for min_sim in GRID_MIN_SIMILARITY:
-            for k in GRID_RRF_K:
-                per_q = []
-                for q, (kw, vec) in zip(questions, hits):
-                    fused = fuse(kw, vec, 50, w_vector=w_vector, min_similarity=min_sim, rrf_k=k)
-                    groups = group_by_document([(s.doc_id, sc, s) for s, sc in fused], 5)
-                    per_q.append(score_result(q, [(g.doc_id, [h.heading_path for h in g.hits]) for g in groups]))
-                m = aggregate(per_q, questions)["all"]
-                grid.append({"w_vector": w_vector, "min_similarity": min_sim, "rrf_k": k, **m})
+            per_q = []
+            for q, (kw, vec) in zip(questions, hits):
+                fused = fuse(kw, vec, 50, keyword_share=share, min_similarity=min_sim)
+                groups = group_by_document([(s.doc_id, sc, s) for s, sc in fused], 5)
+                per_q.append(score_result(q, [(g.doc_id, [h.heading_path for h in g.hits]) for g in groups]))
+            m = aggregate(per_q, questions)["all"]
+            grid.append({"keyword_share": share, "min_similarity": min_sim, **m})
     grid.sort(key=lambda r: (-r["mrr"], -r["section@5"]))
-    table(["w_vector", "min_sim", "rrf_k", "doc@1", "doc@5", "section@5", "MRR"],
-          [[g["w_vector"], g["min_similarity"], g["rrf_k"], g["doc@1"], g["doc@5"], g["section@5"], g["mrr"]]
+    table(["keyword share", "min_sim", "doc@1", "doc@5", "section@5", "MRR"],
+          [[g["keyword_share"], g["min_similarity"], g["doc@1"], g["doc@5"], g["section@5"], g["mrr"]]
            for g in grid[:15]], title="OpenTelemetry fusion grid (best 15 by MRR)")
     return grid
 

@@ -12,7 +12,7 @@ import pytest
 from mcp_docs.index import vectors as vectors_mod
 from mcp_docs.index.hits import RankedSection
 from mcp_docs.index.hybrid import fuse
-from mcp_docs.index.ranking import reciprocal_rank_fusion
+from mcp_docs.index.ranking import group_by_document
 from mcp_docs.index.vectors import VectorHit
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
@@ -58,12 +58,30 @@ def test_nothing_embedded_gives_the_keyword_order() -> None:
         assert keys(fuse(keyword_hits, [], 50, waiting=waiting)) == [(d, 0) for d in docs]
 
 
-def test_full_coverage_is_plain_reciprocal_rank_fusion() -> None:
-    keyword_hits = kw("a.md", "b.md", "c.md")
-    vector_hits = [vhit("c.md"), vhit("d.md"), vhit("a.md")]
-    expected = [k for k, _ in reciprocal_rank_fusion(
-        [([("a.md", 0), ("b.md", 0), ("c.md", 0)], 1.0), ([("c.md", 0), ("d.md", 0), ("a.md", 0)], 1.0)], k=10)]
-    assert keys(fuse(keyword_hits, vector_hits, 10)) == expected
+def test_with_nothing_embedded_documents_group_exactly_as_in_keyword_search() -> None:
+    # Ranks would not do: a document with several matching sections groups differently on rank scores.
+    rng = random.Random(3)
+    for _ in range(50):
+        hits = [(section(f"d{rng.randrange(8)}.md", i), rng.uniform(1, 60)) for i in range(30)]
+        hits.sort(key=lambda h: -h[1])
+        waiting = {(s.doc_id, s.section_idx) for s, _ in hits}
+        fused = fuse(hits, [], 50, waiting=waiting)
+        by_keyword = group_by_document([(s.doc_id, score, s) for s, score in hits], 10)
+        by_fusion = group_by_document([(s.doc_id, score, s) for s, score in fused], 10)
+        assert [(g.doc_id, g.hits) for g in by_fusion] == [(g.doc_id, g.hits) for g in by_keyword]
+
+
+def test_fully_embedded_each_side_is_scaled_to_its_best_hit_and_weighed_by_the_share() -> None:
+    keyword_hits = [(section("a.md"), 20.0), (section("b.md"), 10.0)]
+    vector_hits = [vhit("c.md", similarity=0.8), vhit("b.md", similarity=0.7), vhit("a.md", similarity=0.4)]
+    both = fuse(keyword_hits, vector_hits, 10, keyword_share=0.5, min_similarity=0.4)
+    # a: .5 * 20/20 + .5 * .4/.8;  b: .5 * 10/20 + .5 * .7/.8;  c: .5 * .8/.8
+    assert [(k, score) for k, (_, score) in zip(keys(both), both)] == [
+        (("a.md", 0), 0.75), (("b.md", 0), 0.6875), (("c.md", 0), 0.5)]
+    only_keyword = fuse(keyword_hits, vector_hits, 10, keyword_share=1.0, min_similarity=0.4)
+    assert keys(only_keyword)[:2] == [("a.md", 0), ("b.md", 0)]
+    only_vector = fuse(keyword_hits, vector_hits, 10, keyword_share=0.0, min_similarity=0.4)
+    assert keys(only_vector) == [("c.md", 0), ("b.md", 0), ("a.md", 0)]
 
 
 def test_waiting_sections_keep_their_keyword_order_among_themselves_and_vector_only_hits_still_come_in() -> None:
