@@ -299,7 +299,8 @@ COVERAGE_POINTS = (0.0, 0.1, 0.5, 0.9, 1.0)
 
 def strip_vectors(index_dir: Path, keep: float, order: str, seed: int = 0) -> int:
     """Leave vectors on `keep` of the chunks, as a run stopped part-way would ("prefix": the worker's order)
-    or on a random sample of whole documents ("random"); the others go back to pending. Returns chunks kept."""
+    or on a random sample of whole documents ("random"); the others go back to pending. Returns the chunks
+    left with vectors."""
     import random
 
     import apsw
@@ -327,8 +328,9 @@ def strip_vectors(index_dir: Path, keep: float, order: str, seed: int = 0) -> in
     with conn:
         conn.execute("update chunks set embedded = 0 where id in (select value from json_each(?))", (json.dumps(drop),))
         conn.execute("delete from vec where chunk_id in (select value from json_each(?))", (json.dumps(drop),))
+    kept_now = int(conn.execute("select count(*) from chunks where embedded = 1").fetchone()[0])
     conn.close()
-    return len(rows) - len(drop)
+    return kept_now
 
 
 def coverage(args: argparse.Namespace, payload: dict) -> None:
