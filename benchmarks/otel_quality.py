@@ -52,9 +52,12 @@ def score_result(q: dict, results: list[tuple[str, list[str]]]) -> dict[str, int
     loose_hit = any(d == q["doc"] and any(re.sub(r"[\W_]+", "", norm_heading(h)) == loose for h in hs)
                     for d, hs in results[:5])
     rank = ids.index(q["doc"]) + 1 if q["doc"] in ids else 0
+    # The right section first within the right document (when that document is in the top 5).
+    first = next((hs[0] for d, hs in results[:5] if d == q["doc"] and hs), None)
     return {
         "doc@1": int(rank == 1),
         "doc@5": int(0 < rank <= 5),
+        "section@1 in doc": int(first is not None and norm_heading(first) == want),
         "section@5": int(section_hit),
         "section@5 loose": int(loose_hit),
         "rr": 1.0 / rank if rank else 0.0,
@@ -69,6 +72,7 @@ def aggregate(per_q: list[dict], questions: list[dict]) -> dict[str, object]:
             "doc@1": round(sum(r["doc@1"] for r in rows) / n, 3),
             "doc@5": round(sum(r["doc@5"] for r in rows) / n, 3),
             "section@5": round(sum(r.get("section@5", 0) for r in rows) / n, 3),
+            "section@1 in doc": round(sum(r.get("section@1 in doc", 0) for r in rows) / n, 3),
             "section@5 loose": round(sum(r.get("section@5 loose", 0) for r in rows) / n, 3),
             "mrr": round(sum(r["rr"] for r in rows) / n, 3),
         }
@@ -117,6 +121,7 @@ def run_bm25s(root: Path, questions: list[dict]) -> list[dict]:
         s = score_result(q, [(ids[i], []) for i in docs[0]])
         s.pop("section@5")
         s.pop("section@5 loose")
+        s.pop("section@1 in doc")
         out.append(s)
     return out
 

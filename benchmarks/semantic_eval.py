@@ -41,9 +41,8 @@ from .common import (
     write_results,
 )
 
-GRID_W_VECTOR = (0.25, 0.5, 0.8, 1.0, 1.25)
+GRID_KEYWORD_SHARE = (0.3, 0.4, 0.5, 0.6, 0.7)
 GRID_MIN_SIMILARITY = (0.0, 0.3, 0.4, 0.5)
-GRID_RRF_K = (10, 20, 60)
 SCIFACT_INDEX = CACHE / "semantic-scifact-index"
 OTEL_INDEX = CACHE / "semantic-otel-index"
 
@@ -137,16 +136,14 @@ def tune(hits: dict[str, tuple[list, list]], qrels: dict, depth: int) -> list[di
     from .scifact import evaluate
 
     rows = []
-    for w_vector in GRID_W_VECTOR:
+    for share in GRID_KEYWORD_SHARE:
         for min_sim in GRID_MIN_SIMILARITY:
-            for k in GRID_RRF_K:
-                run = {
-                    qid: doc_run([s for s, _ in fuse(kw[:depth], vec[:depth], depth, w_vector=w_vector,
-                                                     min_similarity=min_sim, rrf_k=k)])
-                    for qid, (kw, vec) in hits.items()
-                }
-                m = evaluate(run, qrels)
-                rows.append({"w_vector": w_vector, "min_similarity": min_sim, "rrf_k": k, **m})
+            run = {
+                qid: doc_run([s for s, _ in fuse(kw[:depth], vec[:depth], depth, keyword_share=share, min_similarity=min_sim)])
+                for qid, (kw, vec) in hits.items()
+            }
+            m = evaluate(run, qrels)
+            rows.append({"keyword_share": share, "min_similarity": min_sim, **m})
     rows.sort(key=lambda r: -r["ndcg@10"])
     return rows
 
@@ -210,8 +207,8 @@ def scifact(args: argparse.Namespace, payload: dict) -> None:
         hits = scifact_hits(lib, queries, 800)
         grid = tune(hits, qrels, 800)
         payload["scifact_tuning"] = grid
-        table(["w_vector", "min_sim", "rrf_k", "nDCG@10", "R@100"],
-              [[g["w_vector"], g["min_similarity"], g["rrf_k"], g["ndcg@10"], g["recall@100"]] for g in grid[:15]],
+        table(["keyword share", "min_sim", "nDCG@10", "R@100"],
+              [[g["keyword_share"], g["min_similarity"], g["ndcg@10"], g["recall@100"]] for g in grid[:15]],
               title="SciFact fusion grid (best 15)")
     lib.close()
 
@@ -259,11 +256,11 @@ def otel(args: argparse.Namespace, payload: dict) -> None:
         for key in ("all", "lang=en", "lang=fr"):
             if key in agg:
                 m = agg[key]
-                rows.append([mode, key, m["n"], m["doc@1"], m["doc@5"], m["section@5"], m["mrr"]])
+                rows.append([mode, key, m["n"], m["doc@1"], m["doc@5"], m["section@1 in doc"], m["section@5"], m["mrr"]])
     if args.tune:
         payload["otel_tuning"] = otel_tune(lib, questions)
     lib.close()
-    table(["mode", "subset", "n", "doc hit@1", "doc hit@5", "section hit@5", "MRR"], rows,
+    table(["mode", "subset", "n", "doc hit@1", "doc hit@5", "section hit@1 in doc", "section hit@5", "MRR"], rows,
           title=f"OpenTelemetry questions ({len(questions)})")
     payload["otel"] = results
 
@@ -279,21 +276,100 @@ def otel_tune(lib, questions: list[dict]) -> list[dict]:
     hits = [(lib.keyword_sections(q["question"], 50), lib.vectors.section_hits(lib.vectors.embed_query(q["question"]), 50))
             for q in questions]
     grid = []
-    for w_vector in GRID_W_VECTOR:
+    for share in GRID_KEYWORD_SHARE:
         for min_sim in GRID_MIN_SIMILARITY:
-            for k in GRID_RRF_K:
-                per_q = []
-                for q, (kw, vec) in zip(questions, hits):
-                    fused = fuse(kw, vec, 50, w_vector=w_vector, min_similarity=min_sim, rrf_k=k)
-                    groups = group_by_document([(s.doc_id, sc, s) for s, sc in fused], 5)
-                    per_q.append(score_result(q, [(g.doc_id, [h.heading_path for h in g.hits]) for g in groups]))
-                m = aggregate(per_q, questions)["all"]
-                grid.append({"w_vector": w_vector, "min_similarity": min_sim, "rrf_k": k, **m})
+            per_q = []
+            for q, (kw, vec) in zip(questions, hits):
+                fused = fuse(kw, vec, 50, keyword_share=share, min_similarity=min_sim)
+                groups = group_by_document([(s.doc_id, sc, s) for s, sc in fused], 5)
+                per_q.append(score_result(q, [(g.doc_id, [h.heading_path for h in g.hits]) for g in groups]))
+            m = aggregate(per_q, questions)["all"]
+            grid.append({"keyword_share": share, "min_similarity": min_sim, **m})
     grid.sort(key=lambda r: (-r["mrr"], -r["section@5"]))
-    table(["w_vector", "min_sim", "rrf_k", "doc@1", "doc@5", "section@5", "MRR"],
-          [[g["w_vector"], g["min_similarity"], g["rrf_k"], g["doc@1"], g["doc@5"], g["section@5"], g["mrr"]]
+    table(["keyword share", "min_sim", "doc@1", "doc@5", "section@5", "MRR"],
+          [[g["keyword_share"], g["min_similarity"], g["doc@1"], g["doc@5"], g["section@5"], g["mrr"]]
            for g in grid[:15]], title="OpenTelemetry fusion grid (best 15 by MRR)")
     return grid
+
+
+# -- partial coverage ----------------------------------------------------------------------------
+
+COVERAGE_POINTS = (0.0, 0.1, 0.5, 0.9, 1.0)
+
+
+def strip_vectors(index_dir: Path, keep: float, order: str, seed: int = 0) -> int:
+    """Leave vectors on `keep` of the chunks, as a run stopped part-way would ("prefix": the worker's order)
+    or on a random sample of whole documents ("random"); the others go back to pending. Returns the chunks
+    left with vectors."""
+    import random
+
+    import apsw
+    import sqlite_vec
+
+    conn = apsw.Connection(str(index_dir / "vectors.sqlite"))
+    conn.enable_load_extension(True)
+    conn.load_extension(sqlite_vec.loadable_path())
+    rows = conn.execute("select id, doc_id from chunks order by id").fetchall()
+    target = round(keep * len(rows))
+    if order == "prefix":
+        kept = {cid for cid, _ in rows[:target]}
+    else:
+        by_doc: dict[str, list[int]] = {}
+        for cid, doc_id in rows:
+            by_doc.setdefault(doc_id, []).append(cid)
+        docs = sorted(by_doc)
+        random.Random(seed).shuffle(docs)
+        kept = set()
+        for doc_id in docs:
+            if len(kept) >= target:
+                break
+            kept.update(by_doc[doc_id])
+    drop = [cid for cid, _ in rows if cid not in kept]
+    with conn:
+        conn.execute("update chunks set embedded = 0 where id in (select value from json_each(?))", (json.dumps(drop),))
+        conn.execute("delete from vec where chunk_id in (select value from json_each(?))", (json.dumps(drop),))
+    kept_now = int(conn.execute("select count(*) from chunks where embedded = 1").fetchone()[0])
+    conn.close()
+    return kept_now
+
+
+def coverage(args: argparse.Namespace, payload: dict) -> None:
+    """Keyword vs hybrid on the OTel questions while vectors cover only part of the collection (from the cached
+    fully embedded OTel index, copied and stripped)."""
+    from mcp_docs.library import Library
+    from mcp_docs.settings import Settings
+
+    from .otel_quality import aggregate, load_questions, run_library
+
+    docs = require(args.data / "otel-docs", "OpenTelemetry docs")
+    require(OTEL_INDEX / "vectors.sqlite", "the embedded OTel index (run the otel step first)")
+    questions = load_questions()
+    scratch = CACHE / "semantic-coverage-index"
+    rows, out = [], []
+    for order, seeds in (("prefix", (0,)), ("random", (0, 1, 2))):
+        for keep in COVERAGE_POINTS:
+            if order == "random" and keep in (0.0, 1.0):
+                continue  # the same index as the prefix run
+            for seed in seeds:
+                if scratch.exists():
+                    shutil.rmtree(scratch)
+                shutil.copytree(OTEL_INDEX, scratch)
+                kept = strip_vectors(scratch, keep, order, seed)
+                with Library(Settings.load(docs, scratch, embeddings="local")) as lib:
+                    lib.sync()
+                    note = lib.search(questions[0]["question"], mode="hybrid").note
+                    point = {"order": order, "keep": keep, "seed": seed, "chunks_with_vectors": kept, "note": note}
+                    for mode in ("keyword", "hybrid"):
+                        per_q, _, _ = run_library(lib, questions, mode)
+                        point[mode] = aggregate(per_q, questions)["all"]
+                out.append(point)
+                k, h = point["keyword"], point["hybrid"]
+                rows.append([order, f"{keep:.0%}", seed, kept, k["doc@1"], h["doc@1"], k["doc@5"], h["doc@5"],
+                             k["section@5"], h["section@5"], note or ""])
+    shutil.rmtree(scratch, ignore_errors=True)
+    table(["vectors on", "coverage", "seed", "chunks", "kw doc@1", "hyb doc@1", "kw doc@5", "hyb doc@5",
+           "kw sec@5", "hyb sec@5", "hybrid note"], rows, title=f"Partial coverage: OpenTelemetry questions ({len(questions)})")
+    payload["coverage"] = out
 
 
 # -- one-paragraph edit ------------------------------------------------------------------------
@@ -376,11 +452,11 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--data", type=Path, default=SHARED_BENCH)
     ap.add_argument("--fresh", action="store_true", help="rebuild the cached embedded indexes (slow)")
     ap.add_argument("--tune", action="store_true", help="print the SciFact fusion grid")
-    ap.add_argument("--only", default="scifact,otel,edit,throughput",
-                    help="comma-separated subset of scifact,otel,edit,throughput")
+    ap.add_argument("--only", default="scifact,otel,coverage,edit,throughput",
+                    help="comma-separated subset of scifact,otel,coverage,edit,throughput")
     args = ap.parse_args(argv)
     payload: dict = {}
-    steps = {"scifact": scifact, "otel": otel, "edit": paragraph_edit, "throughput": throughput}
+    steps = {"scifact": scifact, "otel": otel, "coverage": coverage, "edit": paragraph_edit, "throughput": throughput}
     for name in [s.strip() for s in args.only.split(",") if s.strip()]:
         steps[name](args, payload)
     write_results("semantic", payload)

@@ -187,6 +187,7 @@ class Library:
             assert self.vectors is not None
             try:
                 ranked = self.vectors.search(self, query, limit, mode_used, folder_norm, tag_list)
+                note = self.vectors.coverage_note(mode_used)
             except EmbedderError as exc:
                 mode_used = "keyword"
                 note = f"{mode} search failed ({exc}): keyword results shown."

@@ -1,13 +1,12 @@
-"""Pure ranking helpers: section hits → documents, reciprocal rank fusion."""
+"""Pure ranking helper: section hits → documents."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 SECTIONS_PER_DOCUMENT = 3
-RRF_K = 60
 # A document whose other sections also match is a slightly better answer than one lucky section:
 # its score is the best section's plus this share of its next best returned sections (OpenTelemetry
 # questions: document hit@1 0.653 -> 0.693; SciFact, one section per document, unchanged).
@@ -41,14 +40,3 @@ def group_by_document(
             group.score += OTHER_SECTIONS_WEIGHT * score
     ranked = sorted(groups.values(), key=lambda g: -g.score)  # stable: ties keep hit order
     return ranked[:max_documents]
-
-
-def reciprocal_rank_fusion(
-    rankings: Sequence[tuple[Sequence[Hashable], float]], k: int = RRF_K
-) -> list[tuple[Hashable, float]]:
-    """Fuse ranked key lists: score(key) = Σ weight / (k + rank), rank starting at 1."""
-    scores: dict[Hashable, float] = {}
-    for keys, weight in rankings:
-        for rank, key in enumerate(keys, start=1):
-            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
-    return sorted(scores.items(), key=lambda kv: -kv[1])

@@ -709,6 +709,37 @@ class VectorStore:
             )
         return self._has_vectors
 
+    def coverage_note(self, mode: str) -> str | None:
+        """One sentence while vectors cover only part of the collection (and why, if embedding failed)."""
+        pending = self.pending()
+        if pending == 0:
+            return None
+        embedded = self.embedded_chunks()
+        share = 100 * embedded / (embedded + pending)
+        percent = "<1" if 0 < share < 1 else str(min(99, int(share)))
+        why = f" ({self.error})" if self.error else ""
+        rest = "ranked by keyword alone" if mode == "hybrid" else "not found by semantic search yet"
+        return f"Vectors cover {percent}% of the collection so far{why}; the rest is {rest}."
+
+    def waiting_sections(self, keys: Iterable[tuple[str, int]]) -> set[tuple[str, int]]:
+        """Of these sections, those still without vectors: a chunk not embedded yet, or a document not (re)chunked yet."""
+        keys = set(keys)
+        if not keys or self.pending() == 0:
+            return set()
+        docs = json.dumps(sorted({doc_id for doc_id, _ in keys}))
+        conn = self._conn()
+        chunked = {r[0] for r in conn.execute("select doc_id from docs where doc_id in (select value from json_each(?))", (docs,))}
+        unembedded = {
+            (r[0], r[1])
+            for r in conn.execute(
+                "select doc_id, section_idx from chunks where embedded = 0 and doc_id in (select value from json_each(?))",
+                (docs,),
+            )
+        }
+        with self._state_lock:
+            dirty = set(self._dirty)
+        return {k for k in keys if k in unembedded or k[0] in dirty or k[0] not in chunked}
+
     def unavailable_reason(self) -> str | None:
         if self.embedder is None:
             return self.error or "embeddings are off"

@@ -16,7 +16,9 @@ def test_metrics_formulas() -> None:
     assert scifact.recall_at_k(["a", "x"], {"a": 1, "b": 1}, 10) == 0.5
     assert otel_quality.norm_heading("Location {#location} >  Setup") == "location > setup"
     s = otel_quality.score_result({"doc": "d.md", "section": "A > B"}, [("x.md", []), ("d.md", ["a > b"])])
-    assert s == {"doc@1": 0, "doc@5": 1, "section@5": 1, "section@5 loose": 1, "rr": 0.5}
+    assert s == {"doc@1": 0, "doc@5": 1, "section@1 in doc": 1, "section@5": 1, "section@5 loose": 1, "rr": 0.5}
+    later = otel_quality.score_result({"doc": "d.md", "section": "A > B"}, [("d.md", ["intro", "a > b"])])
+    assert later["section@5"] == 1 and later["section@1 in doc"] == 0
 
 
 def test_synthetic_vault_indexes_and_searches(tmp_path) -> None:

@@ -1,0 +1,212 @@
+"""Hybrid fusion while vectors cover only part of the collection: the pure fusion function, then a real library
+(Tantivy + sqlite-vec files in a tmp dir) embedded part-way through an OpenAI-compatible endpoint on 127.0.0.1."""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+from mcp_docs.index import vectors as vectors_mod
+from mcp_docs.index.hits import RankedSection
+from mcp_docs.index.hybrid import fuse
+from mcp_docs.index.ranking import group_by_document
+from mcp_docs.index.vectors import VectorHit
+from mcp_docs.library import Library
+from mcp_docs.settings import Settings
+from tests.test_embedders import FAKE_KEY, EmbeddingsServer
+
+Key = tuple[str, int]
+
+
+def section(doc_id: str, idx: int = 0) -> RankedSection:
+    return RankedSection(doc_id, idx, doc_id, "H", "H", 1, 2, "body", ())
+
+
+def vhit(doc_id: str, idx: int = 0, similarity: float = 0.9) -> VectorHit:
+    return VectorHit(doc_id, idx, similarity, doc_id, "H", "H", 1, 2, "piece", ())
+
+
+def keys(fused: list[tuple[RankedSection, float]]) -> list[Key]:
+    return [(s.doc_id, s.section_idx) for s, _ in fused]
+
+
+def kw(*doc_ids: str) -> list[tuple[RankedSection, float]]:
+    return [(section(d), 10.0 - i) for i, d in enumerate(doc_ids)]
+
+
+# -- the pure fusion ----------------------------------------------------------------------------
+
+def test_a_section_without_vectors_does_not_lose_to_one_that_merely_has_them() -> None:
+    # "install" is keyword rank 1 but not embedded yet; "blog" is keyword rank 2 and the vector side's top hit.
+    keyword_hits = kw("install.md", "blog.md", "chart.md")
+    vector_hits = [vhit("blog.md"), vhit("other.md")]
+    waiting = {("install.md", 0), ("chart.md", 0)}
+    assert keys(fuse(keyword_hits, vector_hits, 10, waiting=waiting))[0] == ("install.md", 0)
+    # without knowing what is waiting, the section that merely has vectors wins (the bug this guards against)
+    assert keys(fuse(keyword_hits, vector_hits, 10))[0] == ("blog.md", 0)
+
+
+def test_nothing_embedded_gives_the_keyword_order() -> None:
+    rng = random.Random(7)
+    for _ in range(50):
+        docs = [f"d{i}.md" for i in rng.sample(range(100), 30)]
+        keyword_hits = kw(*docs)
+        waiting = {(d, 0) for d in docs}
+        assert keys(fuse(keyword_hits, [], 50, waiting=waiting)) == [(d, 0) for d in docs]
+
+
+def test_with_nothing_embedded_documents_group_exactly_as_in_keyword_search() -> None:
+    # Ranks would not do: a document with several matching sections groups differently on rank scores.
+    rng = random.Random(3)
+    for _ in range(50):
+        hits = [(section(f"d{rng.randrange(8)}.md", i), rng.uniform(1, 60)) for i in range(30)]
+        hits.sort(key=lambda h: -h[1])
+        waiting = {(s.doc_id, s.section_idx) for s, _ in hits}
+        fused = fuse(hits, [], 50, waiting=waiting)
+        by_keyword = group_by_document([(s.doc_id, score, s) for s, score in hits], 10)
+        by_fusion = group_by_document([(s.doc_id, score, s) for s, score in fused], 10)
+        assert [(g.doc_id, g.hits) for g in by_fusion] == [(g.doc_id, g.hits) for g in by_keyword]
+
+
+def test_fully_embedded_each_side_is_scaled_to_its_best_hit_and_weighed_by_the_share() -> None:
+    keyword_hits = [(section("a.md"), 20.0), (section("b.md"), 10.0)]
+    vector_hits = [vhit("c.md", similarity=0.8), vhit("b.md", similarity=0.7), vhit("a.md", similarity=0.4)]
+    both = fuse(keyword_hits, vector_hits, 10, keyword_share=0.5, min_similarity=0.4)
+    # a: .5 * 20/20 + .5 * .4/.8;  b: .5 * 10/20 + .5 * .7/.8;  c: .5 * .8/.8
+    assert [(k, score) for k, (_, score) in zip(keys(both), both)] == [
+        (("a.md", 0), 0.75), (("b.md", 0), 0.6875), (("c.md", 0), 0.5)]
+    only_keyword = fuse(keyword_hits, vector_hits, 10, keyword_share=1.0, min_similarity=0.4)
+    assert keys(only_keyword)[:2] == [("a.md", 0), ("b.md", 0)]
+    only_vector = fuse(keyword_hits, vector_hits, 10, keyword_share=0.0, min_similarity=0.4)
+    assert keys(only_vector) == [("c.md", 0), ("b.md", 0), ("a.md", 0)]
+
+
+def test_waiting_sections_keep_their_keyword_order_among_themselves_and_vector_only_hits_still_come_in() -> None:
+    docs = [f"k{i}.md" for i in range(20)]
+    keyword_hits = kw(*docs)
+    waiting = {(d, 0) for d in docs[::2]}  # every other keyword hit has no vectors yet
+    vector_hits = [vhit("new.md")] + [vhit(d) for d in reversed(docs[1::2])]
+    fused = keys(fuse(keyword_hits, vector_hits, 50, waiting=waiting))
+    assert [k for k in fused if k in waiting] == [(d, 0) for d in docs[::2]]
+    assert ("new.md", 0) in fused
+
+
+def test_partial_or_stale_vector_hits_of_waiting_sections_are_ignored() -> None:
+    # half embedded: its one vector hit must not count on top of its keyword stand-in
+    keyword_hits = kw("a.md", "b.md")
+    waiting = {("b.md", 0)}
+    alone = fuse(keyword_hits, [], 10, waiting=waiting)
+    with_hit = fuse(keyword_hits, [vhit("b.md")], 10, waiting=waiting)
+    assert with_hit == alone
+
+
+def test_vector_hits_below_the_cutoff_are_left_out_whatever_the_coverage() -> None:
+    fused = fuse(kw("a.md"), [vhit("far.md", similarity=0.1)], 10, waiting={("a.md", 0)}, min_similarity=0.4)
+    assert keys(fused) == [("a.md", 0)]
+
+
+# -- a real library, embedded part-way ----------------------------------------------------------------
+
+CANONICAL = """# Install the Collector with Helm
+
+## Kubernetes
+
+Install the collector on Kubernetes with the Helm chart: `helm install my-collector open-telemetry/opentelemetry-collector`.
+"""
+
+BLOG = """# Our year with observability
+
+## Looking back
+
+We moved every cluster to Kubernetes this year and wrote about observability, dashboards, the collector and Kubernetes.
+"""
+
+
+def write_vault(root: Path) -> Path:
+    (root / "blog").mkdir(parents=True)
+    (root / "docs").mkdir()
+    for i in range(3):  # sorted first: embedded first, as the worker goes in document order
+        (root / "blog" / f"2022-{i}.md").write_text(BLOG.replace("this year", f"in 2022, part {i}"))
+    (root / "docs" / "install.md").write_text(CANONICAL)
+    (root / "docs" / "tracing.md").write_text("# Tracing\n\n## Spans\n\nA span is one unit of work in a trace.\n")
+    return root
+
+
+def endpoint_settings(vault: Path, index: Path, server: EmbeddingsServer) -> Settings:
+    return Settings.load(vault, index, embeddings="openai", environ={"EMB_KEY": FAKE_KEY},
+                         embeddings_base_url=server.base_url, embeddings_model="bow", embeddings_api_key_env="EMB_KEY")
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> EmbeddingsServer:
+    monkeypatch.setenv("EMB_KEY", FAKE_KEY)
+    with EmbeddingsServer() as srv:
+        yield srv
+
+
+def embed_part_way(lib: Library, chunks: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An `index` run interrupted after `chunks` chunks (Ctrl-C), committed so far."""
+    assert lib.vectors is not None
+    monkeypatch.setattr(vectors_mod, "EMBED_BATCH", 1)
+
+    def interrupt(done: int, total: int) -> None:
+        if done >= chunks:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        lib.vectors.build(progress=interrupt)
+
+
+QUERY = "install the collector on Kubernetes with Helm"
+
+
+def test_part_way_embedded_hybrid_keeps_the_keyword_winner_and_says_how_far(
+    tmp_path: Path, server: EmbeddingsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = write_vault(tmp_path / "vault")
+    with Library(endpoint_settings(vault, tmp_path / "idx", server)) as lib:
+        lib.sync()
+        embed_part_way(lib, 3, monkeypatch)  # the three blog posts, not the docs
+        assert lib.vectors is not None
+        assert lib.vectors.embedded_chunks() == 3 and lib.vectors.pending() == 2
+        keyword = lib.search(QUERY, mode="keyword")
+        assert keyword.results[0].id == "docs/install.md" and keyword.note is None
+        hybrid = lib.search(QUERY, mode="hybrid")
+        assert hybrid.mode_used == "hybrid"
+        assert [r.id for r in hybrid.results][:1] == ["docs/install.md"]
+        assert hybrid.note == "Vectors cover 60% of the collection so far; the rest is ranked by keyword alone."
+        semantic = lib.search(QUERY, mode="semantic")
+        assert "60%" in (semantic.note or "") and "semantic" in (semantic.note or "")
+        assert all(r.id.startswith("blog/") for r in semantic.results)
+        lib.vectors.build()  # the rest: no note any more
+        done = lib.search(QUERY, mode="hybrid")
+        assert done.note is None and done.results[0].id == "docs/install.md"
+
+
+def test_an_embedding_failure_part_way_is_named_in_the_note_and_keyword_order_holds(
+    tmp_path: Path, server: EmbeddingsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = write_vault(tmp_path / "vault")
+    with Library(endpoint_settings(vault, tmp_path / "idx", server)) as lib:
+        lib.sync()
+        embed_part_way(lib, 3, monkeypatch)
+        assert lib.vectors is not None
+        server.fail_with = 500  # the endpoint now refuses passages (a model that broke, a rejected chunk)
+        lib.start_embedding()
+        deadline = time.monotonic() + 30
+        while not lib.vectors.status()["error"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert lib.vectors.status()["error"]
+        lib.vectors.stop()
+        server.fail_with = None  # queries get through again
+        hybrid = lib.search(QUERY, mode="hybrid")
+        assert hybrid.results[0].id == "docs/install.md"
+        note = hybrid.note or ""
+        assert note.startswith("Vectors cover 60% of the collection so far (") and "keyword alone" in note
+        server.fail_with = 500  # and when the query cannot be embedded either: keyword results, with the reason
+        lib.vectors._query_cache.clear()
+        down = lib.search("collector helm chart", mode="hybrid")
+        assert down.mode_used == "keyword" and "failed" in (down.note or "") and down.results[0].id == "docs/install.md"
