@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from pathlib import Path
@@ -128,10 +129,15 @@ We moved every cluster to Kubernetes this year and wrote about observability, da
 def write_vault(root: Path) -> Path:
     (root / "blog").mkdir(parents=True)
     (root / "docs").mkdir()
-    for i in range(3):  # sorted first: embedded first, as the worker goes in document order
+    for i in range(3):
         (root / "blog" / f"2022-{i}.md").write_text(BLOG.replace("this year", f"in 2022, part {i}"))
     (root / "docs" / "install.md").write_text(CANONICAL)
     (root / "docs" / "tracing.md").write_text("# Tracing\n\n## Spans\n\nA span is one unit of work in a trace.\n")
+    # The worker embeds the most recently modified documents first: the blog posts are the newest here,
+    # so an interrupted run has embedded them and not the docs (the case the review hit).
+    old = time.time() - 3600
+    for doc in (root / "docs").iterdir():
+        os.utime(doc, (old, old))
     return root
 
 
