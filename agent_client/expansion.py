@@ -44,13 +44,14 @@ def distinct_queries(question: str, reformulations: Sequence[str]) -> list[str]:
 
 
 def fuse(results: Sequence[str], k: int = RRF_K) -> list[tuple[str, float, list[str]]]:
-    """(document id, fused score, its lines from the first search that returned it), best first."""
+    """(document id, fused score, its lines from every search that returned it, without repeats), best first."""
     scores: dict[str, float] = {}
     lines: dict[str, list[str]] = {}
     for text in results:
         for rank, (doc_id, doc_lines) in enumerate(search_hits(text), start=1):
             scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (k + rank)
-            lines.setdefault(doc_id, doc_lines)
+            known = lines.setdefault(doc_id, [])
+            known.extend(line for line in doc_lines if line not in known)
     order = sorted(scores, key=lambda d: -scores[d])
     return [(d, scores[d], lines[d]) for d in order]
 
