@@ -18,6 +18,7 @@ from .calllog import CallLog
 from .errors import AgentError, ErrorKind, classify
 from .home import home
 from .loop import Agent, Limits, Route
+from .memory import describe, exchanges, forget, remember
 from .mcp_session import DEFAULT_TOKEN_ENV, DocsFolder, ServerCommand, ServerTarget, ServerURL, connect
 from .models import Message, RunResult
 from .providers import (
@@ -205,7 +206,8 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
 
 # ---------------------------------------------------------------- chat
 
-CHAT_HELP = "commands: /reset  /usage  /sessions  /delete NAME  /exit  (Ctrl-C cancels a running answer)"
+CHAT_HELP = ("commands: /reset  /usage  /sessions  /delete NAME  /memory  /forget [N]  /exit  "
+             "(Ctrl-C cancels a running answer)")
 
 
 async def _chat(args: argparse.Namespace, settings: Settings) -> int:
@@ -242,6 +244,22 @@ async def _chat(args: argparse.Namespace, settings: Settings) -> int:
                         store.reset(name)
                         history = []
                         print(f"session {name!r} reset", file=out)
+                    elif cmd == "/memory":
+                        for text in describe(history, settings.memory_tokens):
+                            print(terminal_safe(text), file=out)
+                    elif cmd == "/forget":
+                        which = rest.strip()
+                        if not which:
+                            store.reset(name)
+                            history = []
+                            print(f"session {name!r}: everything forgotten", file=out)
+                        elif not which.isdigit() or (kept := forget(history, int(which))) is None:
+                            print(f"/forget N takes the number of an exchange that /memory lists (1-"
+                                  f"{len(exchanges(history))}); /forget alone forgets everything.", file=out)
+                        else:
+                            store.replace(name, kept)
+                            history = kept
+                            print(f"session {name!r}: exchange {which} forgotten", file=out)
                     elif cmd == "/usage":
                         usage, cost, calls = store.usage(name)
                         print(f"session {name!r}: {calls} calls, {usage.prompt_tokens:,} prompt "
@@ -264,7 +282,8 @@ async def _chat(args: argparse.Namespace, settings: Settings) -> int:
                     else:
                         print(CHAT_HELP, file=out)
                     continue
-                result = await _interruptible(agent, line, history)
+                context = remember(history, line, settings.memory_tokens).messages()
+                result = await _interruptible(agent, line, context)
                 if result is None:
                     print("\n(cancelled)", file=sys.stderr)
                     continue
