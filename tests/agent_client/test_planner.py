@@ -143,3 +143,21 @@ def test_a_bad_plan_on_the_terminal_is_one_line_and_no_traceback(llm: FakeLLM, c
     assert "The plan was not a JSON object. docs-agent answered with the react loop instead." in stderr
     assert "Traceback" not in stderr
 
+
+
+def test_plan_expand_and_reflect_together(llm: FakeLLM, capsys, monkeypatch) -> None:
+    """Anthropic, whose history with tool blocks must keep declaring the tools: the side calls that see the
+    expanded search (the plan) declare them, those that do not (the rewrite, the critique) do not."""
+    read = {"steps": [{"id": 1, "tool": "read_section", "arguments": {"id": "guides/setup.md", "section": "Installation"}}]}
+    critique = {"grounded": 5, "complete": 5, "cited": 5, "problems": ""}
+    llm.push(an_text(json.dumps({"queries": ["widget port"]})), an_text(json.dumps(read)), an_text(ANSWER),
+             an_text(json.dumps(critique)))
+    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "default port?", "--server-cmd", TINY,
+                               *llm_args(llm, "anthropic"), "--strategy", "plan", "--expand", "--reflect", "--json")
+    assert code == 0, stderr
+    out = json.loads(stdout)
+    assert out["answer"] == ANSWER and out["citations"][0]["verified"] and "notes" not in out
+    assert out["plan"]["steps"][0]["tool"] == "read_section" and out["reflection"]["revised"] is False
+    assert [c["name"] for c in out["tool_calls"]] == ["search_documents", "search_documents", "read_section"]
+    assert out["usage"]["prompt_tokens"] == 400
+    assert ["tools" in r.body for r in llm.requests] == [False, True, True, False]
