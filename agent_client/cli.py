@@ -18,6 +18,7 @@ from .calllog import CallLog
 from .errors import AgentError, ErrorKind, classify
 from .home import home
 from .loop import Agent, Limits, Route
+from .memory import describe, exchanges, forget, remember
 from .mcp_session import DEFAULT_TOKEN_ENV, DocsFolder, ServerCommand, ServerTarget, ServerURL, connect
 from .models import Message, RunResult
 from .providers import (
@@ -31,7 +32,7 @@ from .providers import (
     resolve,
 )
 from .redaction import scrubbed_stdio
-from .render import TerminalObserver, summary_line, unverified_citations
+from .render import TerminalObserver, notes, summary_line, unverified_citations
 from .sessions import SessionStore
 from .settings import DEFAULT_MAX_RETRIES, Settings
 from .text import terminal_safe
@@ -51,6 +52,13 @@ def _connection_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fallback", metavar="NAME[,NAME...]",
                    help="providers that take over the question, in order, when the current one fails with a server "
                         "error, overload, timeout or network error (default: DOCS_AGENT_FALLBACK)")
+    p.add_argument("--strategy", choices=("react", "plan"), default="react",
+                   help="react (default): the model calls tools turn by turn; plan: one call writes a plan of tool "
+                        "calls, run in parallel where independent, re-planned once on failure, then one answer")
+    p.add_argument("--expand", action="store_true",
+                   help="one cheap call rewrites the question into 2-3 searches, run at once and fused (-v shows them)")
+    p.add_argument("--reflect", action="store_true",
+                   help="one call reviews the answer against what was read; a weak answer is revised once")
     p.add_argument("--max-iterations", type=int, default=10, help="tool-calling iterations before a last answer without tools (default 10)")
     p.add_argument("--max-cost", type=float, metavar="USD", help="stop when the question has cost this much")
     p.add_argument("--max-tokens", type=int, metavar="N", help="stop when the question has used this many tokens")
@@ -59,7 +67,8 @@ def _connection_args(p: argparse.ArgumentParser) -> None:
                    help="SDK retries on connection errors, timeouts, 408/409/429/5xx "
                         f"(default: DOCS_AGENT_MAX_RETRIES, else {DEFAULT_MAX_RETRIES})")
     p.add_argument("-q", "--quiet", action="store_true", help="do not show tool activity on stderr")
-    p.add_argument("-v", "--verbose", action="store_true", help="show the MCP server's own log on stderr")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="show the MCP server's own log and the --expand reformulations on stderr")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -135,6 +144,10 @@ def _routes(providers: list[ResolvedProvider], args: argparse.Namespace, setting
             for p in providers]
 
 
+def _patterns(args: argparse.Namespace) -> dict[str, Any]:
+    return {"strategy": args.strategy, "expand": args.expand, "reflect": args.reflect}
+
+
 def _server_log(args: argparse.Namespace) -> IO[str]:
     if args.verbose:
         return sys.stderr
@@ -159,11 +172,11 @@ async def _ask(args: argparse.Namespace, settings: Settings) -> RunResult:
         first, *others = _routes([provider, *fallbacks], args, settings)
     except AgentError as exc:
         return _failed(exc, provider, args)
-    observer = TerminalObserver(stream_text=not args.json, show_tools=not args.quiet)
+    observer = TerminalObserver(stream_text=not args.json, show_tools=not args.quiet, verbose=args.verbose)
     try:
         async with connect(target, errlog=_server_log(args)) as conn:
             agent = Agent(first.model, conn, first.prices, limits=limits, log=CallLog(), observer=observer,
-                          fallbacks=others)
+                          fallbacks=others, **_patterns(args))
             result = await agent.ask(args.question)
             if result.error_kind == "network" and not args.provider and provider.name == FALLBACK_PROVIDER:
                 result.error = (f"{result.error} No provider key is set (see `docs-agent providers`), so docs-agent "
@@ -184,7 +197,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
         if result.stopped_reason == "error":
             print(terminal_safe(f"error ({result.error_kind}): {result.error}"), file=sys.stderr)
         else:
-            for line in unverified_citations(result):
+            for line in [*unverified_citations(result), *notes(result)]:
                 print(line, file=sys.stderr)
             if not args.quiet:
                 print(summary_line(result), file=sys.stderr)
@@ -193,7 +206,8 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
 
 # ---------------------------------------------------------------- chat
 
-CHAT_HELP = "commands: /reset  /usage  /sessions  /delete NAME  /exit  (Ctrl-C cancels a running answer)"
+CHAT_HELP = ("commands: /reset  /usage  /sessions  /delete NAME  /memory  /forget [N]  /exit  "
+             "(Ctrl-C cancels a running answer)")
 
 
 async def _chat(args: argparse.Namespace, settings: Settings) -> int:
@@ -209,7 +223,8 @@ async def _chat(args: argparse.Namespace, settings: Settings) -> int:
     try:
         async with connect(target, errlog=_server_log(args)) as conn:
             agent = Agent(first.model, conn, first.prices, limits=limits, log=CallLog(), session=name,
-                          observer=TerminalObserver(show_tools=not args.quiet), fallbacks=others)
+                          observer=TerminalObserver(show_tools=not args.quiet, verbose=args.verbose), fallbacks=others,
+                          **_patterns(args))
             print(f"docs-agent chat · session {name!r} ({len(history)} messages) · {provider.name}/{provider.model}",
                   file=sys.stderr)
             print(CHAT_HELP, file=sys.stderr)
@@ -229,6 +244,22 @@ async def _chat(args: argparse.Namespace, settings: Settings) -> int:
                         store.reset(name)
                         history = []
                         print(f"session {name!r} reset", file=out)
+                    elif cmd == "/memory":
+                        for text in describe(history, settings.memory_tokens):
+                            print(terminal_safe(text), file=out)
+                    elif cmd == "/forget":
+                        which = rest.strip()
+                        if not which:
+                            store.reset(name)
+                            history = []
+                            print(f"session {name!r}: everything forgotten", file=out)
+                        elif not which.isdigit() or (kept := forget(history, int(which))) is None:
+                            print(f"/forget N takes the number of an exchange that /memory lists (1-"
+                                  f"{len(exchanges(history))}); /forget alone forgets everything.", file=out)
+                        else:
+                            store.replace(name, kept)
+                            history = kept
+                            print(f"session {name!r}: exchange {which} forgotten", file=out)
                     elif cmd == "/usage":
                         usage, cost, calls = store.usage(name)
                         print(f"session {name!r}: {calls} calls, {usage.prompt_tokens:,} prompt "
@@ -251,7 +282,8 @@ async def _chat(args: argparse.Namespace, settings: Settings) -> int:
                     else:
                         print(CHAT_HELP, file=out)
                     continue
-                result = await _interruptible(agent, line, history)
+                context = remember(history, line, settings.memory_tokens).messages()
+                result = await _interruptible(agent, line, context)
                 if result is None:
                     print("\n(cancelled)", file=sys.stderr)
                     continue
@@ -260,7 +292,7 @@ async def _chat(args: argparse.Namespace, settings: Settings) -> int:
                 if result.stopped_reason == "error":
                     print(terminal_safe(f"error ({result.error_kind}): {result.error}"), file=sys.stderr)
                 else:
-                    for warning in unverified_citations(result):
+                    for warning in [*unverified_citations(result), *notes(result)]:
                         print(warning, file=sys.stderr)
                     if not args.quiet:
                         print(summary_line(result), file=sys.stderr)

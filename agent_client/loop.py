@@ -3,10 +3,11 @@ back, stop when it answers — or at the iteration limit, the budget, the deadli
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import anyio
 
@@ -14,23 +15,38 @@ from .calllog import CallLog, CallRecord
 from .citations import check_citations, is_evidence_tool
 from .context import trim_history
 from .errors import FALLBACK_KINDS, AgentError, ErrorKind, classify
+from .expansion import EXPAND_PROMPT, Reformulations, distinct_queries, render_fused
 from .mcp_session import ToolOutcome
 from .models import (
     AssistantMessage,
     Message,
     ModelTurn,
+    PlanReport,
     ProviderAttempt,
+    ReflectionReport,
     RunResult,
+    StepReport,
     ToolCall,
     ToolCallRecord,
     ToolResultMessage,
     ToolSpec,
     UserMessage,
 )
+from .planner import Plan, levels, parse_plan, planner_prompt, resolve_arguments
 from .providers import ChatModel, Prices, cost_usd
 from .redaction import scrub
+from .reflection import (
+    CRITIC_PROMPT,
+    REVISE_NOTE,
+    Critique,
+    critique_request,
+    revision_request,
+)
 from .settings import DEFAULT_MAX_TOOL_ARGUMENT_BYTES, DEFAULT_MAX_TOOL_CALLS_PER_TURN
-from .text import clip
+from .structured import parse_reply
+from .text import clip, short
+
+Strategy = Literal["react", "plan"]
 
 SYSTEM_PROMPT = """\
 You answer questions from a collection of documents that you can reach only through your tools.
@@ -54,6 +70,11 @@ FINAL_CALL_NOTE = """
 
 You have used all the tool calls allowed for this question. Do not call tools any more: answer now from \
 what you have already read, cite the sources, and say clearly what remains unverified."""
+
+PLAN_ANSWER_NOTE = """
+
+Your plan has run: its tool results are above. Answer now from them, cite the sources, and say clearly what \
+the documents do not cover."""
 
 
 @dataclass
@@ -96,14 +117,20 @@ class Observer:
 
     def on_tool_end(self, call: ToolCall, outcome: ToolOutcome, duration_ms: int) -> None: ...
 
+    def on_reformulations(self, queries: list[str]) -> None: ...
+
+    def on_note(self, text: str) -> None: ...
+
 
 class Agent:
     """`fallbacks`: the providers that take over the same question, history and budget when the current one
-    fails in a way another provider would not repeat (`errors.FALLBACK_KINDS`), in order."""
+    fails in a way another provider would not repeat (`errors.FALLBACK_KINDS`), in order.
+    `strategy` "plan", `expand` and `reflect` add calls around the same loop, within the same limits."""
 
     def __init__(self, model: ChatModel, tools: ToolBox, prices: Prices, *, limits: Limits | None = None,
                  log: CallLog | None = None, session: str | None = None, observer: Observer | None = None,
-                 system_prompt: str = SYSTEM_PROMPT, fallbacks: Sequence[Route] = ()):
+                 system_prompt: str = SYSTEM_PROMPT, fallbacks: Sequence[Route] = (), strategy: Strategy = "react",
+                 expand: bool = False, reflect: bool = False):
         self.model = model
         self.tools = tools
         self.prices = prices
@@ -115,6 +142,9 @@ class Agent:
         self.session = session
         self.observer = observer or Observer()
         self.system_prompt = system_prompt
+        self.strategy = strategy
+        self.expand = expand
+        self.reflect = reflect
 
     async def ask(self, question: str, history: Sequence[Message] = ()) -> RunResult:
         self._active = 0  # every question starts with the first provider
@@ -124,7 +154,14 @@ class Agent:
         start = len(history)
         try:
             with anyio.fail_after(self.limits.deadline_s):
-                await self._run(messages, result)
+                if self.expand:
+                    await self._expand(question, messages, result)
+                if self.strategy == "plan":
+                    await self._run_plan(messages, result)
+                else:
+                    await self._run(messages, result)
+                if self.reflect and result.stopped_reason == "final" and result.answer.strip():
+                    await self._reflect(question, messages, result)
         except TimeoutError:
             self._fail(result, AgentError(ErrorKind.TIMEOUT, f"No answer within the {self.limits.deadline_s:g} s "
                                           "deadline for this question.", retryable=True))
@@ -148,8 +185,10 @@ class Agent:
         result.retryable = exc.retryable
 
     async def _run(self, messages: list[Message], result: RunResult) -> None:
-        for iteration in range(1, self.limits.max_iterations + 1):
-            result.iterations = iteration
+        """The react loop; iterations already spent (by a plan that failed) count against the limit."""
+        while result.iterations < self.limits.max_iterations:
+            result.iterations += 1
+            iteration = result.iterations
             turn = await self._call(messages, result, allow_tools=True)
             calls = _unique_ids(turn.tool_calls, iteration)
             if not calls:
@@ -178,6 +217,124 @@ class Agent:
         messages.append(AssistantMessage(content=turn.text))
         result.answer, result.stopped_reason = turn.text, "max_iterations"
 
+    # ------------------------------------------------------------ --strategy plan
+
+    async def _run_plan(self, messages: list[Message], result: RunResult) -> None:
+        """Plan, run the plan's rounds (each round's steps concurrently), re-plan once if a step failed, answer.
+        A plan that cannot run is one sentence in `plan.note`, and the react loop answers instead."""
+        report = result.plan = PlanReport()
+        plan, problem = await self._make_plan(messages, result)
+        if plan is not None:
+            failure = await self._execute(plan, messages, result)
+            if failure and not self._over_budget(result):
+                report.replanned = True
+                retry = [*messages, UserMessage(content=f"[docs-agent: {failure} Write a new plan that gets the "
+                                                        "answer another way, using the results above.]")]
+                plan, problem = await self._make_plan(retry, result)
+                if plan is not None:
+                    failure = await self._execute(plan, messages, result)
+            if plan is not None and failure:
+                report.note = f"After a re-plan, {failure[0].lower()}{failure[1:]}"
+        if plan is None:
+            report.note = f"{problem} docs-agent answered with the react loop instead."
+            self.observer.on_note(report.note)
+            await self._run(messages, result)
+            return
+        if self._over_budget(result):
+            result.stopped_reason = "budget"
+            return
+        result.iterations += 1
+        turn = await self._call(messages, result, allow_tools=False, system=self.system_prompt + PLAN_ANSWER_NOTE)
+        messages.append(AssistantMessage(content=turn.text))
+        result.answer, result.stopped_reason = turn.text, "final"
+
+    async def _make_plan(self, messages: list[Message], result: RunResult) -> tuple[Plan | None, str | None]:
+        max_steps = self.limits.max_tool_calls_per_turn
+        result.iterations += 1
+        turn = await self._call(messages, result, allow_tools=False, side=True,
+                                system=planner_prompt(self.tools.tools, max_steps))
+        plan, problem = parse_plan(turn.text, self.tools.tools, max_steps)
+        if plan is None:
+            return None, problem
+        rounds = len(levels(plan) or ())
+        room = self.limits.max_iterations - result.iterations - 1  # the answer needs the last iteration
+        if rounds > room:
+            return None, (f"The plan needs {rounds} rounds of tool calls; only {max(room, 0)} fit in "
+                          f"--max-iterations {self.limits.max_iterations}.")
+        return plan, None
+
+    async def _execute(self, plan: Plan, messages: list[Message], result: RunResult) -> str | None:
+        """Run the plan round by round; None when every step succeeded, else one sentence on what failed."""
+        assert result.plan is not None
+        outputs: dict[int, str] = {}
+        for round_steps in levels(plan) or ():
+            if self._over_budget(result):
+                return None
+            result.iterations += 1
+            calls = [ToolCall(id=f"plan_{result.iterations}_{s.id}", name=s.tool,
+                              arguments_json=resolve_arguments(s, outputs)) for s in round_steps]
+            messages.append(AssistantMessage(tool_calls=[self._bounded(c) for c in calls]))
+            results = await self._run_tools(calls, result)
+            messages.extend(results)
+            failed = []
+            for step, call, res in zip(round_steps, calls, results):
+                outputs[step.id] = res.content
+                result.plan.steps.append(StepReport(id=step.id, tool=step.tool, arguments=json.loads(call.arguments_json),
+                                                    after=step.after, is_error=res.is_error))
+                if res.is_error:
+                    failed.append(f"step {step.id} ({step.tool}) failed: {short(res.content, 200)}")
+            if failed:
+                return "The " + "; the ".join(failed)
+        return None
+
+    # ------------------------------------------------------------ --expand
+
+    async def _expand(self, question: str, messages: list[Message], result: RunResult) -> None:
+        """Search the question and its reformulations at once; the fused list becomes the first search result."""
+        search = next((t for t in self.tools.tools if t.name == "search_documents"), None)
+        if search is None:
+            result.notes.append("--expand needs a search_documents tool, which this server does not have; "
+                                "docs-agent searched without expansion.")
+            return
+        turn = await self._call([UserMessage(content=question)], result, allow_tools=False, side=True,
+                                system=EXPAND_PROMPT)
+        reply, problem = parse_reply(turn.text, Reformulations, "reformulation reply")
+        if reply is None:
+            result.notes.append(f"--expand: {problem} docs-agent searched without expansion.")
+            return
+        queries = distinct_queries(question, reply.queries)
+        self.observer.on_reformulations(queries[1:])
+        calls = [ToolCall(id=f"expand_{i}", name=search.wire_name, arguments_json=json.dumps({"query": q}))
+                 for i, q in enumerate(queries)]
+        found = [r.content for r in await self._run_tools(calls, result) if not r.is_error]
+        call = ToolCall(id="expand", name=search.wire_name, arguments_json=json.dumps({"query": question}))
+        messages.append(AssistantMessage(tool_calls=[call]))
+        messages.append(ToolResultMessage(tool_call_id=call.id, name=call.name,
+                                          content=clip(render_fused(queries, found), self.limits.result_chars)))
+
+    # ------------------------------------------------------------ --reflect
+
+    async def _reflect(self, question: str, messages: list[Message], result: RunResult) -> None:
+        """One critique; below the threshold one revision without tools. The revised answer replaces the first."""
+        if self._over_budget(result):
+            return
+        turn = await self._call([UserMessage(content=critique_request(question, self._evidence, result.answer))],
+                                result, allow_tools=False, side=True, system=CRITIC_PROMPT)
+        critique, problem = parse_reply(turn.text, Critique, "critique")
+        if critique is None:
+            result.notes.append(f"--reflect: {problem} docs-agent kept the answer as it was.")
+            return
+        report = result.reflection = ReflectionReport(**critique.model_dump())
+        if not critique.needs_revision or self._over_budget(result):
+            return
+        self.observer.on_note(f"review: grounded {critique.grounded}/5, complete {critique.complete}/5, "
+                              f"cited {critique.cited}/5 — revising")
+        turn = await self._call([*messages, UserMessage(content=revision_request(critique))], result,
+                                allow_tools=False, system=self.system_prompt + REVISE_NOTE)
+        if turn.text.strip():
+            messages[-1] = AssistantMessage(content=turn.text)  # the stored history keeps the revised answer
+            result.answer, report.revised = turn.text, True
+
     def _oversized(self, call: ToolCall) -> int | None:
         size = len(call.arguments_json.encode())
         return size if size > self.limits.max_tool_argument_bytes else None
@@ -191,8 +348,13 @@ class Agent:
                (lim.max_cost_usd is not None and result.cost_usd >= lim.max_cost_usd)
 
     async def _call(self, messages: list[Message], result: RunResult, *, allow_tools: bool,
-                    system: str | None = None) -> ModelTurn:
+                    system: str | None = None, side: bool = False) -> ModelTurn:
+        """`side`: a call that writes JSON for docs-agent (plan, reformulations, critique), not the answer:
+        nothing of it is streamed, and when its messages hold no tool traffic no tools are declared."""
         system = system or self.system_prompt
+        tools = self.tools.tools
+        if side and not any(isinstance(m, ToolResultMessage) for m in messages):
+            tools = []
         to_send = trim_history(messages, self.limits.context_tokens, system)
         while True:
             route = self.routes[self._active]
@@ -200,8 +362,8 @@ class Agent:
             record = CallRecord(time=time.time(), session=self.session, provider=route.model.provider,
                                 model=route.model.model)
             try:
-                turn = scrub(await route.model.complete(system, to_send, self.tools.tools, allow_tools=allow_tools,
-                                                        on_text=self.observer.on_text))
+                turn = scrub(await route.model.complete(system, to_send, tools, allow_tools=allow_tools,
+                                                        on_text=None if side else self.observer.on_text))
                 break
             except Exception as exc:
                 error = classify(exc, provider=route.model.provider)

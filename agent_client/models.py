@@ -121,6 +121,34 @@ class ProviderAttempt(BaseModel):
     error: str | None = None
 
 
+class StepReport(BaseModel):
+    """One step of a `--strategy plan` run, as it ran."""
+
+    id: int
+    tool: str
+    arguments: dict[str, Any]
+    after: list[int]
+    is_error: bool = False
+
+
+class PlanReport(BaseModel):
+    """The `plan` of `ask --json`: the steps that ran (of the re-plan, if there was one) and any problem."""
+
+    steps: list[StepReport] = Field(default_factory=list)
+    replanned: bool = False
+    note: str | None = None
+
+
+class ReflectionReport(BaseModel):
+    """The `reflection` of `ask --json` with --reflect: the critique's scores (1-5) and whether it revised."""
+
+    grounded: int
+    complete: int
+    cited: int
+    problems: str = ""
+    revised: bool = False
+
+
 class RunResult(BaseModel):
     """The outcome of one question; `contract()` is the `ask --json` object."""
 
@@ -137,6 +165,9 @@ class RunResult(BaseModel):
     retryable: bool | None = None
     providers_tried: list[ProviderAttempt] = Field(default_factory=list)
     citations: list[Citation] = Field(default_factory=list)
+    plan: PlanReport | None = None  # with --strategy plan
+    reflection: ReflectionReport | None = None  # with --reflect, when the critique parsed
+    notes: list[str] = Field(default_factory=list)  # options that could not do their part, one sentence each
     new_messages: list[Message] = Field(default_factory=list)
 
     def contract(self) -> dict[str, Any]:
@@ -155,6 +186,12 @@ class RunResult(BaseModel):
             "providers_tried": [a.model_dump() for a in self.providers_tried],
             "citations": [c.model_dump() for c in self.citations],
         }
+        if self.plan is not None:
+            out["plan"] = self.plan.model_dump()
+        if self.reflection is not None:
+            out["reflection"] = self.reflection.model_dump()
+        if self.notes:
+            out["notes"] = list(self.notes)
         if self.stopped_reason == "error":
             out["error"] = self.error or "unknown error"
         return out

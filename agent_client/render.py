@@ -18,10 +18,11 @@ def human_size(n: int) -> str:
 
 
 class TerminalObserver(Observer):
-    def __init__(self, *, stream_text: bool = True, show_tools: bool = True,
+    def __init__(self, *, stream_text: bool = True, show_tools: bool = True, verbose: bool = False,
                  out: TextIO | None = None, err: TextIO | None = None):
         self.stream_text = stream_text
         self.show_tools = show_tools
+        self.verbose = verbose
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self._wrote_text = False
@@ -55,6 +56,22 @@ class TerminalObserver(Observer):
             line += f": {short(outcome.text, 120)}"
         self.err.write(terminal_safe(line) + "\n")
         self.err.flush()
+
+
+    def on_reformulations(self, queries: list[str]) -> None:
+        if self.verbose:
+            self.err.write(terminal_safe("  · searching also: " + " | ".join(queries)) + "\n")
+            self.err.flush()
+
+    def on_note(self, text: str) -> None:
+        if self.show_tools:
+            self.err.write(terminal_safe(f"  · {text}") + "\n")
+            self.err.flush()
+
+
+def notes(result: RunResult) -> list[str]:
+    """One line per option that could not do its part (a plan, reformulations or a critique that did not parse)."""
+    return [terminal_safe(f"  ! {n}") for n in result.notes]
 
 
 def unverified_citations(result: RunResult) -> list[str]:

@@ -73,6 +73,19 @@ class SessionStore:
         finally:
             conn.close()
 
+    def replace(self, name: str, messages: list[Message]) -> None:
+        """The session's messages become `messages` (for /forget N), in one transaction."""
+        conn = self._conn()
+        try:
+            with conn:
+                conn.execute("DELETE FROM messages WHERE session = ?", (name,))
+                conn.executemany(
+                    "INSERT INTO messages (session, seq, body) VALUES (?, ?, ?)",
+                    [(name, i, redact(_MESSAGE.dump_json(m).decode())) for i, m in enumerate(messages)],
+                )
+        finally:
+            conn.close()
+
     def reset(self, name: str) -> None:
         conn = self._conn()
         try:

@@ -16,6 +16,7 @@ from .errors import AgentError, ErrorKind
 DEFAULT_MAX_RETRIES = 3
 DEFAULT_MAX_TOOL_CALLS_PER_TURN = 16
 DEFAULT_MAX_TOOL_ARGUMENT_BYTES = 8 * 1024
+DEFAULT_MEMORY_TOKENS = 3000
 
 # environment values under these names are secrets whatever docs-agent uses them for
 _SECRET_NAME_HINTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
@@ -51,6 +52,7 @@ class Settings:
     max_tool_calls_per_turn: int = DEFAULT_MAX_TOOL_CALLS_PER_TURN  # DOCS_AGENT_MAX_TOOL_CALLS
     max_tool_argument_bytes: int = DEFAULT_MAX_TOOL_ARGUMENT_BYTES  # DOCS_AGENT_MAX_TOOL_ARGUMENT_BYTES
     fallback: tuple[str, ...] = ()  # DOCS_AGENT_FALLBACK, comma-separated provider names
+    memory_tokens: int = DEFAULT_MEMORY_TOKENS  # DOCS_AGENT_MEMORY_TOKENS: chat history sent per question
     environ: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -65,6 +67,7 @@ class Settings:
             max_tool_calls_per_turn=_int(env, "DOCS_AGENT_MAX_TOOL_CALLS", DEFAULT_MAX_TOOL_CALLS_PER_TURN, 1),
             max_tool_argument_bytes=_int(env, "DOCS_AGENT_MAX_TOOL_ARGUMENT_BYTES", DEFAULT_MAX_TOOL_ARGUMENT_BYTES, 64),
             fallback=_names(env, "DOCS_AGENT_FALLBACK"),
+            memory_tokens=_int(env, "DOCS_AGENT_MEMORY_TOKENS", DEFAULT_MEMORY_TOKENS, 200),
             environ=env,
         )
 

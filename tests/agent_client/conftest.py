@@ -30,7 +30,8 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for spec in PROVIDERS.values():
         if spec.key_env:
             monkeypatch.delenv(spec.key_env, raising=False)
-    for name in ("DOCS_AGENT_PROVIDER", "DOCS_AGENT_MODEL", "DOCS_AGENT_FALLBACK", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+    for name in ("DOCS_AGENT_PROVIDER", "DOCS_AGENT_MODEL", "DOCS_AGENT_FALLBACK", "DOCS_AGENT_MEMORY_TOKENS", "OPENAI_BASE_URL",
+                 "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     home = tmp_path / "agent-home"
     monkeypatch.setenv("DOCS_AGENT_HOME", str(home))

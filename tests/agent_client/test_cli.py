@@ -179,7 +179,7 @@ def test_providers(monkeypatch: pytest.MonkeyPatch) -> None:
         assert spec.default_model in line and (spec.key_env or "—") in line and "…" not in line
 
 
-@pytest.mark.parametrize("variable", ["DOCS_AGENT_MAX_RETRIES", "DOCS_AGENT_MAX_TOOL_CALLS"])
+@pytest.mark.parametrize("variable", ["DOCS_AGENT_MAX_RETRIES", "DOCS_AGENT_MAX_TOOL_CALLS", "DOCS_AGENT_MEMORY_TOKENS"])
 def test_a_bad_setting_is_one_sentence_naming_the_variable(variable: str) -> None:
     proc = subprocess.run([sys.executable, "-m", "agent_client", "--help"], capture_output=True, text=True, timeout=60,
                           cwd=REPO, env={**os.environ, variable: "abc"})
