@@ -28,13 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from . import __version__
-from .http_security import (
-    SecurityMiddleware,
-    allowed_hosts_for,
-    allowed_origins_for,
-    bind_policy_error,
-    load_token,
-)
+from .http_security import SecurityMiddleware, allowed_hosts_for, bind_policy_error, load_token
 from .http_sessions import SessionLimiter
 from .index.fulltext import IndexBusy
 from .library import Library
@@ -239,8 +233,9 @@ def http_app(
     mcp: MCPServer,
     host: str,
     token: str | None,
-    environ: dict[str, str] | None = None,
     *,
+    allowed_hosts: tuple[str, ...] = (),
+    allowed_origins: tuple[str, ...] = (),
     session_idle_seconds: float = DEFAULT_SESSION_IDLE_SECONDS,
     max_sessions: int = DEFAULT_MAX_SESSIONS,
 ) -> Any:
@@ -254,7 +249,7 @@ def http_app(
     )
     sessions = SessionLimiter(app, max_sessions=max_sessions, idle_seconds=session_idle_seconds)
     app.state.sessions = sessions  # /health reports the count
-    return SecurityMiddleware(sessions, allowed_hosts_for(host, environ), allowed_origins_for(environ), token)
+    return SecurityMiddleware(sessions, allowed_hosts_for(host, allowed_hosts), set(allowed_origins), token)
 
 
 def start_background(library: Library, state: ServerState, watch: bool) -> Callable[[], None]:
@@ -311,7 +306,7 @@ def run_server(settings: Settings, transport: str, host: str, port: int) -> None
     token: str | None = None
     listener: socket.socket | None = None
     if transport == "http":
-        token = load_token()
+        token = load_token(settings.token, settings.token_file)
         refusal = bind_policy_error(host, token)
         if refusal:
             raise UserError(refusal)
@@ -336,8 +331,9 @@ def run_server(settings: Settings, transport: str, host: str, port: int) -> None
         else:
             import uvicorn
 
-            app = http_app(mcp, host, token, session_idle_seconds=settings.session_idle_seconds,
-                           max_sessions=settings.max_sessions)
+            app = http_app(mcp, host, token, allowed_hosts=settings.allowed_hosts,
+                           allowed_origins=settings.allowed_origins,
+                           session_idle_seconds=settings.session_idle_seconds, max_sessions=settings.max_sessions)
             config = uvicorn.Config(app, log_level="warning", lifespan="on")
             server = uvicorn.Server(config)
             print(
