@@ -12,6 +12,7 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from . import __version__
 from .settings import Settings
@@ -82,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    overrides: dict[str, object] = {}
+    overrides: dict[str, Any] = {}
     if getattr(args, "embeddings_model", None):
         overrides["embeddings_model"] = args.embeddings_model
     if getattr(args, "embeddings_base_url", None):

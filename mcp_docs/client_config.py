@@ -45,18 +45,16 @@ def serve_args(settings: Settings) -> list[str]:
     return args
 
 
-def _token_configured() -> bool:
-    return bool(os.environ.get("MCP_DOCS_TOKEN") or os.environ.get("MCP_DOCS_TOKEN_FILE"))
-
-
-def render_client_config(client: str, settings: Settings, transport: str = "stdio", url: str = "http://127.0.0.1:8000/mcp") -> str:
+def render_client_config(
+    client: str, settings: Settings, transport: str = "stdio", url: str = "http://127.0.0.1:8000/mcp"
+) -> str:
     if client not in CLIENTS:
         raise ValueError(f"unknown client '{client}': choose one of {', '.join(CLIENTS)}")
     if transport not in ("stdio", "http"):
         raise ValueError(f"unknown transport '{transport}': choose stdio or http")
     command = server_command()
     args = command[1:] + serve_args(settings)
-    token = _token_configured()
+    token = bool(settings.token or settings.token_file)
 
     if client == "claude-desktop":
         if transport == "stdio":
@@ -87,6 +85,7 @@ def render_client_config(client: str, settings: Settings, transport: str = "stdi
         if token:
             server["headers"] = {"Authorization": "Bearer ${input:mcp-docs-token}"}
             config["inputs"] = [
-                {"type": "promptString", "id": "mcp-docs-token", "description": "mcp-docs bearer token", "password": True}
+                {"type": "promptString", "id": "mcp-docs-token", "description": "mcp-docs bearer token",
+                 "password": True}
             ]
     return json.dumps(config, indent=2)

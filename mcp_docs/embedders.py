@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import threading
 from collections.abc import Sequence
 from importlib import resources
@@ -194,7 +193,7 @@ class E5Embedder:
     dim: int | None = 384
     max_chars = 1000
     batch_size = 8
-    min_similarity = 0.0  # e5 cosines crowd into 0.7–0.9: no fixed cutoff
+    min_similarity = 0.0  # e5 cosines crowd into 0.7-0.9: no fixed cutoff
 
     def __init__(self, threads: int = DEFAULT_THREADS) -> None:
         try:
@@ -245,15 +244,14 @@ class OpenAIEmbedder:
         self,
         model: str | None = None,
         base_url: str | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
-        environ: dict[str, str] | None = None,
+        api_key: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",  # where the key came from, for the message when it is missing
         timeout: float = 60.0,
         max_retries: int = 3,
     ) -> None:
-        env = os.environ if environ is None else environ
         self.model = model or DEFAULT_OPENAI_MODEL
-        self.base_url = base_url or env.get("OPENAI_BASE_URL") or None
-        key = env.get(api_key_env)
+        self.base_url = base_url or None
+        key = api_key
         if not key:
             if self.base_url is None:
                 raise EmbedderError(
@@ -319,7 +317,8 @@ def make_embedder(settings: Settings) -> Embedder | None:
     if settings.embeddings == "none":
         return None
     if settings.embeddings == "openai":
-        return OpenAIEmbedder(settings.embeddings_model, settings.embeddings_base_url, settings.embeddings_api_key_env)
+        return OpenAIEmbedder(settings.embeddings_model, settings.embeddings_base_url, settings.embeddings_api_key,
+                              settings.embeddings_api_key_env)
     name = (settings.embeddings_model or "all-MiniLM-L6-v2").strip().lower()
     if name in MINILM_NAMES:
         return MiniLMEmbedder()

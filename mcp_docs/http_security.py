@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-TOKEN_ENV = "MCP_DOCS_TOKEN"
+TOKEN_ENV = "MCP_DOCS_TOKEN"  # both read by Settings; named here in messages
 TOKEN_FILE_ENV = "MCP_DOCS_TOKEN_FILE"
-ALLOWED_HOSTS_ENV = "MCP_DOCS_ALLOWED_HOSTS"
-ALLOWED_ORIGINS_ENV = "MCP_DOCS_ALLOWED_ORIGINS"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 # A token guards the documents from the whole network once we bind beyond loopback: refuse guessable ones.
@@ -42,18 +40,15 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def load_token(environ: dict[str, str] | None = None) -> str | None:
+def load_token(token: str | None, token_file: Path | None) -> str | None:
     """The bearer token from MCP_DOCS_TOKEN, or the file named by MCP_DOCS_TOKEN_FILE (never a CLI flag)."""
-    env = os.environ if environ is None else environ
-    token = env.get(TOKEN_ENV, "").strip()
     if token:
         return token
-    path = env.get(TOKEN_FILE_ENV, "").strip()
-    if path:
+    if token_file is not None:
         from .commands import UserError
 
         try:
-            token = Path(path).expanduser().read_text(encoding="utf-8").strip()
+            token = token_file.read_text(encoding="utf-8").strip()
         except OSError as exc:
             raise UserError(f"cannot read the token file named by {TOKEN_FILE_ENV} ({exc.strerror or exc}).") from exc
         if not token:
@@ -101,10 +96,10 @@ def parse_host_header(value: str) -> str | None:
     return match.group("name").rstrip(".")
 
 
-def allowed_hosts_for(host: str, environ: dict[str, str] | None = None) -> set[str] | None:
-    """Host names a request may carry when bound to `host`; None means any (wildcard bind, token required)."""
-    env = os.environ if environ is None else environ
-    extra = {h.strip().lower() for h in env.get(ALLOWED_HOSTS_ENV, "").split(",") if h.strip()}
+def allowed_hosts_for(host: str, allowed: Iterable[str] = ()) -> set[str] | None:
+    """Host names a request may carry when bound to `host`, with the `allowed` extra ones (lower-case,
+    Settings.allowed_hosts); None means any (wildcard bind, token required)."""
+    extra = set(allowed)
     if host in WILDCARD_HOSTS:
         # Every interface: the token (required) protects it; list names in MCP_DOCS_ALLOWED_HOSTS to restrict.
         return set(LOOPBACK_NAMES) | extra if extra else None
@@ -114,11 +109,6 @@ def allowed_hosts_for(host: str, environ: dict[str, str] | None = None) -> set[s
     return set(LOOPBACK_NAMES) | extra | {named or bare}
 
 
-def allowed_origins_for(environ: dict[str, str] | None = None) -> set[str]:
-    env = os.environ if environ is None else environ
-    return {o.strip().lower().rstrip("/") for o in env.get(ALLOWED_ORIGINS_ENV, "").split(",") if o.strip()}
-
-
 class SecurityMiddleware:
     """Host and Origin validation (DNS rebinding) and an optional bearer token, for every HTTP route.
 
@@ -126,7 +116,9 @@ class SecurityMiddleware:
     (compared with `hmac.compare_digest`). `/health` needs no token.
     """
 
-    def __init__(self, app: ASGIApp, allowed_hosts: set[str] | None, allowed_origins: set[str], token: str | None) -> None:
+    def __init__(
+        self, app: ASGIApp, allowed_hosts: set[str] | None, allowed_origins: set[str], token: str | None
+    ) -> None:
         self.app = app
         self.allowed_hosts = allowed_hosts  # None: any well-formed Host (wildcard bind with a token)
         self.allowed_origins = allowed_origins
@@ -170,7 +162,8 @@ class SecurityMiddleware:
         if not self.origin_ok(headers.get("origin")):
             await _plain(403, "Invalid Origin header", scope, receive, send)
             return
-        if self.token is not None and scope.get("path") != "/health" and not self.token_ok(headers.get("authorization", "")):
+        needs_token = self.token is not None and scope.get("path") != "/health"
+        if needs_token and not self.token_ok(headers.get("authorization", "")):
             response = JSONResponse(
                 {"error": "unauthorized", "error_description": "a valid bearer token is required"},
                 status_code=401,
@@ -185,5 +178,5 @@ async def _plain(status: int, text: str, scope: Scope, receive: Receive, send: S
     await Response(text, status_code=status, media_type="text/plain")(scope, receive, send)
 
 
-__all__ = ["SecurityMiddleware", "allowed_hosts_for", "allowed_origins_for", "bind_policy_error", "is_loopback",
-           "load_token", "parse_host_header"]
+__all__ = ["SecurityMiddleware", "allowed_hosts_for", "bind_policy_error", "is_loopback", "load_token",
+           "parse_host_header"]

@@ -118,7 +118,9 @@ class SessionLimiter:
     def _make_room(self) -> list[str]:
         """Forget expired sessions and, at the cap, the least recently used idle ones; returns the ids to end."""
         now = time.monotonic()
-        victims = [sid for sid, s in self._sessions.items() if not s.in_flight and now - s.last_used >= self.idle_seconds]
+        victims = [
+            sid for sid, s in self._sessions.items() if not s.in_flight and now - s.last_used >= self.idle_seconds
+        ]
         for sid in victims:
             del self._sessions[sid]
         excess = len(self._sessions) + self._opening + 1 - self.max_sessions
@@ -136,8 +138,8 @@ class SessionLimiter:
     async def _end(self, session_id: str, opening: Scope) -> None:
         """DELETE the session through the app, as its client would have (404 if the SDK already expired it)."""
         scope: Scope = {
-            **{k: v for k, v in opening.items() if k in ("type", "asgi", "http_version", "scheme", "server", "root_path",
-                                                        "app", "state")},
+            **{k: v for k, v in opening.items()
+               if k in ("type", "asgi", "http_version", "scheme", "server", "root_path", "app", "state")},
             "method": "DELETE",
             "path": self.path,
             "raw_path": self.path.encode("ascii"),

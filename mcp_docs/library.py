@@ -59,7 +59,6 @@ class Library:
         self._check_fulltext_matches()
         self.synchronizer = Synchronizer(settings, self.jail, self.scanner, self.catalog, self.fulltext)
         self._languages: frozenset[str] = frozenset(self.catalog.languages() or {settings.language})
-        self._document_count = self.catalog.count()  # cached: every search reports it
         self.synchronizer.listeners.append(self._refresh_stats)
         self.vectors: VectorStore | None = None
         if settings.embeddings != "none":
@@ -149,12 +148,11 @@ class Library:
     def _refresh_stats(self, changed: list[str], deleted: list[str]) -> None:
         """After each committed batch, so a long first sync shows its progress in every search."""
         self._languages = frozenset(self.catalog.languages() or {self.settings.language})
-        self._document_count = self.catalog.count()
 
     # -- search -------------------------------------------------------------------------------
     def index_info(self) -> IndexInfo:
         pending = self.vectors.pending() if self.vectors is not None else 0
-        return IndexInfo(documents=self._document_count, pending_embeddings=pending)
+        return IndexInfo(documents=self.catalog.count(), pending_embeddings=pending)
 
     def keyword_sections(
         self, query: str, limit: int, folder: str | None = None, tags: Iterable[str] = ()

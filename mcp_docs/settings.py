@@ -1,4 +1,8 @@
-"""One place for settings: command-line flags override `MCP_DOCS_*` environment variables, which override defaults."""
+"""One place for settings: command-line flags override `MCP_DOCS_*` environment variables, which override defaults.
+
+Nothing else in mcp_docs reads the environment: every variable is read, checked and typed here, and a bad
+value is one sentence naming the variable.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +12,13 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import platformdirs
 
 EmbeddingsKind = Literal["local", "openai", "none"]
 _Number = TypeVar("_Number", int, float)
+_Default = TypeVar("_Default", int, float, None)
 
 DEFAULT_EXTENSIONS = (".md", ".markdown")
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
@@ -61,6 +66,15 @@ class Settings:
     watch: bool = True
     session_idle_seconds: float = DEFAULT_SESSION_IDLE_SECONDS
     max_sessions: int = DEFAULT_MAX_SESSIONS
+    # the key of an OpenAI-compatible endpoint, read from the variable named by embeddings_api_key_env
+    embeddings_api_key: str | None = field(default=None, repr=False)
+    parse_workers: int | None = None  # None: decided by index.sync.parse_workers
+    # HTTP: the bearer token (MCP_DOCS_TOKEN) or the file holding it (MCP_DOCS_TOKEN_FILE, read when serving),
+    # and the Host names and Origins allowed beyond the bound address, lower-case
+    token: str | None = field(default=None, repr=False)
+    token_file: Path | None = None
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -71,9 +85,9 @@ class Settings:
         *,
         language: str | None = None,
         embeddings: str | None = None,
-        environ: dict[str, str] | None = None,
-        **overrides: object,
-    ) -> "Settings":
+        environ: Mapping[str, str] | None = None,
+        **overrides: Any,
+    ) -> Settings:
         env = os.environ if environ is None else environ
         root_value = root or env.get("MCP_DOCS_ROOT")
         if not root_value:
@@ -90,34 +104,43 @@ class Settings:
         lang_value = language or env.get("MCP_DOCS_LANGUAGE") or "en"
         lang = normalize_language(lang_value)
         if lang is None:
+            origin = "" if language else " (from MCP_DOCS_LANGUAGE)"
             raise ValueError(
-                f"Unsupported language '{lang_value}'. Choose one of: {', '.join(sorted(STEMMER_LANGUAGES))}."
+                f"Unsupported language '{lang_value}'{origin}. Choose one of: {', '.join(sorted(STEMMER_LANGUAGES))}."
             )
         emb = (embeddings or env.get("MCP_DOCS_EMBEDDINGS") or "local").lower()
         if emb not in ("local", "openai", "none"):
-            raise ValueError(f"Unknown embeddings '{emb}': choose local, openai or none.")
+            origin = "" if embeddings else " (from MCP_DOCS_EMBEDDINGS)"
+            raise ValueError(f"Unknown embeddings '{emb}'{origin}: choose local, openai or none.")
         exts_env = env.get("MCP_DOCS_EXTENSIONS")
         extensions = (
             tuple(e if e.startswith(".") else f".{e}" for e in (x.strip().lower() for x in exts_env.split(",")) if e)
             if exts_env
             else DEFAULT_EXTENSIONS
         )
-        max_bytes = int(env.get("MCP_DOCS_MAX_FILE_BYTES", DEFAULT_MAX_FILE_BYTES))
-        idle_seconds = _positive(env, "MCP_DOCS_SESSION_IDLE_SECONDS", DEFAULT_SESSION_IDLE_SECONDS, float)
-        max_sessions = _positive(env, "MCP_DOCS_MAX_SESSIONS", DEFAULT_MAX_SESSIONS, int)
+        api_key_env = str(overrides.get("embeddings_api_key_env") or
+                          env.get("MCP_DOCS_EMBEDDINGS_API_KEY_ENV") or "OPENAI_API_KEY")
+        token_file = env.get("MCP_DOCS_TOKEN_FILE", "").strip()
         settings = cls(
             root=root_path,
             index_dir=index_path,
             language=lang,
-            embeddings=emb,  # type: ignore[arg-type]
+            embeddings=emb,  # type: ignore[arg-type]  # checked just above
             embeddings_model=env.get("MCP_DOCS_EMBEDDINGS_MODEL"),
-            embeddings_base_url=env.get("MCP_DOCS_EMBEDDINGS_BASE_URL"),
-            embeddings_api_key_env=env.get("MCP_DOCS_EMBEDDINGS_API_KEY_ENV", "OPENAI_API_KEY"),
+            # OPENAI_BASE_URL is the openai package's own variable: honoured when ours is not set
+            embeddings_base_url=env.get("MCP_DOCS_EMBEDDINGS_BASE_URL") or env.get("OPENAI_BASE_URL") or None,
+            embeddings_api_key_env=api_key_env,
+            embeddings_api_key=(env.get(api_key_env) or None) if emb == "openai" else None,
             extensions=extensions,
-            max_file_bytes=max_bytes,
+            max_file_bytes=_positive(env, "MCP_DOCS_MAX_FILE_BYTES", DEFAULT_MAX_FILE_BYTES, int),
             parse_seconds=_positive(env, "MCP_DOCS_PARSE_SECONDS", DEFAULT_PARSE_SECONDS, float),
-            session_idle_seconds=idle_seconds,
-            max_sessions=max_sessions,
+            parse_workers=_positive(env, "MCP_DOCS_PARSE_WORKERS", None, int),
+            session_idle_seconds=_positive(env, "MCP_DOCS_SESSION_IDLE_SECONDS", DEFAULT_SESSION_IDLE_SECONDS, float),
+            max_sessions=_positive(env, "MCP_DOCS_MAX_SESSIONS", DEFAULT_MAX_SESSIONS, int),
+            token=env.get("MCP_DOCS_TOKEN", "").strip() or None,
+            token_file=Path(token_file).expanduser() if token_file else None,
+            allowed_hosts=_names(env, "MCP_DOCS_ALLOWED_HOSTS"),
+            allowed_origins=tuple(o.rstrip("/") for o in _names(env, "MCP_DOCS_ALLOWED_ORIGINS")),
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
         return replace(settings, **clean) if clean else settings
@@ -140,7 +163,14 @@ def check_separate(root: Path, index: Path, root_forms: tuple[Path, ...], index_
                 )
 
 
-def _positive(env: Mapping[str, str], name: str, default: _Number, kind: Callable[[str], _Number]) -> _Number:
+def _names(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+    """A comma-separated list, lower-case, without blanks."""
+    return tuple(dict.fromkeys(v.strip().lower() for v in env.get(name, "").split(",") if v.strip()))
+
+
+def _positive(
+    env: Mapping[str, str], name: str, default: _Default, kind: Callable[[str], _Number]
+) -> _Number | _Default:
     raw = env.get(name, "").strip()
     if not raw:
         return default

@@ -19,6 +19,7 @@ from typing import Any, Self
 
 import anyio
 from mcp.server import MCPServer
+from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
@@ -51,7 +52,8 @@ def error_reply(exc: Exception) -> JSONRPCError | None:
     else:
         request_id = None
     detail = _STRICT_JSON if strict_json_failed else "not a JSON-RPC 2.0 request (check jsonrpc, id, method and params)"
-    return JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=INVALID_REQUEST, message=f"Invalid request: {detail}."))
+    error = ErrorData(code=INVALID_REQUEST, message=f"Invalid request: {detail}.")
+    return JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
 
 
 _UNREADABLE = object()
@@ -106,7 +108,8 @@ class _AnsweringReadStream:
             if not isinstance(item, Exception):
                 return item
             reply = error_reply(item)
-            log.warning("unreadable message on stdin: %s", reply.error.message if reply else "no reply due (not a request)")
+            why = reply.error.message if reply else "no reply due (not a request)"
+            log.warning("unreadable message on stdin: %s", why)
             if reply is not None:
                 await self._write.send(SessionMessage(reply))
 
@@ -130,13 +133,25 @@ class _AnsweringReadStream:
         await self.aclose()
 
 
+def lowlevel_server(mcp: MCPServer) -> Server[Any]:
+    """MCPServer's low-level server, to run it on our own streams.
+
+    The SDK's one private attribute we use: `MCPServer.run_stdio_async` takes no streams, and MCPServer has no
+    public accessor for its low-level server (mcp 2.3; the SDK's own in-process client reads it the same way).
+    tests/test_server_middleware.py fails loudly if a release renames it.
+    """
+    server = getattr(mcp, "_lowlevel_server", None)
+    if not isinstance(server, Server):
+        raise RuntimeError("this mcp SDK release has no MCPServer._lowlevel_server: stdio_transport needs updating")
+    return server
+
+
 async def serve_stdio(mcp: MCPServer) -> None:
     """What `MCPServer.run_stdio_async` does, with unreadable lines answered."""
-    # MCPServer has no public accessor for its low-level server; the SDK's own client reads it the same way.
-    server = mcp._lowlevel_server
+    server = lowlevel_server(mcp)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(_AnsweringReadStream(read_stream, write_stream), write_stream,
                          server.create_initialization_options())
 
 
-__all__ = ["error_reply", "serve_stdio"]
+__all__ = ["error_reply", "lowlevel_server", "serve_stdio"]

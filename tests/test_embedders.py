@@ -63,7 +63,7 @@ class EmbeddingsServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 request = json.loads(self.rfile.read(length) or b"{}")
                 server.requests.append({"path": self.path, "auth": self.headers.get("authorization"), **request})
@@ -90,7 +90,7 @@ class EmbeddingsServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
-    def __enter__(self) -> "EmbeddingsServer":
+    def __enter__(self) -> EmbeddingsServer:
         self.thread.start()
         return self
 
@@ -149,7 +149,8 @@ def padded_batch_vectors(minilm: MiniLMEmbedder, texts: list[str]) -> np.ndarray
     width = max(len(ids) for ids in encoded)
     ids = np.array([e + [0] * (width - len(e)) for e in encoded], dtype=np.int64)
     mask = (np.arange(width)[None, :] < np.array([len(e) for e in encoded])[:, None]).astype(np.int64)
-    hidden = minilm._session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
+    inputs = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+    hidden = minilm._session.run(None, inputs)[0]
     pooled = (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
     return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
 
@@ -183,7 +184,7 @@ def test_minilm_loads_lazily() -> None:
 # -- OpenAI-compatible endpoint ------------------------------------------------------------------
 
 def test_openai_embedder_speaks_the_wire_format(embeddings_server: EmbeddingsServer) -> None:
-    embedder = OpenAIEmbedder("nomic-embed-text", embeddings_server.base_url, "MY_KEY", environ={"MY_KEY": FAKE_KEY})
+    embedder = OpenAIEmbedder("nomic-embed-text", embeddings_server.base_url, FAKE_KEY)
     embedder.batch_size = 2
     v = embedder.embed_passages(["alpha beta", "beta gamma", "delta"])
     assert v.shape == (3, FAKE_DIM) and embedder.dim == FAKE_DIM
@@ -200,23 +201,23 @@ def test_openai_embedder_speaks_the_wire_format(embeddings_server: EmbeddingsSer
 
 
 def test_openai_embedder_errors_are_embedder_errors(embeddings_server: EmbeddingsServer) -> None:
-    wrong_key = OpenAIEmbedder("m", embeddings_server.base_url, "K", environ={"K": "wrong"}, max_retries=0)
+    wrong_key = OpenAIEmbedder("m", embeddings_server.base_url, "wrong", max_retries=0)
     with pytest.raises(EmbedderError, match="failed"):
         wrong_key.embed_query("x")
     embeddings_server.fail_with = 500
-    broken = OpenAIEmbedder("m", embeddings_server.base_url, "K", environ={"K": FAKE_KEY}, max_retries=0)
+    broken = OpenAIEmbedder("m", embeddings_server.base_url, FAKE_KEY, max_retries=0)
     with pytest.raises(EmbedderError):
         broken.embed_passages(["x"])
-    unreachable = OpenAIEmbedder("m", "http://127.0.0.1:9/v1", "K", environ={}, max_retries=0, timeout=2)
+    unreachable = OpenAIEmbedder("m", "http://127.0.0.1:9/v1", None, max_retries=0, timeout=2)
     with pytest.raises(EmbedderError):
         unreachable.embed_query("x")
 
 
 def test_openai_without_key_or_base_url_is_refused() -> None:
     with pytest.raises(EmbedderError, match="API key"):
-        OpenAIEmbedder("m", None, "NO_SUCH_KEY_VAR", environ={})
+        OpenAIEmbedder("m", None, None, "NO_SUCH_KEY_VAR")
     # a local server (Ollama, LM Studio…) needs no key
-    assert OpenAIEmbedder("m", "http://127.0.0.1:11434/v1", "NO_SUCH_KEY_VAR", environ={}).model == "m"
+    assert OpenAIEmbedder("m", "http://127.0.0.1:11434/v1", None, "NO_SUCH_KEY_VAR").model == "m"
 
 
 # -- selection ------------------------------------------------------------------------------------

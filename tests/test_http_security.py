@@ -32,18 +32,18 @@ def test_well_formed_host_headers(header: str, host: str) -> None:
 @pytest.mark.parametrize("header", [
     "127.0.0.1:8000@evil.com", "localhost:evil", "localhost:", "localhost:99999", "localhost:8000:80",
     "user@localhost", "localhost/evil", "localhost?x", "localhost#x", "::1", "[::1", "[::1]x", "[evil]",
-    "-localhost", "local_host", "a..b", "", " ", "localhost\x00.evil.com", "lоcalhost",  # Cyrillic o
+    "-localhost", "local_host", "a..b", "", " ", "localhost\x00.evil.com", "lоcalhost",  # noqa: RUF001 (a Cyrillic o)
 ])
 def test_malformed_host_headers_name_no_host(header: str) -> None:
     assert parse_host_header(header) is None
 
 
 def test_allowed_hosts() -> None:
-    assert allowed_hosts_for("127.0.0.1", {}) == {"127.0.0.1", "localhost", "::1"}
-    assert allowed_hosts_for("192.0.2.10", {}) == {"127.0.0.1", "localhost", "::1", "192.0.2.10"}
-    assert "2001:db8::1" in (allowed_hosts_for("2001:0DB8:0::1", {}) or set())
-    assert allowed_hosts_for("0.0.0.0", {}) is None  # any well-formed host: the token protects it
-    assert "docs.lan" in (allowed_hosts_for("0.0.0.0", {"MCP_DOCS_ALLOWED_HOSTS": "Docs.lan"}) or set())
+    assert allowed_hosts_for("127.0.0.1") == {"127.0.0.1", "localhost", "::1"}
+    assert allowed_hosts_for("192.0.2.10") == {"127.0.0.1", "localhost", "::1", "192.0.2.10"}
+    assert "2001:db8::1" in (allowed_hosts_for("2001:0DB8:0::1") or set())
+    assert allowed_hosts_for("0.0.0.0") is None  # any well-formed host: the token protects it
+    assert "docs.lan" in (allowed_hosts_for("0.0.0.0", ("docs.lan",)) or set())
 
 
 def test_bind_policy() -> None:

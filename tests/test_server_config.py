@@ -44,9 +44,7 @@ def test_claude_desktop_stdio_entry_starts_the_server(cfg_settings: Settings) ->
     assert reply["result"]["serverInfo"]["name"] == "mcp-docs"
 
 
-def test_claude_code_and_vscode(cfg_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("MCP_DOCS_TOKEN", raising=False)
-    monkeypatch.delenv("MCP_DOCS_TOKEN_FILE", raising=False)
+def test_claude_code_and_vscode(cfg_settings: Settings) -> None:
     line = render_client_config("claude-code", cfg_settings, "stdio", "")
     words = shlex.split(line)
     assert words[:4] == ["claude", "mcp", "add", "docs"] and words[4] == "--" and Path(words[5]).is_absolute()
@@ -59,8 +57,12 @@ def test_claude_code_and_vscode(cfg_settings: Settings, monkeypatch: pytest.Monk
     assert vs_http["servers"]["docs"] == {"type": "http", "url": "http://127.0.0.1:9000/mcp"}
 
 
-def test_http_entries_reference_the_token_never_contain_it(cfg_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MCP_DOCS_TOKEN", "do-not-print-me")
+def test_http_entries_reference_the_token_never_contain_it(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    environ = {"MCP_DOCS_TOKEN": "do-not-print-me"}
+    cfg_settings = Settings.load(root, tmp_path / "idx", embeddings="none", environ=environ)
+    assert "do-not-print-me" not in repr(cfg_settings)
     for client in ("claude-desktop", "claude-code", "vscode"):
         text = render_client_config(client, cfg_settings, "http", "http://127.0.0.1:8000/mcp")
         assert "do-not-print-me" not in text and "Authorization" in text
@@ -76,12 +78,16 @@ def test_cli_config_prints_the_entry(cfg_settings: Settings) -> None:
 
 
 def test_token_sources_and_loopback(tmp_path: Path) -> None:
-    assert load_token({}) is None
-    assert load_token({"MCP_DOCS_TOKEN": " abc "}) == "abc"
+    def token(environ: dict[str, str]) -> str | None:
+        settings = Settings.load(tmp_path, tmp_path.parent / f"{tmp_path.name}-idx", embeddings="none", environ=environ)
+        return load_token(settings.token, settings.token_file)
+
+    assert token({}) is None
+    assert token({"MCP_DOCS_TOKEN": " abc "}) == "abc"
     f = tmp_path / "token"
     f.write_text("from-file\n")
-    assert load_token({"MCP_DOCS_TOKEN_FILE": str(f)}) == "from-file"
+    assert token({"MCP_DOCS_TOKEN_FILE": str(f)}) == "from-file"
     with pytest.raises(Exception, match="token file"):
-        load_token({"MCP_DOCS_TOKEN_FILE": str(tmp_path / "missing")})
+        token({"MCP_DOCS_TOKEN_FILE": str(tmp_path / "missing")})
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost") and is_loopback("127.0.0.2")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.10") and not is_loopback("example.com")

@@ -95,7 +95,7 @@ async def test_tools_over_http_with_many_clients(http_server: str) -> None:
 
 @pytest.mark.anyio
 async def test_client_without_token_is_refused(http_server: str) -> None:
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017 - whatever the client library raises for a 401
         async with _client(http_server, token=None) as client:
             await client.list_tools()
 
@@ -136,10 +136,9 @@ async def _initialize(base: str, n: int, concurrency: int = 4) -> list[str]:
             assert r.status_code == 200, (r.status_code, r.text[:200])
             ids.append(r.headers["mcp-session-id"])
 
-    async with httpx2.AsyncClient(timeout=60) as http:
-        async with anyio.create_task_group() as tg:
-            for _ in range(concurrency):
-                tg.start_soon(worker, http)
+    async with httpx2.AsyncClient(timeout=60) as http, anyio.create_task_group() as tg:
+        for _ in range(concurrency):
+            tg.start_soon(worker, http)
     return ids
 
 
@@ -151,7 +150,8 @@ def _ping(base: str, session: str) -> httpx2.Response:
 @pytest.fixture
 def capped_server(tmp_path):
     port = free_port()
-    proc = start_http(make_vault(tmp_path), tmp_path / "index", port, child_env(MCP_DOCS_MAX_SESSIONS="100"), "--no-watch")
+    env = child_env(MCP_DOCS_MAX_SESSIONS="100")
+    proc = start_http(make_vault(tmp_path), tmp_path / "index", port, env, "--no-watch")
     yield f"http://127.0.0.1:{port}", proc
     stop(proc)
 

@@ -6,6 +6,7 @@ import json
 
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from mcp_docs.server import INSTRUCTIONS, build_server
 
@@ -15,7 +16,7 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-async def client(library):  # noqa: F811
+async def client(library):
     async with Client(build_server(library), raise_exceptions=True) as c:
         yield c
 
@@ -71,7 +72,8 @@ async def test_read_document_modes_and_continuation(client) -> None:
 
 
 async def test_read_section(client) -> None:
-    r = await client.call_tool("read_section", {"id": "guides/install.md", "section": "Installing the collector > Windows"})
+    section = "Installing the collector > Windows"
+    r = await client.call_tool("read_section", {"id": "guides/install.md", "section": section})
     assert not r.is_error
     s = r.structured_content
     assert s["heading"] == "Windows" and "MSI" in s["content"] and s["level"] == 2
@@ -106,12 +108,12 @@ async def test_huge_inputs_are_bounded(client) -> None:
     assert not r.is_error and "used 200" in r.structured_content["note"]
 
 
-async def test_resource_template_prompt_and_instructions(client, library) -> None:  # noqa: F811
+async def test_resource_template_prompt_and_instructions(client, library) -> None:
     templates = (await client.list_resource_templates()).resource_templates
     assert [t.uri_template for t in templates] == ["docs://{+id}"]
     res = await client.read_resource("docs://guides/install.md")
     assert "systemctl" in res.contents[0].text
-    with pytest.raises(Exception):
+    with pytest.raises(MCPError):
         await client.read_resource("docs://nothing/here.md")
     prompt = await client.get_prompt("answer_from_docs", {"question": "How do I restore?"})
     assert "How do I restore?" in prompt.messages[0].content.text

@@ -44,7 +44,8 @@ async def test_stdio_server_serves_and_follows_edits(vault, tmp_path) -> None:  
 
         # a file saved while the server runs: searchable about a second later, and read fresh at once
         write(vault, "notes/backups.md", "# Backups\n\nWe moved to borgmatic for deduplicated archives.\n")
-        assert "borgmatic" in (await client.call_tool("read_document", {"id": "notes/backups.md"})).structured_content["content"]
+        fresh = await client.call_tool("read_document", {"id": "notes/backups.md"})
+        assert "borgmatic" in fresh.structured_content["content"]
         assert await _wait_for(client, "borgmatic", "notes/backups.md") < 5  # ~1 s when the machine is idle
         # created, then deleted
         write(vault, "new/zebra.md", "# Zebra\n\nStripes everywhere.\n")

@@ -13,7 +13,7 @@ from mcp_docs.watch import FULL_SYNC, Watcher
 from .server_fixtures import vault, write  # noqa: F401
 
 
-def _ids(library, query: str) -> list[str]:  # noqa: F811
+def _ids(library, query: str) -> list[str]:
     return [d.id for d in library.search(query, 10, "keyword").results]
 
 
@@ -53,7 +53,7 @@ def test_relevant_paths(library, vault) -> None:  # noqa: F811
 
 
 @pytest.mark.anyio
-async def test_search_says_when_the_index_is_still_being_built(library) -> None:  # noqa: F811
+async def test_search_says_when_the_index_is_still_being_built(library) -> None:
     state = ServerState()  # initial sync not finished
     async with Client(build_server(library, state)) as client:
         r = await client.call_tool("search_documents", {"query": "swappiness"})

@@ -292,7 +292,16 @@ class Catalog:
         return [r[0] for r in self._conn().execute("select id from documents order by id")]
 
     def count(self) -> int:
-        return int(self._conn().execute("select count(*) from documents").fetchone()[0])
+        """Documents in the catalog, as committed by any process. Recounted only after a commit (`count(*)` scans
+        the table, ~90 ms at 100k documents, and every search reports it): `data_version` moves when another
+        connection commits, `total_changes` when this one does."""
+        conn = self._conn()
+        version = (conn.execute("pragma data_version").fetchone()[0], conn.total_changes)
+        cached: tuple[tuple[int, int], int] | None = getattr(self._local, "count", None)
+        if cached is None or cached[0] != version:
+            cached = (version, int(conn.execute("select count(*) from documents").fetchone()[0]))
+            self._local.count = cached
+        return cached[1]
 
     def section_total(self) -> int:
         return int(self._conn().execute("select count(*) from sections").fetchone()[0])

@@ -139,17 +139,17 @@ def prepare_many(
     return [(f, prepare(jail, max_bytes, f, h, parse_seconds)) for f, h in jobs]
 
 
-def parse_workers() -> int:
-    """How many worker processes may parse: MCP_DOCS_PARSE_WORKERS, else the cores (≤ MAX_WORKERS) when safe.
+def parse_workers(configured: int | None) -> int:
+    """How many worker processes may parse: as configured (MCP_DOCS_PARSE_WORKERS), else the cores (≤ MAX_WORKERS)
+    when safe.
 
     Workers are spawned, and spawning re-imports the program's main module in each of them:
     harmless for our commands, `python -m …` modules and test runners, which guard their entry
     point, but a user's script that syncs at top level would run again in every worker. So
     without an explicit setting, workers are used only when the main module is guarded.
     """
-    configured = os.environ.get("MCP_DOCS_PARSE_WORKERS", "").strip()
-    if configured.isdigit():
-        return int(configured)
+    if configured is not None:
+        return configured
     return min(os.cpu_count() or 1, MAX_WORKERS) if _main_module_is_guarded() else 1
 
 
@@ -264,7 +264,7 @@ class Synchronizer:
         """Read, hash and parse files: in worker processes when there are many (parsing is pure Python)."""
         max_bytes, seconds = self.settings.max_file_bytes, self.settings.parse_seconds
         old_hash = [fingerprints[f.doc_id].hash if f.doc_id in fingerprints else None for f in files]
-        workers = parse_workers()
+        workers = parse_workers(self.settings.parse_workers)
         if len(files) < PARALLEL_THRESHOLD or workers < 2:
             for f, h in zip(files, old_hash):
                 yield f, prepare(self.jail, max_bytes, f, h, seconds)

@@ -98,12 +98,14 @@ class Vault:
 # -- the child processes ----------------------------------------------------------------------------
 
 CHILD_INDEX = """
+import os
 import sys
 import mcp_docs.index.sync as sync
 sync.BATCH_DOCUMENTS = int(sys.argv[3])  # many commits, so kills land between and inside them
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
-lib = Library(Settings.load(sys.argv[1], sys.argv[2], embeddings="none", environ={}))
+workers = {k: v for k, v in os.environ.items() if k == "MCP_DOCS_PARSE_WORKERS"}  # the only setting a trial sets
+lib = Library(Settings.load(sys.argv[1], sys.argv[2], embeddings="none", environ=workers))
 print("OPEN", flush=True)
 lib.sync()
 print("DONE", flush=True)

@@ -52,7 +52,7 @@ async def test_r9_concurrent_calls_during_rebuilds_all_succeed_and_are_consisten
     library.sync()
     state = ServerState()
     state.initial_sync_done.set()
-    app = http_app(build_server(library, state), "127.0.0.1", None, environ={})
+    app = http_app(build_server(library, state), "127.0.0.1", None)
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
     server_thread = threading.Thread(target=server.run, daemon=True)
