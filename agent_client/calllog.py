@@ -62,16 +62,29 @@ class CallLog:
             conn.execute(
                 "INSERT INTO calls (time, session, provider, model, prompt_tokens, cached_tokens, completion_tokens,"
                 " latency_ms, status, error_kind, cost_usd) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (rec.time, rec.session, rec.provider, rec.model, rec.prompt_tokens, rec.cached_tokens,
-                 rec.completion_tokens, rec.latency_ms, rec.status, rec.error_kind, rec.cost_usd),
+                (
+                    rec.time,
+                    rec.session,
+                    rec.provider,
+                    rec.model,
+                    rec.prompt_tokens,
+                    rec.cached_tokens,
+                    rec.completion_tokens,
+                    rec.latency_ms,
+                    rec.status,
+                    rec.error_kind,
+                    rec.cost_usd,
+                ),
             )
         conn.close()
 
     def recent(self, limit: int = 20, session: str | None = None) -> list[CallRecord]:
         conn = connect_db(self._path)
         try:
-            sql = "SELECT time, session, provider, model, prompt_tokens, cached_tokens, completion_tokens, latency_ms," \
-                  " status, error_kind, cost_usd FROM calls"
+            sql = (
+                "SELECT time, session, provider, model, prompt_tokens, cached_tokens, completion_tokens, latency_ms,"
+                " status, error_kind, cost_usd FROM calls"
+            )
             args: tuple = ()
             if session is not None:
                 sql += " WHERE session = ?"
@@ -80,7 +93,7 @@ class CallLog:
         finally:
             conn.close()
         fields = list(CallRecord.model_fields)
-        return [CallRecord(**dict(zip(fields, row))) for row in reversed(rows)]
+        return [CallRecord(**dict(zip(fields, row, strict=False))) for row in reversed(rows)]
 
 
 def now() -> float:

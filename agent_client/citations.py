@@ -14,7 +14,9 @@ from .models import Citation
 
 # a parenthesised group; each `;`-separated part that starts with a document id (a path with an extension)
 _GROUP = re.compile(r"\(([^()\n]{3,300})\)")
-_PART = re.compile(r"^\s*(?P<id>[\w./-]*\w\.[A-Za-z][A-Za-z0-9]{1,9})(?:\s*(?:—|–|-|§|:|,|#)\s*(?P<heading>[^;]+?))?\s*$")
+_PART = re.compile(
+    r"^\s*(?P<id>[\w./-]*\w\.[A-Za-z][A-Za-z0-9]{1,9})(?:\s*(?:—|–|-|§|:|,|#)\s*(?P<heading>[^;]+?))?\s*$"
+)
 
 
 def is_evidence_tool(name: str) -> bool:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
 import sys
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, TextIO
 
 import anyio
 
@@ -18,8 +19,8 @@ from .calllog import CallLog
 from .errors import AgentError, ErrorKind, classify
 from .home import home
 from .loop import Agent, Limits, Route
-from .memory import describe, exchanges, forget, remember
 from .mcp_session import DEFAULT_TOKEN_ENV, DocsFolder, ServerCommand, ServerTarget, ServerURL, connect
+from .memory import describe, exchanges, forget, remember
 from .models import Message, RunResult
 from .providers import (
     DETECTION_ORDER,
@@ -43,36 +44,74 @@ def _connection_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--docs", metavar="DIR", help="documents folder: runs `mcp-docs serve --root DIR` over stdio")
     g.add_argument("--server", metavar="URL", help="an MCP server over Streamable HTTP, e.g. http://127.0.0.1:8000/mcp")
     g.add_argument("--server-cmd", metavar="CMD", help="any MCP server command speaking stdio")
-    p.add_argument("--server-token-env", metavar="VAR", default=DEFAULT_TOKEN_ENV,
-                   help=f"environment variable holding a bearer token for --server (default {DEFAULT_TOKEN_ENV})")
+    p.add_argument(
+        "--server-token-env",
+        metavar="VAR",
+        default=DEFAULT_TOKEN_ENV,
+        help=f"environment variable holding a bearer token for --server (default {DEFAULT_TOKEN_ENV})",
+    )
     p.add_argument("--provider", help=f"provider name ({', '.join(PROVIDERS)}); default: detected from the keys set")
     p.add_argument("--model", help="model name (default: the provider's default model)")
     p.add_argument("--base-url", help="override the provider's base URL (any OpenAI-compatible server)")
     p.add_argument("--api-key-env", metavar="VAR", help="read the API key from this environment variable")
-    p.add_argument("--fallback", metavar="NAME[,NAME...]",
-                   help="providers that take over the question, in order, when the current one fails with a server "
-                        "error, overload, timeout or network error (default: DOCS_AGENT_FALLBACK)")
-    p.add_argument("--strategy", choices=("react", "plan"), default="react",
-                   help="react (default): the model calls tools turn by turn; plan: one call writes a plan of tool "
-                        "calls, run in parallel where independent, re-planned once on failure, then one answer")
-    p.add_argument("--expand", action="store_true",
-                   help="one cheap call rewrites the question into 2-3 searches, run at once and fused (-v shows them)")
-    p.add_argument("--reflect", action="store_true",
-                   help="one call reviews the answer against what was read; a weak answer is revised once")
-    p.add_argument("--max-iterations", type=int, default=10, help="tool-calling iterations before a last answer without tools (default 10)")
+    p.add_argument(
+        "--fallback",
+        metavar="NAME[,NAME...]",
+        help="providers that take over the question, in order, when the current one fails with a server "
+        "error, overload, timeout or network error (default: DOCS_AGENT_FALLBACK)",
+    )
+    p.add_argument(
+        "--strategy",
+        choices=("react", "plan"),
+        default="react",
+        help="react (default): the model calls tools turn by turn; plan: one call writes a plan of tool "
+        "calls, run in parallel where independent, re-planned once on failure, then one answer",
+    )
+    p.add_argument(
+        "--expand",
+        action="store_true",
+        help="one cheap call rewrites the question into 2-3 searches, run at once and fused (-v shows them)",
+    )
+    p.add_argument(
+        "--reflect",
+        action="store_true",
+        help="one call reviews the answer against what was read; a weak answer is revised once",
+    )
+    p.add_argument(
+        "--max-iterations",
+        type=int,
+        default=10,
+        help="tool-calling iterations before a last answer without tools (default 10)",
+    )
     p.add_argument("--max-cost", type=float, metavar="USD", help="stop when the question has cost this much")
     p.add_argument("--max-tokens", type=int, metavar="N", help="stop when the question has used this many tokens")
-    p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="overall deadline per question in seconds (default 300)")
-    p.add_argument("--max-retries", type=int, metavar="N",
-                   help="SDK retries on connection errors, timeouts, 408/409/429/5xx "
-                        f"(default: DOCS_AGENT_MAX_RETRIES, else {DEFAULT_MAX_RETRIES})")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=300.0,
+        metavar="S",
+        help="overall deadline per question in seconds (default 300)",
+    )
+    p.add_argument(
+        "--max-retries",
+        type=int,
+        metavar="N",
+        help="SDK retries on connection errors, timeouts, 408/409/429/5xx "
+        f"(default: DOCS_AGENT_MAX_RETRIES, else {DEFAULT_MAX_RETRIES})",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="do not show tool activity on stderr")
-    p.add_argument("-v", "--verbose", action="store_true",
-                   help="show the MCP server's own log and the --expand reformulations on stderr")
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="show the MCP server's own log and the --expand reformulations on stderr",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="docs-agent", description="Answer questions from your documents with any LLM, over MCP.")
+    parser = argparse.ArgumentParser(
+        prog="docs-agent", description="Answer questions from your documents with any LLM, over MCP."
+    )
     parser.add_argument("--version", action="version", version=f"docs-agent {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -108,9 +147,14 @@ def _target(args: argparse.Namespace) -> ServerTarget:
 def _limits(args: argparse.Namespace, settings: Settings) -> Limits:
     if args.max_iterations < 1:
         raise AgentError(ErrorKind.CONFIGURATION, "--max-iterations must be at least 1.")
-    return Limits(max_iterations=args.max_iterations, max_cost_usd=args.max_cost, max_tokens=args.max_tokens,
-                  deadline_s=args.timeout, max_tool_calls_per_turn=settings.max_tool_calls_per_turn,
-                  max_tool_argument_bytes=settings.max_tool_argument_bytes)
+    return Limits(
+        max_iterations=args.max_iterations,
+        max_cost_usd=args.max_cost,
+        max_tokens=args.max_tokens,
+        deadline_s=args.timeout,
+        max_tool_calls_per_turn=settings.max_tool_calls_per_turn,
+        max_tool_argument_bytes=settings.max_tool_argument_bytes,
+    )
 
 
 def _max_retries(args: argparse.Namespace, settings: Settings) -> int:
@@ -127,8 +171,11 @@ def _provider(args: argparse.Namespace) -> ResolvedProvider:
 
 def _fallbacks(args: argparse.Namespace, settings: Settings) -> list[ResolvedProvider]:
     """The --fallback providers, each with its default model, its own key variable and endpoint variable."""
-    names = settings.fallback if args.fallback is None else \
-        tuple(n.strip().lower() for n in args.fallback.split(",") if n.strip())
+    names = (
+        settings.fallback
+        if args.fallback is None
+        else tuple(n.strip().lower() for n in args.fallback.split(",") if n.strip())
+    )
     out = []
     for name in names:
         try:
@@ -140,26 +187,32 @@ def _fallbacks(args: argparse.Namespace, settings: Settings) -> list[ResolvedPro
 
 def _routes(providers: list[ResolvedProvider], args: argparse.Namespace, settings: Settings) -> list[Route]:
     retries = _max_retries(args, settings)
-    return [Route(make_model(p, max_retries=retries, timeout_s=min(args.timeout, 600.0)), p.spec.prices)
-            for p in providers]
+    return [
+        Route(make_model(p, max_retries=retries, timeout_s=min(args.timeout, 600.0)), p.spec.prices) for p in providers
+    ]
 
 
 def _patterns(args: argparse.Namespace) -> dict[str, Any]:
     return {"strategy": args.strategy, "expand": args.expand, "reflect": args.reflect}
 
 
-def _server_log(args: argparse.Namespace) -> IO[str]:
+def _server_log(args: argparse.Namespace) -> TextIO:
     if args.verbose:
         return sys.stderr
-    return open(home() / "server.log", "a", encoding="utf-8")  # noqa: SIM115 - closed at exit
+    return open(home() / "server.log", "a", encoding="utf-8")
 
 
 def _failed(exc: BaseException, provider: ResolvedProvider | None, args: argparse.Namespace) -> RunResult:
     error = classify(exc)
     spec = provider.spec if provider else None
-    return RunResult(stopped_reason="error", error=error.message, error_kind=error.kind.value, retryable=error.retryable,
-                     provider=spec.name if spec else (args.provider or ""),
-                     model=provider.model if provider else (args.model or ""))
+    return RunResult(
+        stopped_reason="error",
+        error=error.message,
+        error_kind=error.kind.value,
+        retryable=error.retryable,
+        provider=spec.name if spec else (args.provider or ""),
+        model=provider.model if provider else (args.model or ""),
+    )
 
 
 async def _ask(args: argparse.Namespace, settings: Settings) -> RunResult:
@@ -175,12 +228,22 @@ async def _ask(args: argparse.Namespace, settings: Settings) -> RunResult:
     observer = TerminalObserver(stream_text=not args.json, show_tools=not args.quiet, verbose=args.verbose)
     try:
         async with connect(target, errlog=_server_log(args)) as conn:
-            agent = Agent(first.model, conn, first.prices, limits=limits, log=CallLog(), observer=observer,
-                          fallbacks=others, **_patterns(args))
+            agent = Agent(
+                first.model,
+                conn,
+                first.prices,
+                limits=limits,
+                log=CallLog(),
+                observer=observer,
+                fallbacks=others,
+                **_patterns(args),
+            )
             result = await agent.ask(args.question)
             if result.error_kind == "network" and not args.provider and provider.name == FALLBACK_PROVIDER:
-                result.error = (f"{result.error} No provider key is set (see `docs-agent providers`), so docs-agent "
-                                f"tried the local {FALLBACK_PROVIDER} server.")
+                result.error = (
+                    f"{result.error} No provider key is set (see `docs-agent providers`), so docs-agent "
+                    f"tried the local {FALLBACK_PROVIDER} server."
+                )
             return result
     except AgentError as exc:
         return _failed(exc, provider, args)
@@ -206,8 +269,9 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
 
 # ---------------------------------------------------------------- chat
 
-CHAT_HELP = ("commands: /reset  /usage  /sessions  /delete NAME  /memory  /forget [N]  /exit  "
-             "(Ctrl-C cancels a running answer)")
+CHAT_HELP = (
+    "commands: /reset  /usage  /sessions  /delete NAME  /memory  /forget [N]  /exit  (Ctrl-C cancels a running answer)"
+)
 
 
 async def _chat(args: argparse.Namespace, settings: Settings) -> int:
@@ -222,11 +286,21 @@ async def _chat(args: argparse.Namespace, settings: Settings) -> int:
     out = sys.stdout
     try:
         async with connect(target, errlog=_server_log(args)) as conn:
-            agent = Agent(first.model, conn, first.prices, limits=limits, log=CallLog(), session=name,
-                          observer=TerminalObserver(show_tools=not args.quiet, verbose=args.verbose), fallbacks=others,
-                          **_patterns(args))
-            print(f"docs-agent chat · session {name!r} ({len(history)} messages) · {provider.name}/{provider.model}",
-                  file=sys.stderr)
+            agent = Agent(
+                first.model,
+                conn,
+                first.prices,
+                limits=limits,
+                log=CallLog(),
+                session=name,
+                observer=TerminalObserver(show_tools=not args.quiet, verbose=args.verbose),
+                fallbacks=others,
+                **_patterns(args),
+            )
+            print(
+                f"docs-agent chat · session {name!r} ({len(history)} messages) · {provider.name}/{provider.model}",
+                file=sys.stderr,
+            )
             print(CHAT_HELP, file=sys.stderr)
             while True:
                 try:
@@ -254,22 +328,31 @@ async def _chat(args: argparse.Namespace, settings: Settings) -> int:
                             history = []
                             print(f"session {name!r}: everything forgotten", file=out)
                         elif not which.isdigit() or (kept := forget(history, int(which))) is None:
-                            print(f"/forget N takes the number of an exchange that /memory lists (1-"
-                                  f"{len(exchanges(history))}); /forget alone forgets everything.", file=out)
+                            print(
+                                f"/forget N takes the number of an exchange that /memory lists (1-"
+                                f"{len(exchanges(history))}); /forget alone forgets everything.",
+                                file=out,
+                            )
                         else:
                             store.replace(name, kept)
                             history = kept
                             print(f"session {name!r}: exchange {which} forgotten", file=out)
                     elif cmd == "/usage":
                         usage, cost, calls = store.usage(name)
-                        print(f"session {name!r}: {calls} calls, {usage.prompt_tokens:,} prompt "
-                              f"({usage.cached_tokens:,} cached) / {usage.completion_tokens:,} completion tokens, "
-                              f"${cost:.4f}", file=out)
+                        print(
+                            f"session {name!r}: {calls} calls, {usage.prompt_tokens:,} prompt "
+                            f"({usage.cached_tokens:,} cached) / {usage.completion_tokens:,} completion tokens, "
+                            f"${cost:.4f}",
+                            file=out,
+                        )
                     elif cmd == "/sessions":
                         for s in store.list():
                             mark = "*" if s.name == name else " "
-                            print(f"{mark} {s.name}  {s.messages} messages  ${s.cost_usd:.4f}  "
-                                  f"{datetime.fromtimestamp(s.updated):%Y-%m-%d %H:%M}", file=out)
+                            print(
+                                f"{mark} {s.name}  {s.messages} messages  ${s.cost_usd:.4f}  "
+                                f"{datetime.fromtimestamp(s.updated):%Y-%m-%d %H:%M}",
+                                file=out,
+                            )
                     elif cmd == "/delete":
                         victim = rest.strip()
                         if not victim:
@@ -308,17 +391,13 @@ async def _interruptible(agent: Agent, question: str, history: list[Message]) ->
     result: RunResult | None = None
     loop = asyncio.get_running_loop()
     with anyio.CancelScope() as scope:
-        try:
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # Windows or not the main thread
             loop.add_signal_handler(signal.SIGINT, scope.cancel)
-        except (NotImplementedError, RuntimeError):  # Windows or not the main thread
-            pass
         try:
             result = await agent.ask(question, history)
         finally:
-            try:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGINT)
-            except (NotImplementedError, RuntimeError):
-                pass
     return result
 
 
@@ -332,34 +411,58 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
 
 # ---------------------------------------------------------------- providers, logs
 
+
 def cmd_providers(args: argparse.Namespace, settings: Settings) -> int:
     detected = detect_provider(settings.environ)
     rows = []
     for spec in PROVIDERS.values():
         key_state = "not needed" if spec.key_env is None else ("set" if settings.value(spec.key_env) else "not set")
-        rows.append({"name": spec.name, "wire": spec.wire, "base_url": spec.base_url, "default_model": spec.default_model,
-                     "key_env": spec.key_env, "key": key_state,
-                     "price_input": spec.prices.input, "price_cached_input": spec.prices.cached_input,
-                     "price_output": spec.prices.output, "default": spec.name == detected.name})
+        rows.append(
+            {
+                "name": spec.name,
+                "wire": spec.wire,
+                "base_url": spec.base_url,
+                "default_model": spec.default_model,
+                "key_env": spec.key_env,
+                "key": key_state,
+                "price_input": spec.prices.input,
+                "price_cached_input": spec.prices.cached_input,
+                "price_output": spec.prices.output,
+                "default": spec.name == detected.name,
+            }
+        )
     if args.json:
-        print(json.dumps({"providers": rows, "detection_order": DETECTION_ORDER, "fallback": FALLBACK_PROVIDER,
-                          "default": detected.name}))
+        print(
+            json.dumps(
+                {
+                    "providers": rows,
+                    "detection_order": DETECTION_ORDER,
+                    "fallback": FALLBACK_PROVIDER,
+                    "default": detected.name,
+                }
+            )
+        )
         return 0
     title = "docs-agent providers (prices: USD per million tokens, input / cached input / output)"
     header = ("provider", "wire", "default model", "key variable", "key", "prices")
     cells: list[tuple[str, ...]] = []
     for r in rows:
-        prices = "free (local)" if not (r["price_input"] or r["price_output"]) else \
-            f"{r['price_input']:g} / {r['price_cached_input']:g} / {r['price_output']:g}"
+        prices = (
+            "free (local)"
+            if not (r["price_input"] or r["price_output"])
+            else f"{r['price_input']:g} / {r['price_cached_input']:g} / {r['price_output']:g}"
+        )
         name = f"{r['name']} (default)" if r["default"] else str(r["name"])
         cells.append((name, str(r["wire"]), str(r["default_model"]), str(r["key_env"] or "—"), str(r["key"]), prices))
-    footer = (f"Without --provider: the first of {', '.join(DETECTION_ORDER)} whose key is set, else "
-              f"{FALLBACK_PROVIDER} (local). DOCS_AGENT_PROVIDER overrides. Now: {detected.name}.")
+    footer = (
+        f"Without --provider: the first of {', '.join(DETECTION_ORDER)} whose key is set, else "
+        f"{FALLBACK_PROVIDER} (local). DOCS_AGENT_PROVIDER overrides. Now: {detected.name}."
+    )
     if not sys.stdout.isatty():  # piped or redirected: every value in full, one row per line, no box drawing
         widths = [max(len(row[i]) for row in [header, *cells]) for i in range(len(header))]
         print(title)
         for row in [header, *cells]:
-            print("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+            print("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=False)).rstrip())
         print(footer)
         return 0
     from rich.console import Console
@@ -390,9 +493,15 @@ def cmd_logs(args: argparse.Namespace, settings: Settings) -> int:
         table.add_column(col, overflow="fold")
     for r in records:
         status = r.status if r.status == "ok" else f"{r.status}: {r.error_kind}"
-        table.add_row(datetime.fromtimestamp(r.time).strftime("%m-%d %H:%M:%S"), r.session or "—",
-                      f"{r.provider}/{r.model}", f"{r.prompt_tokens:,} ({r.cached_tokens:,}) / {r.completion_tokens:,}",
-                      f"{r.latency_ms} ms", status, f"${r.cost_usd:.5f}")
+        table.add_row(
+            datetime.fromtimestamp(r.time).strftime("%m-%d %H:%M:%S"),
+            r.session or "—",
+            f"{r.provider}/{r.model}",
+            f"{r.prompt_tokens:,} ({r.cached_tokens:,}) / {r.completion_tokens:,}",
+            f"{r.latency_ms} ms",
+            status,
+            f"${r.cost_usd:.5f}",
+        )
     Console().print(table)
     return 0
 

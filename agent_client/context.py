@@ -15,7 +15,9 @@ from .text import estimate_tokens
 
 def message_tokens(m: Message) -> int:
     if isinstance(m, AssistantMessage):
-        return 4 + estimate_tokens(m.content) + sum(estimate_tokens(c.name + c.arguments_json) + 8 for c in m.tool_calls)
+        return (
+            4 + estimate_tokens(m.content) + sum(estimate_tokens(c.name + c.arguments_json) + 8 for c in m.tool_calls)
+        )
     if isinstance(m, ToolResultMessage):
         return 8 + estimate_tokens(m.content)
     return 4 + estimate_tokens(m.content)
@@ -28,7 +30,7 @@ def _units(messages: Sequence[Message]) -> tuple[list[list[Message]], UserMessag
         question = None
         after = messages
     else:
-        before, question, after = messages[:q], messages[q], messages[q + 1:]
+        before, question, after = messages[:q], messages[q], messages[q + 1 :]
     past: list[list[Message]] = []
     for m in before:
         if isinstance(m, UserMessage) or not past:
@@ -48,7 +50,7 @@ def trim_history(messages: Sequence[Message], budget_tokens: int, system: str = 
     total = estimate_tokens(system) + sum(message_tokens(m) for m in messages)
     if budget_tokens <= 0 or total <= budget_tokens:
         return list(messages)
-    past, question, current = _units(messages)
+    past, _question, current = _units(messages)
     droppable = past + current[:-1]
     dropped = 0
     while droppable and dropped < len(droppable) and total > budget_tokens:

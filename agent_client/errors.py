@@ -44,7 +44,7 @@ _ADVICE = {
     ErrorKind.BAD_REQUEST: "The provider rejected the request; check the model name and options.",
     ErrorKind.NOT_FOUND: "Not found: check the model name and the base URL.",
     ErrorKind.BAD_RESPONSE: "The provider answered HTTP 200 with something that is not its streamed JSON format; "
-                            "check the base URL (a proxy or a web page answers there?).",
+    "check the base URL (a proxy or a web page answers there?).",
     ErrorKind.CONFIGURATION: "Check the command-line options.",
     ErrorKind.MCP: "The MCP server failed; check that it starts and answers.",
     ErrorKind.UNKNOWN: "Unexpected error.",
@@ -65,8 +65,17 @@ class AgentError(Exception):
         return f"{self.kind.value}: {self.message}"
 
 
-_CONTEXT_HINTS = ("context length", "context_length", "maximum context", "context window", "too many tokens",
-                  "prompt is too long", "reduce the length", "input is too long", "max_tokens")
+_CONTEXT_HINTS = (
+    "context length",
+    "context_length",
+    "maximum context",
+    "context window",
+    "too many tokens",
+    "prompt is too long",
+    "reduce the length",
+    "input is too long",
+    "max_tokens",
+)
 _FILTER_HINTS = ("content_filter", "content filter", "content management policy", "safety", "content_policy")
 
 

@@ -58,9 +58,14 @@ def fuse(results: Sequence[str], k: int = RRF_K) -> list[tuple[str, float, list[
 
 def render_fused(queries: Sequence[str], results: Sequence[str], max_results: int = 10) -> str:
     fused = fuse(results)[:max_results]
-    head = f"{len(fused)} documents fused from {len(results)} searches (" + "; ".join(f'"{q}"' for q in queries) + \
-           "), best first by reciprocal rank fusion."
+    head = (
+        f"{len(fused)} documents fused from {len(results)} searches ("
+        + "; ".join(f'"{q}"' for q in queries)
+        + "), best first by reciprocal rank fusion."
+    )
     if not fused:
         return head + "\nNo results. Try other words."
     body = [f"{i}. " + "\n".join(doc_lines) for i, (_, _, doc_lines) in enumerate(fused, start=1)]
-    return "\n".join([head, *body, "Next: read_section(id, heading) for the text, or read_document(id, mode='outline')."])
+    return "\n".join(
+        [head, *body, "Next: read_section(id, heading) for the text, or read_document(id, mode='outline')."]
+    )

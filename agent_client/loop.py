@@ -3,6 +3,7 @@ back, stop when it answers — or at the iteration limit, the budget, the deadli
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Sequence
@@ -127,10 +128,22 @@ class Agent:
     fails in a way another provider would not repeat (`errors.FALLBACK_KINDS`), in order.
     `strategy` "plan", `expand` and `reflect` add calls around the same loop, within the same limits."""
 
-    def __init__(self, model: ChatModel, tools: ToolBox, prices: Prices, *, limits: Limits | None = None,
-                 log: CallLog | None = None, session: str | None = None, observer: Observer | None = None,
-                 system_prompt: str = SYSTEM_PROMPT, fallbacks: Sequence[Route] = (), strategy: Strategy = "react",
-                 expand: bool = False, reflect: bool = False):
+    def __init__(
+        self,
+        model: ChatModel,
+        tools: ToolBox,
+        prices: Prices,
+        *,
+        limits: Limits | None = None,
+        log: CallLog | None = None,
+        session: str | None = None,
+        observer: Observer | None = None,
+        system_prompt: str = SYSTEM_PROMPT,
+        fallbacks: Sequence[Route] = (),
+        strategy: Strategy = "react",
+        expand: bool = False,
+        reflect: bool = False,
+    ):
         self.model = model
         self.tools = tools
         self.prices = prices
@@ -163,17 +176,30 @@ class Agent:
                 if self.reflect and result.stopped_reason == "final" and result.answer.strip():
                     await self._reflect(question, messages, result)
         except TimeoutError:
-            self._fail(result, AgentError(ErrorKind.TIMEOUT, f"No answer within the {self.limits.deadline_s:g} s "
-                                          "deadline for this question.", retryable=True))
+            self._fail(
+                result,
+                AgentError(
+                    ErrorKind.TIMEOUT,
+                    f"No answer within the {self.limits.deadline_s:g} s deadline for this question.",
+                    retryable=True,
+                ),
+            )
         except AgentError as exc:
             self._fail(result, exc)
         result.citations = check_citations(result.answer, self._evidence)
-        result.providers_tried.append(ProviderAttempt(provider=result.provider, model=result.model,
-                                                      error=result.error if result.stopped_reason == "error" else None))
+        result.providers_tried.append(
+            ProviderAttempt(
+                provider=result.provider,
+                model=result.model,
+                error=result.error if result.stopped_reason == "error" else None,
+            )
+        )
         last = messages[-1]
         if result.stopped_reason == "error" or not isinstance(last, AssistantMessage) or last.tool_calls:
             # keep the stored history valid: every question ends with a plain assistant message
-            messages.append(AssistantMessage(content=result.answer or f"(no answer: {result.error or result.stopped_reason})"))
+            messages.append(
+                AssistantMessage(content=result.answer or f"(no answer: {result.error or result.stopped_reason})")
+            )
         result.new_messages = messages[start:]
         return result
 
@@ -199,14 +225,16 @@ class Agent:
                 messages.append(AssistantMessage(content=turn.text))
                 result.answer, result.stopped_reason = turn.text, "budget"
                 return
-            calls, dropped = calls[: self.limits.max_tool_calls_per_turn], calls[self.limits.max_tool_calls_per_turn:]
+            calls, dropped = calls[: self.limits.max_tool_calls_per_turn], calls[self.limits.max_tool_calls_per_turn :]
             # the history keeps no oversized arguments: they would be re-sent with every later call
             messages.append(AssistantMessage(content=turn.text, tool_calls=[self._bounded(c) for c in calls]))
             results = await self._run_tools(calls, result)
             if dropped:
-                note = (f"\n\n[docs-agent: you asked for {len(calls) + len(dropped)} tool calls in one turn; only the "
-                        f"first {len(calls)} ran, the other {len(dropped)} were dropped. At most "
-                        f"{self.limits.max_tool_calls_per_turn} calls per turn: ask again for those you still need.]")
+                note = (
+                    f"\n\n[docs-agent: you asked for {len(calls) + len(dropped)} tool calls in one turn; only the "
+                    f"first {len(calls)} ran, the other {len(dropped)} were dropped. At most "
+                    f"{self.limits.max_tool_calls_per_turn} calls per turn: ask again for those you still need.]"
+                )
                 results[-1] = results[-1].model_copy(update={"content": results[-1].content + note})
             messages.extend(results)
         if self._over_budget(result):
@@ -228,8 +256,13 @@ class Agent:
             failure = await self._execute(plan, messages, result)
             if failure and not self._over_budget(result):
                 report.replanned = True
-                retry = [*messages, UserMessage(content=f"[docs-agent: {failure} Write a new plan that gets the "
-                                                        "answer another way, using the results above.]")]
+                retry = [
+                    *messages,
+                    UserMessage(
+                        content=f"[docs-agent: {failure} Write a new plan that gets the "
+                        "answer another way, using the results above.]"
+                    ),
+                ]
                 plan, problem = await self._make_plan(retry, result)
                 if plan is not None:
                     failure = await self._execute(plan, messages, result)
@@ -251,16 +284,19 @@ class Agent:
     async def _make_plan(self, messages: list[Message], result: RunResult) -> tuple[Plan | None, str | None]:
         max_steps = self.limits.max_tool_calls_per_turn
         result.iterations += 1
-        turn = await self._call(messages, result, allow_tools=False, side=True,
-                                system=planner_prompt(self.tools.tools, max_steps))
+        turn = await self._call(
+            messages, result, allow_tools=False, side=True, system=planner_prompt(self.tools.tools, max_steps)
+        )
         plan, problem = parse_plan(turn.text, self.tools.tools, max_steps)
         if plan is None:
             return None, problem
         rounds = len(levels(plan) or ())
         room = self.limits.max_iterations - result.iterations - 1  # the answer needs the last iteration
         if rounds > room:
-            return None, (f"The plan needs {rounds} rounds of tool calls; only {max(room, 0)} fit in "
-                          f"--max-iterations {self.limits.max_iterations}.")
+            return None, (
+                f"The plan needs {rounds} rounds of tool calls; only {max(room, 0)} fit in "
+                f"--max-iterations {self.limits.max_iterations}."
+            )
         return plan, None
 
     async def _execute(self, plan: Plan, messages: list[Message], result: RunResult) -> str | None:
@@ -271,16 +307,27 @@ class Agent:
             if self._over_budget(result):
                 return None
             result.iterations += 1
-            calls = [ToolCall(id=f"plan_{result.iterations}_{s.id}", name=s.tool,
-                              arguments_json=resolve_arguments(s, outputs)) for s in round_steps]
+            calls = [
+                ToolCall(
+                    id=f"plan_{result.iterations}_{s.id}", name=s.tool, arguments_json=resolve_arguments(s, outputs)
+                )
+                for s in round_steps
+            ]
             messages.append(AssistantMessage(tool_calls=[self._bounded(c) for c in calls]))
             results = await self._run_tools(calls, result)
             messages.extend(results)
             failed = []
-            for step, call, res in zip(round_steps, calls, results):
+            for step, call, res in zip(round_steps, calls, results, strict=False):
                 outputs[step.id] = res.content
-                result.plan.steps.append(StepReport(id=step.id, tool=step.tool, arguments=json.loads(call.arguments_json),
-                                                    after=step.after, is_error=res.is_error))
+                result.plan.steps.append(
+                    StepReport(
+                        id=step.id,
+                        tool=step.tool,
+                        arguments=json.loads(call.arguments_json),
+                        after=step.after,
+                        is_error=res.is_error,
+                    )
+                )
                 if res.is_error:
                     failed.append(f"step {step.id} ({step.tool}) failed: {short(res.content, 200)}")
             if failed:
@@ -293,24 +340,34 @@ class Agent:
         """Search the question and its reformulations at once; the fused list becomes the first search result."""
         search = next((t for t in self.tools.tools if t.name == "search_documents"), None)
         if search is None:
-            result.notes.append("--expand needs a search_documents tool, which this server does not have; "
-                                "docs-agent searched without expansion.")
+            result.notes.append(
+                "--expand needs a search_documents tool, which this server does not have; "
+                "docs-agent searched without expansion."
+            )
             return
-        turn = await self._call([UserMessage(content=question)], result, allow_tools=False, side=True,
-                                system=EXPAND_PROMPT)
+        turn = await self._call(
+            [UserMessage(content=question)], result, allow_tools=False, side=True, system=EXPAND_PROMPT
+        )
         reply, problem = parse_reply(turn.text, Reformulations, "reformulation reply")
         if reply is None:
             result.notes.append(f"--expand: {problem} docs-agent searched without expansion.")
             return
         queries = distinct_queries(question, reply.queries)
         self.observer.on_reformulations(queries[1:])
-        calls = [ToolCall(id=f"expand_{i}", name=search.wire_name, arguments_json=json.dumps({"query": q}))
-                 for i, q in enumerate(queries)]
+        calls = [
+            ToolCall(id=f"expand_{i}", name=search.wire_name, arguments_json=json.dumps({"query": q}))
+            for i, q in enumerate(queries)
+        ]
         found = [r.content for r in await self._run_tools(calls, result) if not r.is_error]
         call = ToolCall(id="expand", name=search.wire_name, arguments_json=json.dumps({"query": question}))
         messages.append(AssistantMessage(tool_calls=[call]))
-        messages.append(ToolResultMessage(tool_call_id=call.id, name=call.name,
-                                          content=clip(render_fused(queries, found), self.limits.result_chars)))
+        messages.append(
+            ToolResultMessage(
+                tool_call_id=call.id,
+                name=call.name,
+                content=clip(render_fused(queries, found), self.limits.result_chars),
+            )
+        )
 
     # ------------------------------------------------------------ --reflect
 
@@ -318,8 +375,13 @@ class Agent:
         """One critique; below the threshold one revision without tools. The revised answer replaces the first."""
         if self._over_budget(result):
             return
-        turn = await self._call([UserMessage(content=critique_request(question, self._evidence, result.answer))],
-                                result, allow_tools=False, side=True, system=CRITIC_PROMPT)
+        turn = await self._call(
+            [UserMessage(content=critique_request(question, self._evidence, result.answer))],
+            result,
+            allow_tools=False,
+            side=True,
+            system=CRITIC_PROMPT,
+        )
         critique, problem = parse_reply(turn.text, Critique, "critique")
         if critique is None:
             result.notes.append(f"--reflect: {problem} docs-agent kept the answer as it was.")
@@ -327,10 +389,16 @@ class Agent:
         report = result.reflection = ReflectionReport(**critique.model_dump())
         if not critique.needs_revision or self._over_budget(result):
             return
-        self.observer.on_note(f"review: grounded {critique.grounded}/5, complete {critique.complete}/5, "
-                              f"cited {critique.cited}/5 — revising")
-        turn = await self._call([*messages, UserMessage(content=revision_request(critique))], result,
-                                allow_tools=False, system=self.system_prompt + REVISE_NOTE)
+        self.observer.on_note(
+            f"review: grounded {critique.grounded}/5, complete {critique.complete}/5, "
+            f"cited {critique.cited}/5 — revising"
+        )
+        turn = await self._call(
+            [*messages, UserMessage(content=revision_request(critique))],
+            result,
+            allow_tools=False,
+            system=self.system_prompt + REVISE_NOTE,
+        )
         if turn.text.strip():
             messages[-1] = AssistantMessage(content=turn.text)  # the stored history keeps the revised answer
             result.answer, report.revised = turn.text, True
@@ -344,11 +412,19 @@ class Agent:
 
     def _over_budget(self, result: RunResult) -> bool:
         lim = self.limits
-        return (lim.max_tokens is not None and result.usage.total_tokens >= lim.max_tokens) or \
-               (lim.max_cost_usd is not None and result.cost_usd >= lim.max_cost_usd)
+        return (lim.max_tokens is not None and result.usage.total_tokens >= lim.max_tokens) or (
+            lim.max_cost_usd is not None and result.cost_usd >= lim.max_cost_usd
+        )
 
-    async def _call(self, messages: list[Message], result: RunResult, *, allow_tools: bool,
-                    system: str | None = None, side: bool = False) -> ModelTurn:
+    async def _call(
+        self,
+        messages: list[Message],
+        result: RunResult,
+        *,
+        allow_tools: bool,
+        system: str | None = None,
+        side: bool = False,
+    ) -> ModelTurn:
         """`side`: a call that writes JSON for docs-agent (plan, reformulations, critique), not the answer:
         nothing of it is streamed, and when its messages hold no tool traffic no tools are declared."""
         system = system or self.system_prompt
@@ -359,11 +435,15 @@ class Agent:
         while True:
             route = self.routes[self._active]
             started = time.perf_counter()
-            record = CallRecord(time=time.time(), session=self.session, provider=route.model.provider,
-                                model=route.model.model)
+            record = CallRecord(
+                time=time.time(), session=self.session, provider=route.model.provider, model=route.model.model
+            )
             try:
-                turn = scrub(await route.model.complete(system, to_send, tools, allow_tools=allow_tools,
-                                                        on_text=None if side else self.observer.on_text))
+                turn = scrub(
+                    await route.model.complete(
+                        system, to_send, tools, allow_tools=allow_tools, on_text=None if side else self.observer.on_text
+                    )
+                )
                 break
             except Exception as exc:
                 error = classify(exc, provider=route.model.provider)
@@ -373,8 +453,9 @@ class Agent:
                 if error.kind not in FALLBACK_KINDS or self._active + 1 >= len(self.routes):
                     raise error from None
                 # the same call goes to the next provider; its adapter converts the neutral history
-                result.providers_tried.append(ProviderAttempt(provider=route.model.provider, model=route.model.model,
-                                                              error=error.message))
+                result.providers_tried.append(
+                    ProviderAttempt(provider=route.model.provider, model=route.model.model, error=error.message)
+                )
                 self._active += 1
                 now = self.routes[self._active].model
                 result.provider, result.model = now.provider, now.model
@@ -391,10 +472,8 @@ class Agent:
 
     def _log(self, record: CallRecord) -> None:
         if self.log is not None:
-            try:
+            with contextlib.suppress(Exception):  # a full disk must not lose the answer
                 self.log.record(record)
-            except Exception:  # a full disk must not lose the answer
-                pass
 
     async def _run_tools(self, calls: list[ToolCall], result: RunResult) -> list[ToolResultMessage]:
         """Run the calls concurrently; results come back one-to-one, in the order of the calls."""
@@ -407,9 +486,12 @@ class Agent:
             args, problem = (None, None) if oversized else call.parsed_arguments()
             self.observer.on_tool_start(call, args)
             if oversized:
-                outcome = ToolOutcome(text=f"The arguments are {oversized} bytes; the limit is "
-                                           f"{self.limits.max_tool_argument_bytes} bytes. Call the tool again with "
-                                           "shorter arguments.", is_error=True)
+                outcome = ToolOutcome(
+                    text=f"The arguments are {oversized} bytes; the limit is "
+                    f"{self.limits.max_tool_argument_bytes} bytes. Call the tool again with "
+                    "shorter arguments.",
+                    is_error=True,
+                )
             elif spec is None:
                 names = ", ".join(t.wire_name for t in self.tools.tools) or "none"
                 outcome = ToolOutcome(text=f"Unknown tool {call.name!r}. Available tools: {names}.", is_error=True)
@@ -424,10 +506,14 @@ class Agent:
                 self._evidence.append(f"{call.arguments_json}\n{text}")
             outcomes[i] = (
                 ToolResultMessage(tool_call_id=call.id, name=call.name, content=text, is_error=outcome.is_error),
-                ToolCallRecord(name=spec.name if spec else call.name,
-                               arguments=args if args is not None else
-                               (f"({oversized} bytes, not shown)" if oversized else call.arguments_json),
-                               is_error=outcome.is_error, duration_ms=duration_ms),
+                ToolCallRecord(
+                    name=spec.name if spec else call.name,
+                    arguments=args
+                    if args is not None
+                    else (f"({oversized} bytes, not shown)" if oversized else call.arguments_json),
+                    is_error=outcome.is_error,
+                    duration_ms=duration_ms,
+                ),
             )
 
         async with anyio.create_task_group() as tg:

@@ -11,7 +11,7 @@ import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import Any, TextIO
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
@@ -134,8 +134,9 @@ class MCPConnection:
 
 
 @asynccontextmanager
-async def connect(target: ServerTarget | Any, *, errlog: IO[str] | None = None,
-                  environ: Mapping[str, str] | None = None) -> AsyncIterator[MCPConnection]:
+async def connect(
+    target: ServerTarget | Any, *, errlog: TextIO | None = None, environ: Mapping[str, str] | None = None
+) -> AsyncIterator[MCPConnection]:
     """Open the server and list its tools. `target` may also be an in-process `MCPServer` (tests)."""
     from mcp import Client, StdioServerParameters
 
@@ -143,8 +144,10 @@ async def connect(target: ServerTarget | Any, *, errlog: IO[str] | None = None,
     async with AsyncExitStack() as stack:
         if isinstance(target, DocsFolder):
             server: Any = StdioServerParameters(
-                command=sys.executable, args=["-m", "mcp_docs", "serve", "--root", os.path.abspath(target.root)],
-                env=passthrough_env(settings.environ))
+                command=sys.executable,
+                args=["-m", "mcp_docs", "serve", "--root", os.path.abspath(target.root)],
+                env=passthrough_env(settings.environ),
+            )
         elif isinstance(target, ServerCommand):
             parts = shlex.split(target.command)
             if not parts:
@@ -160,7 +163,8 @@ async def connect(target: ServerTarget | Any, *, errlog: IO[str] | None = None,
                 register_secret(token)
                 headers["Authorization"] = f"Bearer {token}"
             http = await stack.enter_async_context(
-                httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)))
+                httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
+            )
             server = streamable_http_client(target.url, http_client=http)
         else:
             server = target
@@ -174,11 +178,17 @@ async def connect(target: ServerTarget | Any, *, errlog: IO[str] | None = None,
         except anyio.get_cancelled_exc_class():
             raise
         except Exception as exc:
-            raise AgentError(ErrorKind.MCP, f"Could not connect to the MCP server {_where(target)}: {_describe(exc)}") from None
+            raise AgentError(
+                ErrorKind.MCP, f"Could not connect to the MCP server {_where(target)}: {_describe(exc)}"
+            ) from None
         taken: set[str] = set()
         tools = [
-            ToolSpec(name=t.name, wire_name=wire_name(t.name, taken), description=(t.description or "")[:4000],
-                     input_schema=normalize_schema(t.input_schema))
+            ToolSpec(
+                name=t.name,
+                wire_name=wire_name(t.name, taken),
+                description=(t.description or "")[:4000],
+                input_schema=normalize_schema(t.input_schema),
+            )
             for t in listed.tools
         ]
         yield MCPConnection(client, tools)

@@ -111,7 +111,7 @@ def remember(history: Sequence[Message], question: str, budget_tokens: int = DEF
     older = past[:-RECENT]
     scores = bm25(question, [f"{e.question}\n{e.answer}" for e in older])
     floor = max(scores, default=0.0) * RELEVANT
-    for score, e in sorted(zip(scores, older), key=lambda p: -p[0])[:RECALL]:
+    for score, e in sorted(zip(scores, older, strict=False), key=lambda p: -p[0])[:RECALL]:
         cost = _tokens(e.pair())
         if score > 0 and score >= floor and used + cost <= budget_tokens:
             memory.recalled.append(e)
@@ -135,13 +135,18 @@ def describe(history: Sequence[Message], budget_tokens: int = DEFAULT_MEMORY_TOK
         return ["nothing remembered in this session"]
     total = _tokens(history)
     if total <= budget_tokens:
-        return [f"{len(past)} exchanges (~{total:,} tokens), replayed whole (budget {budget_tokens:,} tokens):",
-                *(e.line() for e in past)]
+        return [
+            f"{len(past)} exchanges (~{total:,} tokens), replayed whole (budget {budget_tokens:,} tokens):",
+            *(e.line() for e in past),
+        ]
     memory = remember(history, "", budget_tokens)
-    lines = [f"{len(past)} exchanges (~{total:,} tokens); each question gets about {budget_tokens:,} tokens of them:",
-             "recent, replayed as question and answer:", *(e.line() for e in memory.recent),
-             "earlier, summarised (those relevant to a new question are recalled whole):",
-             *(e.line() for e in memory.summarised)]
+    lines = [
+        f"{len(past)} exchanges (~{total:,} tokens); each question gets about {budget_tokens:,} tokens of them:",
+        "recent, replayed as question and answer:",
+        *(e.line() for e in memory.recent),
+        "earlier, summarised (those relevant to a new question are recalled whole):",
+        *(e.line() for e in memory.summarised),
+    ]
     if memory.left_out:
         lines.append(f"({memory.left_out} older exchanges beyond the budget: recalled only when relevant)")
     return lines

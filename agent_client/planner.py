@@ -93,6 +93,7 @@ def levels(plan: Plan) -> list[list[PlanStep]] | None:
 def resolve_arguments(step: PlanStep, results: dict[int, str]) -> str:
     """The step's arguments as JSON, each `"$N"` replaced by the best document id of step N's result
     (left as it is when that result named no document: the tool then says so, and the plan fails)."""
+
     def value(v: Any) -> Any:
         m = _REF.match(v) if isinstance(v, str) else None
         return (first_document(results.get(int(m.group(1)), "")) or v) if m else v

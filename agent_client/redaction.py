@@ -13,6 +13,7 @@ anything shaped like a well-known key. The scrubber runs at the boundaries only:
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import re
@@ -81,11 +82,11 @@ def scrub(value: T, values: list[str] | None = None) -> T:
     if isinstance(value, str):
         return redact(value, values)  # type: ignore[return-value]
     if isinstance(value, BaseModel):
-        return type(value).model_validate(scrub(value.model_dump(), values))  # type: ignore[return-value]
+        return type(value).model_validate(scrub(value.model_dump(), values))
     if isinstance(value, dict):
         return {scrub(k, values): scrub(v, values) for k, v in value.items()}  # type: ignore[return-value]
     if isinstance(value, (list, tuple)):
-        return type(value)(scrub(v, values) for v in value)  # type: ignore[return-value]
+        return type(value)(scrub(v, values) for v in value)
     return value
 
 
@@ -156,13 +157,11 @@ def scrubbed_stdio() -> Iterator[None]:
     """Everything written to stdout and stderr inside the block goes through the scrubber."""
     saved = sys.stdout, sys.stderr
     writers = ScrubbingWriter(saved[0]), ScrubbingWriter(saved[1])
-    sys.stdout, sys.stderr = writers  # type: ignore[assignment]
+    sys.stdout, sys.stderr = writers
     try:
         yield
     finally:
         for w in writers:
-            try:
+            with contextlib.suppress(OSError, ValueError):  # a closed pipe at exit loses nothing we could still show
                 w.drain()
-            except (OSError, ValueError):  # a closed pipe at exit loses nothing we could still show
-                pass
         sys.stdout, sys.stderr = saved

@@ -41,5 +41,7 @@ def critique_request(question: str, evidence: list[str], answer: str) -> str:
 
 
 def revision_request(critique: Critique) -> str:
-    return (f"[docs-agent review: grounded {critique.grounded}/5, complete {critique.complete}/5, cited "
-            f"{critique.cited}/5. {critique.problems.strip()[:600]}] Please revise your answer.")
+    return (
+        f"[docs-agent review: grounded {critique.grounded}/5, complete {critique.complete}/5, cited "
+        f"{critique.cited}/5. {critique.problems.strip()[:600]}] Please revise your answer."
+    )

@@ -3,6 +3,7 @@ from a model or a document goes through `terminal_safe` first (no escape sequenc
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from typing import Any, TextIO
@@ -18,8 +19,15 @@ def human_size(n: int) -> str:
 
 
 class TerminalObserver(Observer):
-    def __init__(self, *, stream_text: bool = True, show_tools: bool = True, verbose: bool = False,
-                 out: TextIO | None = None, err: TextIO | None = None):
+    def __init__(
+        self,
+        *,
+        stream_text: bool = True,
+        show_tools: bool = True,
+        verbose: bool = False,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+    ):
         self.stream_text = stream_text
         self.show_tools = show_tools
         self.verbose = verbose
@@ -46,17 +54,14 @@ class TerminalObserver(Observer):
         if not self.show_tools:
             return
         args = call.arguments_json.strip() or "{}"
-        try:
+        with contextlib.suppress(ValueError):
             args = json.dumps(json.loads(args), ensure_ascii=False, separators=(",", ":"))
-        except ValueError:
-            pass
         status = "error" if outcome.is_error else human_size(len(outcome.text))
         line = f"  · {call.name} {short(args, 100)} → {status} in {duration_ms} ms"
         if outcome.is_error:
             line += f": {short(outcome.text, 120)}"
         self.err.write(terminal_safe(line) + "\n")
         self.err.flush()
-
 
     def on_reformulations(self, queries: list[str]) -> None:
         if self.verbose:
@@ -76,15 +81,25 @@ def notes(result: RunResult) -> list[str]:
 
 def unverified_citations(result: RunResult) -> list[str]:
     """One warning line per cited source that no search or read of this run returned."""
-    return [terminal_safe(f"  ! unverified citation: {c.id}" + (f" — {c.heading}" if c.heading else "") +
-                          " (no search or read in this run returned it)")
-            for c in result.citations if not c.verified]
+    return [
+        terminal_safe(
+            f"  ! unverified citation: {c.id}"
+            + (f" — {c.heading}" if c.heading else "")
+            + " (no search or read in this run returned it)"
+        )
+        for c in result.citations
+        if not c.verified
+    ]
 
 
 def summary_line(result: RunResult) -> str:
     u = result.usage
-    parts = [result.stopped_reason, f"{result.iterations} iteration{'s' if result.iterations != 1 else ''}",
-             f"{len(result.tool_calls)} tool call{'s' if len(result.tool_calls) != 1 else ''}",
-             f"{u.prompt_tokens:,} in / {u.completion_tokens:,} out tokens", f"${result.cost_usd:.4f}",
-             f"{result.provider}/{result.model}"]
+    parts = [
+        result.stopped_reason,
+        f"{result.iterations} iteration{'s' if result.iterations != 1 else ''}",
+        f"{len(result.tool_calls)} tool call{'s' if len(result.tool_calls) != 1 else ''}",
+        f"{u.prompt_tokens:,} in / {u.completion_tokens:,} out tokens",
+        f"${result.cost_usd:.4f}",
+        f"{result.provider}/{result.model}",
+    ]
     return "[" + " · ".join(parts) + "]"

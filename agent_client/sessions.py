@@ -62,10 +62,14 @@ class SessionStore:
         conn = self._conn()
         try:
             with conn:
-                conn.execute("INSERT INTO sessions (name, created, updated) VALUES (?, ?, ?) "
-                             "ON CONFLICT(name) DO UPDATE SET updated = excluded.updated", (name, stamp, stamp))
-                (start,) = conn.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM messages WHERE session = ?",
-                                        (name,)).fetchone()
+                conn.execute(
+                    "INSERT INTO sessions (name, created, updated) VALUES (?, ?, ?) "
+                    "ON CONFLICT(name) DO UPDATE SET updated = excluded.updated",
+                    (name, stamp, stamp),
+                )
+                (start,) = conn.execute(
+                    "SELECT COALESCE(MAX(seq), -1) + 1 FROM messages WHERE session = ?", (name,)
+                ).fetchone()
                 conn.executemany(
                     "INSERT INTO messages (session, seq, body) VALUES (?, ?, ?)",
                     [(name, start + i, redact(_MESSAGE.dump_json(m).decode())) for i, m in enumerate(messages)],
@@ -113,11 +117,22 @@ class SessionStore:
                 " COALESCE((SELECT SUM(prompt_tokens) FROM calls c WHERE c.session = s.name), 0),"
                 " COALESCE((SELECT SUM(completion_tokens) FROM calls c WHERE c.session = s.name), 0),"
                 " COALESCE((SELECT SUM(cost_usd) FROM calls c WHERE c.session = s.name), 0)"
-                " FROM sessions s ORDER BY s.updated DESC").fetchall()
+                " FROM sessions s ORDER BY s.updated DESC"
+            ).fetchall()
         finally:
             conn.close()
-        return [SessionInfo(name=r[0], created=r[1], updated=r[2], messages=r[3], prompt_tokens=r[4],
-                            completion_tokens=r[5], cost_usd=r[6]) for r in rows]
+        return [
+            SessionInfo(
+                name=r[0],
+                created=r[1],
+                updated=r[2],
+                messages=r[3],
+                prompt_tokens=r[4],
+                completion_tokens=r[5],
+                cost_usd=r[6],
+            )
+            for r in rows
+        ]
 
     def usage(self, name: str) -> tuple[Usage, float, int]:
         """Tokens, cost and number of LLM calls of a session (from the call log)."""
@@ -125,7 +140,9 @@ class SessionStore:
         try:
             row = conn.execute(
                 "SELECT COALESCE(SUM(prompt_tokens),0), COALESCE(SUM(cached_tokens),0), COALESCE(SUM(completion_tokens),0),"
-                " COALESCE(SUM(cost_usd),0), COUNT(*) FROM calls WHERE session = ?", (name,)).fetchone()
+                " COALESCE(SUM(cost_usd),0), COUNT(*) FROM calls WHERE session = ?",
+                (name,),
+            ).fetchone()
         finally:
             conn.close()
         return Usage(prompt_tokens=row[0], cached_tokens=row[1], completion_tokens=row[2]), float(row[3]), int(row[4])

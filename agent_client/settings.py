@@ -33,9 +33,12 @@ def _int(env: Mapping[str, str], name: str, default: int, minimum: int) -> int:
     except ValueError:
         value = minimum - 1
     if value < minimum:
-        raise AgentError(ErrorKind.CONFIGURATION,
-                         f"The environment variable {name} must be a whole number of at least {minimum} "
-                         f"(it is {raw.strip()[:40]!r}); fix or unset it.", retryable=False)
+        raise AgentError(
+            ErrorKind.CONFIGURATION,
+            f"The environment variable {name} must be a whole number of at least {minimum} "
+            f"(it is {raw.strip()[:40]!r}); fix or unset it.",
+            retryable=False,
+        )
     return value
 
 
@@ -56,7 +59,7 @@ class Settings:
     environ: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def load(cls, environ: Mapping[str, str] | None = None) -> "Settings":
+    def load(cls, environ: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if environ is None else environ
         home = env.get("DOCS_AGENT_HOME")
         return cls(
@@ -65,7 +68,9 @@ class Settings:
             model=env.get("DOCS_AGENT_MODEL") or None,
             max_retries=_int(env, "DOCS_AGENT_MAX_RETRIES", DEFAULT_MAX_RETRIES, 0),
             max_tool_calls_per_turn=_int(env, "DOCS_AGENT_MAX_TOOL_CALLS", DEFAULT_MAX_TOOL_CALLS_PER_TURN, 1),
-            max_tool_argument_bytes=_int(env, "DOCS_AGENT_MAX_TOOL_ARGUMENT_BYTES", DEFAULT_MAX_TOOL_ARGUMENT_BYTES, 64),
+            max_tool_argument_bytes=_int(
+                env, "DOCS_AGENT_MAX_TOOL_ARGUMENT_BYTES", DEFAULT_MAX_TOOL_ARGUMENT_BYTES, 64
+            ),
             fallback=_names(env, "DOCS_AGENT_FALLBACK"),
             memory_tokens=_int(env, "DOCS_AGENT_MEMORY_TOKENS", DEFAULT_MEMORY_TOKENS, 200),
             environ=env,
@@ -78,7 +83,6 @@ class Settings:
     def mcp_docs_env(self) -> dict[str, str]:
         """The `MCP_DOCS_*` variables, for the documents server docs-agent starts."""
         return {k: v for k, v in self.environ.items() if k.startswith("MCP_DOCS_")}
-
 
 
 def env_secrets(environ: Mapping[str, str] | None = None) -> list[str]:

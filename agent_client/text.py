@@ -23,8 +23,7 @@ def clip(text: str, budget_chars: int) -> str:
         cut = budget_chars
     dropped = len(text) - cut
     return (
-        text[:cut]
-        + f"\n[truncated by docs-agent: {dropped} more characters not shown. "
+        text[:cut] + f"\n[truncated by docs-agent: {dropped} more characters not shown. "
         "Read a narrower section, or call the tool again with an offset to continue.]"
     )
 

@@ -17,8 +17,13 @@ from .registry import (
 )
 
 
-def make_model(provider: ResolvedProvider, *, max_retries: int = DEFAULT_MAX_RETRIES,
-               timeout_s: float = DEFAULT_TIMEOUT_S, max_output_tokens: int | None = None) -> ChatModel:
+def make_model(
+    provider: ResolvedProvider,
+    *,
+    max_retries: int = DEFAULT_MAX_RETRIES,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    max_output_tokens: int | None = None,
+) -> ChatModel:
     """The adapter for the provider's wire format (the anthropic SDK is imported only here, lazily)."""
     from ..redaction import register_secret
 
@@ -26,13 +31,27 @@ def make_model(provider: ResolvedProvider, *, max_retries: int = DEFAULT_MAX_RET
     if provider.spec.wire == "anthropic":
         from .anthropic_messages import AnthropicModel
 
-        return AnthropicModel(provider, max_retries=max_retries, timeout_s=timeout_s, max_output_tokens=max_output_tokens)
+        return AnthropicModel(
+            provider, max_retries=max_retries, timeout_s=timeout_s, max_output_tokens=max_output_tokens
+        )
     from .openai_compat import OpenAICompatModel
 
-    return OpenAICompatModel(provider, max_retries=max_retries, timeout_s=timeout_s, max_output_tokens=max_output_tokens)
+    return OpenAICompatModel(
+        provider, max_retries=max_retries, timeout_s=timeout_s, max_output_tokens=max_output_tokens
+    )
 
 
 __all__ = [
-    "ChatModel", "DETECTION_ORDER", "FALLBACK_PROVIDER", "PROVIDERS", "Prices", "ProviderSpec", "ResolvedProvider",
-    "cost_usd", "detect_provider", "get_provider", "make_model", "resolve",
+    "DETECTION_ORDER",
+    "FALLBACK_PROVIDER",
+    "PROVIDERS",
+    "ChatModel",
+    "Prices",
+    "ProviderSpec",
+    "ResolvedProvider",
+    "cost_usd",
+    "detect_provider",
+    "get_provider",
+    "make_model",
+    "resolve",
 ]

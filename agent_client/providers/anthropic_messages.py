@@ -37,8 +37,17 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
                 blocks.append({"type": "tool_use", "id": c.id, "name": c.name, "input": args or {}})
             push("assistant", blocks or [{"type": "text", "text": "…"}])
         elif isinstance(m, ToolResultMessage):
-            push("user", [{"type": "tool_result", "tool_use_id": m.tool_call_id,
-                           "content": m.content or "(empty)", "is_error": m.is_error}])
+            push(
+                "user",
+                [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": m.tool_call_id,
+                        "content": m.content or "(empty)",
+                        "is_error": m.is_error,
+                    }
+                ],
+            )
     return out
 
 
@@ -47,14 +56,22 @@ def to_anthropic_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
 
 
 class AnthropicModel:
-    def __init__(self, provider: ResolvedProvider, *, max_retries: int = DEFAULT_MAX_RETRIES,
-                 timeout_s: float = DEFAULT_TIMEOUT_S, max_output_tokens: int | None = None):
+    def __init__(
+        self,
+        provider: ResolvedProvider,
+        *,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        max_output_tokens: int | None = None,
+    ):
         try:
             import anthropic
         except ImportError:
-            raise AgentError(ErrorKind.CONFIGURATION,
-                             "The anthropic provider needs the optional extra: pip install 'mcp-docs[anthropic]'.",
-                             retryable=False) from None
+            raise AgentError(
+                ErrorKind.CONFIGURATION,
+                "The anthropic provider needs the optional extra: pip install 'mcp-docs[anthropic]'.",
+                retryable=False,
+            ) from None
         self.provider = provider.name
         self.model = provider.model
         self._base_url = provider.base_url
@@ -69,8 +86,15 @@ class AnthropicModel:
     async def aclose(self) -> None:
         await self._client.close()
 
-    async def complete(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec], *,
-                       allow_tools: bool = True, on_text: TextSink | None = None) -> ModelTurn:
+    async def complete(
+        self,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        *,
+        allow_tools: bool = True,
+        on_text: TextSink | None = None,
+    ) -> ModelTurn:
         wire_messages = to_anthropic_messages(messages)
         if wire_messages and wire_messages[-1]["content"]:
             # prompt caching: the next call of the loop re-reads everything up to here at the cached price
@@ -140,9 +164,12 @@ class AnthropicModel:
             raise content_filtered(self.provider)
         if stop == "model_context_window_exceeded":
             raise AgentError(ErrorKind.CONTEXT_LENGTH, f"{self.provider}: the model's context window is full.")
-        calls = [ToolCall(id=b["id"], name=b["name"], arguments_json=b["json"] or "{}") for _, b in sorted(blocks.items())]
-        usage = Usage(prompt_tokens=input_tokens + cache_read + cache_write, cached_tokens=cache_read,
-                      completion_tokens=output_tokens)
+        calls = [
+            ToolCall(id=b["id"], name=b["name"], arguments_json=b["json"] or "{}") for _, b in sorted(blocks.items())
+        ]
+        usage = Usage(
+            prompt_tokens=input_tokens + cache_read + cache_write,
+            cached_tokens=cache_read,
+            completion_tokens=output_tokens,
+        )
         return ModelTurn(text="".join(text), tool_calls=calls, usage=usage, finish_reason=stop)
-
-

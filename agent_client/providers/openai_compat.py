@@ -35,14 +35,23 @@ def to_openai_messages(system: str, messages: Sequence[Message]) -> list[dict[st
 
 def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     return [
-        {"type": "function", "function": {"name": t.wire_name, "description": t.description, "parameters": t.input_schema}}
+        {
+            "type": "function",
+            "function": {"name": t.wire_name, "description": t.description, "parameters": t.input_schema},
+        }
         for t in tools
     ]
 
 
 class OpenAICompatModel:
-    def __init__(self, provider: ResolvedProvider, *, max_retries: int = DEFAULT_MAX_RETRIES,
-                 timeout_s: float = DEFAULT_TIMEOUT_S, max_output_tokens: int | None = None):
+    def __init__(
+        self,
+        provider: ResolvedProvider,
+        *,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        max_output_tokens: int | None = None,
+    ):
         import openai
 
         self.provider = provider.name
@@ -61,8 +70,15 @@ class OpenAICompatModel:
     async def aclose(self) -> None:
         await self._client.close()
 
-    async def complete(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec], *,
-                       allow_tools: bool = True, on_text: TextSink | None = None) -> ModelTurn:
+    async def complete(
+        self,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        *,
+        allow_tools: bool = True,
+        on_text: TextSink | None = None,
+    ) -> ModelTurn:
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": to_openai_messages(system, messages),
@@ -77,7 +93,11 @@ class OpenAICompatModel:
                 stream = await self._client.chat.completions.create(**self._with_usage(kwargs))
             except Exception as exc:
                 # some older OpenAI-compatible servers reject stream_options: ask once more without it
-                if self._stream_usage and getattr(exc, "status_code", None) in (400, 422) and "stream_options" in str(exc):
+                if (
+                    self._stream_usage
+                    and getattr(exc, "status_code", None) in (400, 422)
+                    and "stream_options" in str(exc)
+                ):
                     self._stream_usage = False
                     stream = await self._client.chat.completions.create(**kwargs)
                 else:
@@ -116,8 +136,10 @@ class OpenAICompatModel:
                             if on_text:
                                 on_text(delta.content)
                         for tc in (delta.tool_calls or []) if delta is not None else []:
-                            slot = calls.setdefault(tc.index if tc.index is not None else len(calls),
-                                                    {"id": None, "name": "", "arguments": ""})
+                            slot = calls.setdefault(
+                                tc.index if tc.index is not None else len(calls),
+                                {"id": None, "name": "", "arguments": ""},
+                            )
                             if tc.id:
                                 slot["id"] = tc.id
                             if tc.function is not None:
@@ -138,5 +160,3 @@ class OpenAICompatModel:
             for i, slot in sorted(calls.items())
         ]
         return ModelTurn(text="".join(text), tool_calls=tool_calls, usage=usage, finish_reason=finish)
-
-

@@ -10,4 +10,6 @@ def cost_usd(usage: Usage, prices: Prices) -> float:
     """Uncached input at the input price, cached input at the cached price, output at the output price."""
     cached = min(usage.cached_tokens, usage.prompt_tokens)
     uncached = usage.prompt_tokens - cached
-    return (uncached * prices.input + cached * prices.cached_input + usage.completion_tokens * prices.output) / 1_000_000
+    return (
+        uncached * prices.input + cached * prices.cached_input + usage.completion_tokens * prices.output
+    ) / 1_000_000

@@ -30,8 +30,14 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for spec in PROVIDERS.values():
         if spec.key_env:
             monkeypatch.delenv(spec.key_env, raising=False)
-    for name in ("DOCS_AGENT_PROVIDER", "DOCS_AGENT_MODEL", "DOCS_AGENT_FALLBACK", "DOCS_AGENT_MEMORY_TOKENS", "OPENAI_BASE_URL",
-                 "ANTHROPIC_BASE_URL"):
+    for name in (
+        "DOCS_AGENT_PROVIDER",
+        "DOCS_AGENT_MODEL",
+        "DOCS_AGENT_FALLBACK",
+        "DOCS_AGENT_MEMORY_TOKENS",
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_BASE_URL",
+    ):
         monkeypatch.delenv(name, raising=False)
     home = tmp_path / "agent-home"
     monkeypatch.setenv("DOCS_AGENT_HOME", str(home))
@@ -54,8 +60,10 @@ def http_server() -> Iterator[str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, str(HERE / "tiny_docs_server.py"), "--http", str(port)],
-                            env={**os.environ, "TINY_TOKEN": TINY_TOKEN})
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / "tiny_docs_server.py"), "--http", str(port)],
+        env={**os.environ, "TINY_TOKEN": TINY_TOKEN},
+    )
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:

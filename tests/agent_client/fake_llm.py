@@ -43,26 +43,45 @@ def _pieces(text: str, n: int = 3) -> list[str]:
     if not text:
         return []
     size = max(1, len(text) // n + (len(text) % n > 0))
-    return [text[i:i + size] for i in range(0, len(text), size)]
+    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 # ---------------------------------------------------------------- OpenAI chat completions
 
-def _chunk(delta: dict[str, Any] | None, finish: str | None = None, usage: dict[str, Any] | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1, "model": "fake-model",
-                            "choices": [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+def _chunk(
+    delta: dict[str, Any] | None, finish: str | None = None, usage: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": "chatcmpl-test",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "fake-model",
+        "choices": [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
     if usage is not None:
         body["usage"] = usage
     return body
 
 
 def _oa_usage(prompt: int, completion: int, cached: int) -> dict[str, Any]:
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
-            "prompt_tokens_details": {"cached_tokens": cached}}
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": cached},
+    }
 
 
-def oa_text(text: str, *, prompt: int = 100, completion: int = 20, cached: int = 0, finish: str = "stop",
-            chunks: list[str] | None = None) -> Reply:
+def oa_text(
+    text: str,
+    *,
+    prompt: int = 100,
+    completion: int = 20,
+    cached: int = 0,
+    finish: str = "stop",
+    chunks: list[str] | None = None,
+) -> Reply:
     """`chunks`: stream the text in exactly these pieces (default: three)."""
     events: list[tuple[str | None, Any]] = [(None, _chunk({"role": "assistant", "content": ""}))]
     events += [(None, _chunk({"content": p})) for p in (chunks if chunks is not None else _pieces(text))]
@@ -72,13 +91,24 @@ def oa_text(text: str, *, prompt: int = 100, completion: int = 20, cached: int =
     return Reply(body=_sse(events), content_type="text/event-stream")
 
 
-def oa_tools(calls: list[tuple[str, str, str]], *, text: str = "", prompt: int = 100, completion: int = 20,
-             cached: int = 0) -> Reply:
+def oa_tools(
+    calls: list[tuple[str, str, str]], *, text: str = "", prompt: int = 100, completion: int = 20, cached: int = 0
+) -> Reply:
     """`calls`: (id, name, raw JSON arguments) — the arguments are streamed in fragments, as real APIs do."""
     events: list[tuple[str | None, Any]] = [(None, _chunk({"role": "assistant", "content": text or None}))]
     for i, (cid, name, args) in enumerate(calls):
-        events.append((None, _chunk({"tool_calls": [{"index": i, "id": cid, "type": "function",
-                                                      "function": {"name": name, "arguments": ""}}]})))
+        events.append(
+            (
+                None,
+                _chunk(
+                    {
+                        "tool_calls": [
+                            {"index": i, "id": cid, "type": "function", "function": {"name": name, "arguments": ""}}
+                        ]
+                    }
+                ),
+            )
+        )
         for frag in _pieces(args):
             events.append((None, _chunk({"tool_calls": [{"index": i, "function": {"arguments": frag}}]})))
     events.append((None, _chunk({}, "tool_calls")))
@@ -87,8 +117,9 @@ def oa_tools(calls: list[tuple[str, str, str]], *, text: str = "", prompt: int =
     return Reply(body=_sse(events), content_type="text/event-stream")
 
 
-def error(status: int, message: str = "error", *, headers: dict[str, str] | None = None,
-          kind: str = "invalid_request_error") -> Reply:
+def error(
+    status: int, message: str = "error", *, headers: dict[str, str] | None = None, kind: str = "invalid_request_error"
+) -> Reply:
     body = {"error": {"message": message, "type": kind, "code": None}}
     if kind in ("rate_limit_error", "overloaded_error", "authentication_error", "invalid_request_error", "api_error"):
         body["type"] = "error"  # Anthropic's envelope also has a top-level type
@@ -98,47 +129,103 @@ def error(status: int, message: str = "error", *, headers: dict[str, str] | None
 
 # ---------------------------------------------------------------- Anthropic Messages
 
+
 def _an_start(prompt: int, cached: int) -> tuple[str, Any]:
-    return ("message_start", {"type": "message_start", "message": {
-        "id": "msg_test", "type": "message", "role": "assistant", "model": "fake-claude", "content": [],
-        "stop_reason": None, "stop_sequence": None,
-        "usage": {"input_tokens": prompt - cached, "output_tokens": 1, "cache_read_input_tokens": cached,
-                  "cache_creation_input_tokens": 0}}})
+    return (
+        "message_start",
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_test",
+                "type": "message",
+                "role": "assistant",
+                "model": "fake-claude",
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {
+                    "input_tokens": prompt - cached,
+                    "output_tokens": 1,
+                    "cache_read_input_tokens": cached,
+                    "cache_creation_input_tokens": 0,
+                },
+            },
+        },
+    )
 
 
 def _an_end(stop: str, completion: int) -> list[tuple[str, Any]]:
-    return [("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                               "usage": {"output_tokens": completion}}),
-            ("message_stop", {"type": "message_stop"})]
+    return [
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": completion},
+            },
+        ),
+        ("message_stop", {"type": "message_stop"}),
+    ]
 
 
 def _an_text_block(index: int, text: str) -> list[tuple[str, Any]]:
-    ev: list[tuple[str, Any]] = [("content_block_start", {"type": "content_block_start", "index": index,
-                                                         "content_block": {"type": "text", "text": ""}})]
-    ev += [("content_block_delta", {"type": "content_block_delta", "index": index,
-                                    "delta": {"type": "text_delta", "text": p}}) for p in _pieces(text)]
+    ev: list[tuple[str, Any]] = [
+        (
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+        )
+    ]
+    ev += [
+        (
+            "content_block_delta",
+            {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": p}},
+        )
+        for p in _pieces(text)
+    ]
     ev.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
     return ev
 
 
 def an_text(text: str, *, prompt: int = 100, completion: int = 20, cached: int = 0, stop: str = "end_turn") -> Reply:
-    events = [_an_start(prompt, cached), ("ping", {"type": "ping"}), *_an_text_block(0, text), *_an_end(stop, completion)]
+    events = [
+        _an_start(prompt, cached),
+        ("ping", {"type": "ping"}),
+        *_an_text_block(0, text),
+        *_an_end(stop, completion),
+    ]
     return Reply(body=_sse(events), content_type="text/event-stream")
 
 
-def an_tools(calls: list[tuple[str, str, str]], *, text: str = "", prompt: int = 100, completion: int = 20,
-             cached: int = 0) -> Reply:
+def an_tools(
+    calls: list[tuple[str, str, str]], *, text: str = "", prompt: int = 100, completion: int = 20, cached: int = 0
+) -> Reply:
     events: list[tuple[str | None, Any]] = [_an_start(prompt, cached)]
     index = 0
     if text:
         events += _an_text_block(0, text)
         index = 1
     for cid, name, args in calls:
-        events.append(("content_block_start", {"type": "content_block_start", "index": index,
-                                               "content_block": {"type": "tool_use", "id": cid, "name": name, "input": {}}}))
+        events.append(
+            (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "tool_use", "id": cid, "name": name, "input": {}},
+                },
+            )
+        )
         for frag in _pieces(args):
-            events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                   "delta": {"type": "input_json_delta", "partial_json": frag}}))
+            events.append(
+                (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": frag},
+                    },
+                )
+            )
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
         index += 1
     events += _an_end("tool_use", completion)
@@ -146,6 +233,7 @@ def an_tools(calls: list[tuple[str, str, str]], *, text: str = "", prompt: int =
 
 
 # ---------------------------------------------------------------- the server
+
 
 class FakeLLM:
     """`push()` replies in order (or pass them to the constructor); every request is kept in `requests`
@@ -172,10 +260,18 @@ class FakeLLM:
                 except ValueError:
                     body = {"_raw": raw.decode(errors="replace")}
                 with fake._lock:
-                    fake.requests.append(Request(self.path, {k.lower(): v for k, v in self.headers.items()}, body, arrived))
-                    reply = fake.script.popleft() if fake.script else Reply(
-                        status=500, headers={"x-should-retry": "false"},
-                        body=b'{"error": {"message": "fake LLM: script exhausted", "type": "api_error"}}')
+                    fake.requests.append(
+                        Request(self.path, {k.lower(): v for k, v in self.headers.items()}, body, arrived)
+                    )
+                    reply = (
+                        fake.script.popleft()
+                        if fake.script
+                        else Reply(
+                            status=500,
+                            headers={"x-should-retry": "false"},
+                            body=b'{"error": {"message": "fake LLM: script exhausted", "type": "api_error"}}',
+                        )
+                    )
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 self.send_response(reply.status)
@@ -186,7 +282,7 @@ class FakeLLM:
                 self.end_headers()
                 try:
                     if reply.cut_at is not None:
-                        self.wfile.write(reply.body[:reply.cut_at])
+                        self.wfile.write(reply.body[: reply.cut_at])
                         self.wfile.flush()
                         self.close_connection = True
                         self.connection.shutdown(2)
@@ -212,7 +308,7 @@ class FakeLLM:
     def push(self, *replies: Reply) -> None:
         self.script.extend(replies)
 
-    def start(self) -> "FakeLLM":
+    def start(self) -> FakeLLM:
         self._thread.start()
         return self
 
@@ -220,7 +316,7 @@ class FakeLLM:
         self._server.shutdown()
         self._server.server_close()
 
-    def __enter__(self) -> "FakeLLM":
+    def __enter__(self) -> FakeLLM:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

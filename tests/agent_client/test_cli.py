@@ -21,17 +21,34 @@ from .fake_llm import FakeLLM, Reply, an_text, an_tools, error, oa_text, oa_tool
 HERE = Path(__file__).parent
 REPO = HERE.parent.parent
 TINY = f"{sys.executable} {HERE / 'tiny_docs_server.py'}"
-CONTRACT_KEYS = {"answer", "stopped_reason", "iterations", "tool_calls", "usage", "provider", "model", "providers_tried",
-                 "citations"}
+CONTRACT_KEYS = {
+    "answer",
+    "stopped_reason",
+    "iterations",
+    "tool_calls",
+    "usage",
+    "provider",
+    "model",
+    "providers_tried",
+    "citations",
+}
 
 
 def run(*args: str, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "agent_client", *args], capture_output=True, text=True,
-                          input=stdin, timeout=timeout, cwd=REPO, env={**os.environ, "DOCS_AGENT_MAX_RETRIES": "1"})
+    return subprocess.run(
+        [sys.executable, "-m", "agent_client", *args],
+        capture_output=True,
+        text=True,
+        input=stdin,
+        timeout=timeout,
+        cwd=REPO,
+        env={**os.environ, "DOCS_AGENT_MAX_RETRIES": "1"},
+    )
 
 
-def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str,
-        stdin: str = "") -> tuple[int, str, str]:
+def cli(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str, stdin: str = ""
+) -> tuple[int, str, str]:
     """The same `main()` in this process (faster); only the first tests need a separate process."""
     monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
     monkeypatch.setenv("DOCS_AGENT_MAX_RETRIES", "1")
@@ -42,8 +59,16 @@ def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *ar
 
 
 def llm_args(llm: FakeLLM, wire: str = "openai") -> list[str]:
-    return ["--provider", wire, "--base-url", llm.url + ("/v1" if wire == "openai" else ""),
-            "--api-key-env", "FAKE_LLM_KEY", "--model", "fake-model"]
+    return [
+        "--provider",
+        wire,
+        "--base-url",
+        llm.url + ("/v1" if wire == "openai" else ""),
+        "--api-key-env",
+        "FAKE_LLM_KEY",
+        "--model",
+        "fake-model",
+    ]
 
 
 def test_ask_json_end_to_end_against_real_mcp_docs(llm: FakeLLM, tmp_path: Path) -> None:
@@ -80,9 +105,12 @@ def test_ask_json_end_to_end_against_real_mcp_docs(llm: FakeLLM, tmp_path: Path)
 
 
 def test_ask_json_anthropic_over_server_cmd(llm: FakeLLM, capsys, monkeypatch) -> None:
-    llm.push(an_tools([("t1", "search_documents", '{"query": "backup"}')]), an_text("Nightly (ops/backup.md — Schedule)."))
-    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "When are backups?", "--server-cmd", TINY,
-                               *llm_args(llm, "anthropic"), "--json")
+    llm.push(
+        an_tools([("t1", "search_documents", '{"query": "backup"}')]), an_text("Nightly (ops/backup.md — Schedule).")
+    )
+    code, stdout, stderr = cli(
+        capsys, monkeypatch, "ask", "When are backups?", "--server-cmd", TINY, *llm_args(llm, "anthropic"), "--json"
+    )
     assert code == 0, stderr
     out = json.loads(stdout)
     assert set(out) == CONTRACT_KEYS and out["stopped_reason"] == "final" and out["provider"] == "anthropic"
@@ -101,11 +129,17 @@ def test_ask_json_error_has_error_field_and_nonzero_exit(llm: FakeLLM, capsys, m
 
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
-@pytest.mark.parametrize("body, content_type", [(b"this is not json", "application/json"),
-                                                (b"<html><body>Gateway login</body></html>", "text/html"),
-                                                (b"data: {not json\n\n", "text/event-stream")])
-def test_a_200_that_is_not_the_wire_format_is_an_error(llm: FakeLLM, capsys, monkeypatch, wire: str, body: bytes,
-                                                      content_type: str) -> None:
+@pytest.mark.parametrize(
+    "body, content_type",
+    [
+        (b"this is not json", "application/json"),
+        (b"<html><body>Gateway login</body></html>", "text/html"),
+        (b"data: {not json\n\n", "text/event-stream"),
+    ],
+)
+def test_a_200_that_is_not_the_wire_format_is_an_error(
+    llm: FakeLLM, capsys, monkeypatch, wire: str, body: bytes, content_type: str
+) -> None:
     llm.push(Reply(body=body, content_type=content_type), Reply(body=body, content_type=content_type))
     code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm, wire), "--json")
     out = json.loads(stdout)
@@ -121,7 +155,9 @@ def test_ask_without_key_fails_cleanly(capsys, monkeypatch) -> None:
     assert out["stopped_reason"] == "error" and "MISTRAL_API_KEY" in out["error"] and out["provider"] == "mistral"
 
 
-def test_ask_streams_a_terminal_safe_answer_and_logs_the_call(llm: FakeLLM, capsys, monkeypatch, http_server: str) -> None:
+def test_ask_streams_a_terminal_safe_answer_and_logs_the_call(
+    llm: FakeLLM, capsys, monkeypatch, http_server: str
+) -> None:
     llm.push(oa_text("Port \x1b[31m7420\x1b[0m\x07 (guides/setup.md — Installation)."))
     code, stdout, stderr = cli(capsys, monkeypatch, "ask", "port?", "--server", http_server, *llm_args(llm))
     assert code == 0, stderr
@@ -150,12 +186,22 @@ def test_bearer_token_echoed_by_the_model_is_scrubbed(llm: FakeLLM, capsys, monk
 def test_chat_session_commands(llm: FakeLLM, capsys, monkeypatch, http_server: str) -> None:
     llm.push(oa_text("First answer."), oa_text("Second answer."))
     script = "hello there\n/usage\n/sessions\n/exit\n"
-    code, stdout, stderr = cli(capsys, monkeypatch, "chat", "--server", http_server, *llm_args(llm), "--session", "work",
-                               stdin=script)
+    code, stdout, stderr = cli(
+        capsys, monkeypatch, "chat", "--server", http_server, *llm_args(llm), "--session", "work", stdin=script
+    )
     assert code == 0, stderr
     assert "First answer." in stdout and "session 'work': 1 calls" in stdout and "* work" in stdout
-    code, stdout, stderr = cli(capsys, monkeypatch, "chat", "--server", http_server, *llm_args(llm), "--session", "work",
-                               stdin="again\n/reset\n/delete work\n")
+    code, stdout, stderr = cli(
+        capsys,
+        monkeypatch,
+        "chat",
+        "--server",
+        http_server,
+        *llm_args(llm),
+        "--session",
+        "work",
+        stdin="again\n/reset\n/delete work\n",
+    )
     assert code == 0, stderr
     # resumed: the second request carries the first exchange
     contents = [m["content"] for m in llm.requests[-1].body["messages"]]
@@ -179,10 +225,18 @@ def test_providers(monkeypatch: pytest.MonkeyPatch) -> None:
         assert spec.default_model in line and (spec.key_env or "—") in line and "…" not in line
 
 
-@pytest.mark.parametrize("variable", ["DOCS_AGENT_MAX_RETRIES", "DOCS_AGENT_MAX_TOOL_CALLS", "DOCS_AGENT_MEMORY_TOKENS"])
+@pytest.mark.parametrize(
+    "variable", ["DOCS_AGENT_MAX_RETRIES", "DOCS_AGENT_MAX_TOOL_CALLS", "DOCS_AGENT_MEMORY_TOKENS"]
+)
 def test_a_bad_setting_is_one_sentence_naming_the_variable(variable: str) -> None:
-    proc = subprocess.run([sys.executable, "-m", "agent_client", "--help"], capture_output=True, text=True, timeout=60,
-                          cwd=REPO, env={**os.environ, variable: "abc"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "agent_client", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+        env={**os.environ, variable: "abc"},
+    )
     assert proc.returncode == 1 and proc.stdout == ""
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert variable in proc.stderr and "'abc'" in proc.stderr
@@ -195,7 +249,9 @@ OTHER = {"openai": "anthropic", "anthropic": "openai"}
 
 def fallback_env(monkeypatch: pytest.MonkeyPatch, wire: str, server: FakeLLM) -> None:
     """The fallback provider reached the way its SDK documents: its own key and base-URL variables."""
-    key_env, url_env = ("OPENAI_API_KEY", "OPENAI_BASE_URL") if wire == "openai" else ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
+    key_env, url_env = (
+        ("OPENAI_API_KEY", "OPENAI_BASE_URL") if wire == "openai" else ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
+    )
     monkeypatch.setenv(key_env, "fallback-key-0123456789")
     monkeypatch.setenv(url_env, server.openai_url if wire == "openai" else server.url)
 
@@ -203,13 +259,25 @@ def fallback_env(monkeypatch: pytest.MonkeyPatch, wire: str, server: FakeLLM) ->
 @pytest.mark.parametrize("first", ["openai", "anthropic"])
 def test_fallback_takes_over_the_question_with_its_history(llm: FakeLLM, capsys, monkeypatch, first: str) -> None:
     second = OTHER[first]
-    tools_reply, text_reply = (oa_tools, oa_text) if first == "openai" else (an_tools, an_text)
-    llm.push(tools_reply([("c1", "search_documents", '{"query": "port"}')], prompt=100, completion=20),
-             error(503, "overloaded", headers={"x-should-retry": "false"}, kind="overloaded_error"))
+    tools_reply, _text_reply = (oa_tools, oa_text) if first == "openai" else (an_tools, an_text)
+    llm.push(
+        tools_reply([("c1", "search_documents", '{"query": "port"}')], prompt=100, completion=20),
+        error(503, "overloaded", headers={"x-should-retry": "false"}, kind="overloaded_error"),
+    )
     with FakeLLM((oa_text if second == "openai" else an_text)("7420 (guides/setup.md — Installation).")) as backup:
         fallback_env(monkeypatch, second, backup)
-        code, stdout, stderr = cli(capsys, monkeypatch, "ask", "port?", "--server-cmd", TINY, *llm_args(llm, first),
-                                   "--fallback", second, "--json")
+        code, stdout, stderr = cli(
+            capsys,
+            monkeypatch,
+            "ask",
+            "port?",
+            "--server-cmd",
+            TINY,
+            *llm_args(llm, first),
+            "--fallback",
+            second,
+            "--json",
+        )
         assert code == 0, stderr
         out = json.loads(stdout)
         default_model = PROVIDERS[second].default_model
@@ -222,7 +290,9 @@ def test_fallback_takes_over_the_question_with_its_history(llm: FakeLLM, capsys,
         (request,) = backup.requests
         body = json.dumps(request.body)
         assert "search_documents" in body and "guides/setup.md" in body
-        assert "fallback-key-0123456789" in request.headers.get("x-api-key", "") + request.headers.get("authorization", "")
+        assert "fallback-key-0123456789" in request.headers.get("x-api-key", "") + request.headers.get(
+            "authorization", ""
+        )
         if second == "anthropic":
             assert any(b.get("type") == "tool_result" for m in request.body["messages"] for b in m["content"])
         else:
@@ -243,12 +313,18 @@ def test_no_fallback_on_errors_another_provider_would_repeat(llm: FakeLLM, capsy
         assert [a["provider"] for a in out["providers_tried"]] == ["openai"]
 
 
-@pytest.mark.parametrize("fallback, expected", [("mistral", "--fallback mistral: No API key for provider mistral"),
-                                                ("nope", "--fallback nope: Unknown provider 'nope'")])
+@pytest.mark.parametrize(
+    "fallback, expected",
+    [
+        ("mistral", "--fallback mistral: No API key for provider mistral"),
+        ("nope", "--fallback nope: Unknown provider 'nope'"),
+    ],
+)
 def test_a_bad_fallback_is_one_sentence(llm: FakeLLM, capsys, monkeypatch, fallback: str, expected: str) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "fallback-key-0123456789")
-    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm),
-                               "--fallback", f"anthropic,{fallback}")
+    code, stdout, stderr = cli(
+        capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm), "--fallback", f"anthropic,{fallback}"
+    )
     assert code == 1 and stdout == "" and "Traceback" not in stderr
     assert expected in stderr and len(stderr.strip().splitlines()) == 1 and llm.requests == []
 
@@ -266,4 +342,3 @@ def test_unverified_citations_in_json_and_flagged_on_the_terminal(llm: FakeLLM, 
     code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm))
     assert code == 0 and answer in stdout
     assert "unverified citation: guides/setup.md — Installation" in stderr and "ops/backup.md — Schedule" not in stderr
-

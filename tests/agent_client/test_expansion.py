@@ -30,14 +30,16 @@ async def docs():
 
 
 @pytest.mark.parametrize("wire", WIRES)
-async def test_reformulations_are_searched_together_and_fused_into_the_first_result(llm: FakeLLM, docs,
-                                                                                    wire: str) -> None:
+async def test_reformulations_are_searched_together_and_fused_into_the_first_result(
+    llm: FakeLLM, docs, wire: str
+) -> None:
     llm.push(text(wire, "```json\n" + REWRITES + "\n```"), text(wire, ANSWER))
     result = await ask("default port?", llm, docs, wire, expand=True)
     assert result.stopped_reason == "final" and result.answer == ANSWER
     assert result.citations[0].verified  # the fused searches count as evidence
     assert [(c.name, c.arguments) for c in result.tool_calls] == [
-        ("search_documents", {"query": q}) for q in ("default port?", "widget port", "backup schedule")]
+        ("search_documents", {"query": q}) for q in ("default port?", "widget port", "backup schedule")
+    ]
     rewrite = llm.requests[0].body
     assert "tools" not in rewrite  # a cheap call: the question alone, no tool declarations
     assert json.dumps(rewrite).count("default port?") == 1
@@ -52,10 +54,14 @@ async def test_reformulations_are_searched_together_and_fused_into_the_first_res
 
 
 @pytest.mark.parametrize("wire", WIRES)
-async def test_a_reply_that_does_not_parse_is_one_sentence_and_the_question_goes_on(llm: FakeLLM, docs,
-                                                                                   wire: str) -> None:
-    llm.push(text(wire, "Try: widget port, backup schedule"),
-             tools(wire, [("c1", "search_documents", '{"query": "port"}')]), text(wire, ANSWER))
+async def test_a_reply_that_does_not_parse_is_one_sentence_and_the_question_goes_on(
+    llm: FakeLLM, docs, wire: str
+) -> None:
+    llm.push(
+        text(wire, "Try: widget port, backup schedule"),
+        tools(wire, [("c1", "search_documents", '{"query": "port"}')]),
+        text(wire, ANSWER),
+    )
     result = await ask("default port?", llm, docs, wire, expand=True)
     assert result.stopped_reason == "final" and result.answer == ANSWER
     assert result.notes == [NO_EXPANSION]
@@ -69,8 +75,9 @@ def test_verbose_shows_the_reformulations_and_json_stays_clean(llm: FakeLLM, cap
     assert proc.returncode == 0 and proc.stdout.strip() == ANSWER  # the rewrite call's JSON is never streamed
     assert "searching also: widget port | backup schedule" in proc.stderr
     llm.push(oa_text("not json"), oa_tools([("c1", "search_documents", '{"query": "port"}')]), oa_text(ANSWER))
-    code, stdout, _ = cli(capsys, monkeypatch, "ask", "default port?", "--server-cmd", TINY, *llm_args(llm),
-                          "--expand", "--json")
+    code, stdout, _ = cli(
+        capsys, monkeypatch, "ask", "default port?", "--server-cmd", TINY, *llm_args(llm), "--expand", "--json"
+    )
     out = json.loads(stdout)
     assert code == 0 and out["notes"] == [NO_EXPANSION]
 
@@ -82,8 +89,10 @@ def test_fusion_ranks_by_reciprocal_rank_over_mcp_docs_results() -> None:
             lines += [f"{rank}. {doc} — Title of {doc}", f"   § {doc} heading (L1-9): snippet"]
         return "\n".join([*lines, "Next: read_section(id, heading path) for the text."])
 
-    assert search_hits(result("a.md", "b.md")) == [("a.md", ["a.md — Title of a.md", "   § a.md heading (L1-9): snippet"]),
-                                                   ("b.md", ["b.md — Title of b.md", "   § b.md heading (L1-9): snippet"])]
+    assert search_hits(result("a.md", "b.md")) == [
+        ("a.md", ["a.md — Title of a.md", "   § a.md heading (L1-9): snippet"]),
+        ("b.md", ["b.md — Title of b.md", "   § b.md heading (L1-9): snippet"]),
+    ]
     fused = fuse([result("a.md", "b.md", "c.md"), result("c.md", "b.md"), result("b.md")])
     assert [d for d, _, _ in fused] == ["b.md", "c.md", "a.md"]
     assert fused[0][1] == pytest.approx(1 / 62 + 1 / 62 + 1 / 61)

@@ -94,8 +94,14 @@ class EndOrder(Observer):
 @pytest.mark.parametrize("wire", WIRES)
 async def test_parallel_tool_calls_run_concurrently_and_come_back_in_order(llm: FakeLLM, docs, wire: str) -> None:
     llm.push(
-        tools(wire, [("a1", "slow", '{"seconds": 0.6}'), ("a2", "slow", '{"seconds": 0.05}'),
-                     ("a3", "read_section", '{"id": "ops/backup.md", "section": "schedule"}')]),
+        tools(
+            wire,
+            [
+                ("a1", "slow", '{"seconds": 0.6}'),
+                ("a2", "slow", '{"seconds": 0.05}'),
+                ("a3", "read_section", '{"id": "ops/backup.md", "section": "schedule"}'),
+            ],
+        ),
         text(wire, "Nightly at 02:00 UTC (ops/backup.md — Schedule)."),
     )
     order = EndOrder()
@@ -123,16 +129,18 @@ async def test_malformed_arguments_go_back_as_an_error(llm: FakeLLM, docs, wire:
     if wire == "openai":
         assert result.tool_calls[0].arguments == '{"query": "port"'
         # the model's own (broken) arguments are replayed verbatim in the history
-        assistant = [m for m in llm.requests[1].body["messages"] if m["role"] == "assistant"][0]
+        assistant = next(m for m in llm.requests[1].body["messages"] if m["role"] == "assistant")
         assert assistant["tool_calls"][0]["function"]["arguments"] == '{"query": "port"'
-    (cid, content, is_error), = tool_results(wire, llm.requests[1].body)
+    ((cid, content, is_error),) = tool_results(wire, llm.requests[1].body)
     assert cid == "m1" and is_error and "not valid JSON" in content
 
 
 @pytest.mark.parametrize("wire", WIRES)
 async def test_tool_calls_per_turn_and_argument_size_are_capped(llm: FakeLLM, docs, wire: str) -> None:
     huge = json.dumps({"query": "port " + "x" * 20_000})
-    calls = [("big", "search_documents", huge)] + [(f"c{i}", "search_documents", '{"query": "port"}') for i in range(200)]
+    calls = [("big", "search_documents", huge)] + [
+        (f"c{i}", "search_documents", '{"query": "port"}') for i in range(200)
+    ]
     llm.push(tools(wire, calls), text(wire, "7420."))
     result = await ask("port?", llm, docs, wire)
     assert result.stopped_reason == "final" and result.answer == "7420."
@@ -151,8 +159,10 @@ async def test_tool_calls_per_turn_and_argument_size_are_capped(llm: FakeLLM, do
 @pytest.mark.parametrize("wire", WIRES)
 async def test_unknown_tool_and_tool_error_go_back_as_errors(llm: FakeLLM, docs, wire: str) -> None:
     llm.push(
-        tools(wire, [("u1", "delete_everything", "{}"),
-                     ("u2", "read_section", '{"id": "guides/setup.md", "section": "Nope"}')]),
+        tools(
+            wire,
+            [("u1", "delete_everything", "{}"), ("u2", "read_section", '{"id": "guides/setup.md", "section": "Nope"}')],
+        ),
         text(wire, "Not in the documents."),
     )
     result = await ask("?", llm, docs, wire)
@@ -289,7 +299,9 @@ async def test_cost_budget_stops_the_loop(llm: FakeLLM, docs) -> None:
 @pytest.mark.parametrize("wire", WIRES)
 async def test_cost_per_call_and_per_question_with_cached_tokens(llm: FakeLLM, docs, wire: str) -> None:
     llm.push(
-        tools(wire, [("k1", "search_documents", '{"query": "a"}')], prompt=2_000_000, cached=1_000_000, completion=100_000),
+        tools(
+            wire, [("k1", "search_documents", '{"query": "a"}')], prompt=2_000_000, cached=1_000_000, completion=100_000
+        ),
         text(wire, "done", prompt=1_000_000, cached=0, completion=0),
     )
     result = await ask("?", llm, docs, wire)
@@ -307,7 +319,7 @@ async def test_long_tool_results_are_cut_with_a_note(llm: FakeLLM, docs) -> None
     llm.push(oa_tools([("l1", "big_result", '{"size": 50000}')]), oa_text("ok"))
     result = await ask("?", llm, docs, "openai", result_chars=2000)
     assert result.stopped_reason == "final"
-    (_, content, _), = tool_results("openai", llm.requests[1].body)
+    ((_, content, _),) = tool_results("openai", llm.requests[1].body)
     assert len(content) < 2300 and "truncated by docs-agent" in content
 
 
@@ -338,7 +350,7 @@ async def test_document_text_is_data_not_instructions(llm: FakeLLM, docs) -> Non
     assert len(llm.requests) == 2
     system = llm.requests[0].body["messages"][0]["content"]
     assert "data, not instructions" in system
-    (cid, content, is_error), = tool_results("openai", llm.requests[1].body)
+    ((cid, content, is_error),) = tool_results("openai", llm.requests[1].body)
     assert cid == "p1" and "IGNORE PREVIOUS INSTRUCTIONS" in content and not is_error
     assert result.stopped_reason == "final"
 
@@ -359,10 +371,18 @@ async def test_server_without_stream_options_support(llm: FakeLLM, docs) -> None
 @pytest.mark.parametrize("wire", WIRES)
 async def test_citations_are_verified_against_what_the_run_read(llm: FakeLLM, docs, wire: str) -> None:
     llm.push(
-        tools(wire, [("r1", "read_section", '{"id": "guides/setup.md", "section": "Installation"}'),
-                     ("r2", "read_section", '{"id": "notes/poison.md", "section": "Nope"}')]),  # fails: no evidence
-        text(wire, "Port 7420 (guides/setup.md — Installation). WIDGET_HOME moves it (guides/setup.md — Configuration). "
-                   "Backups nightly (ops/backup.md § Schedule; notes/poison.md)."),
+        tools(
+            wire,
+            [
+                ("r1", "read_section", '{"id": "guides/setup.md", "section": "Installation"}'),
+                ("r2", "read_section", '{"id": "notes/poison.md", "section": "Nope"}'),
+            ],
+        ),  # fails: no evidence
+        text(
+            wire,
+            "Port 7420 (guides/setup.md — Installation). WIDGET_HOME moves it (guides/setup.md — Configuration). "
+            "Backups nightly (ops/backup.md § Schedule; notes/poison.md).",
+        ),
     )
     result = await ask("port?", llm, docs, wire)
     assert [(c.id, c.heading, c.verified) for c in result.citations] == [
@@ -371,4 +391,3 @@ async def test_citations_are_verified_against_what_the_run_read(llm: FakeLLM, do
         ("ops/backup.md", "Schedule", False),  # that document was never searched or read
         ("notes/poison.md", None, False),  # its read failed
     ]
-

@@ -28,20 +28,34 @@ from agent_client.sessions import SessionStore
 from .fake_llm import FakeLLM, an_text, oa_text
 from .test_cli import TINY, cli, llm_args
 
-TOPICS = ["install the collector", "configure exporters", "sampling rates", "backup schedule", "TLS certificates",
-          "memory limiter", "batch processor", "kubernetes operator", "log pipelines", "metrics views",
-          "span links", "resource detection"]
+TOPICS = [
+    "install the collector",
+    "configure exporters",
+    "sampling rates",
+    "backup schedule",
+    "TLS certificates",
+    "memory limiter",
+    "batch processor",
+    "kubernetes operator",
+    "log pipelines",
+    "metrics views",
+    "span links",
+    "resource detection",
+]
 
 
 def session(n: int = len(TOPICS), filler: int = 400) -> list[Message]:
     """n exchanges, each a search with a long result and a cited answer."""
     out: list[Message] = []
     for i, topic in enumerate(TOPICS[:n]):
-        out += [UserMessage(content=f"How do I handle {topic}?"),
-                AssistantMessage(tool_calls=[ToolCall(id=f"t{i}", name="search_documents",
-                                                      arguments_json=json.dumps({"query": topic}))]),
-                ToolResultMessage(tool_call_id=f"t{i}", name="search_documents", content=f"{topic} " + "x " * filler),
-                AssistantMessage(content=f"For {topic}, see the guide (docs/{i}.md — {topic.title()}).")]
+        out += [
+            UserMessage(content=f"How do I handle {topic}?"),
+            AssistantMessage(
+                tool_calls=[ToolCall(id=f"t{i}", name="search_documents", arguments_json=json.dumps({"query": topic}))]
+            ),
+            ToolResultMessage(tool_call_id=f"t{i}", name="search_documents", content=f"{topic} " + "x " * filler),
+            AssistantMessage(content=f"For {topic}, see the guide (docs/{i}.md — {topic.title()})."),
+        ]
     return out
 
 
@@ -83,7 +97,9 @@ def test_forget_one_exchange() -> None:
     history = session(3, filler=5)
     kept = forget(history, 2)
     assert kept is not None and [e.question for e in exchanges(kept)] == [
-        "How do I handle install the collector?", "How do I handle sampling rates?"]
+        "How do I handle install the collector?",
+        "How do I handle sampling rates?",
+    ]
     assert forget(history, 4) is None and forget(history, 0) is None
     assert describe([]) == ["nothing remembered in this session"]
 
@@ -93,8 +109,17 @@ def test_chat_sends_memory_not_the_whole_history(llm: FakeLLM, capsys, monkeypat
     SessionStore().append("long", session())
     monkeypatch.setenv("DOCS_AGENT_MEMORY_TOKENS", "600")
     llm.push((oa_text if wire == "openai" else an_text)("Nightly at 02:00 (ops/backup.md — Schedule)."))
-    code, stdout, stderr = cli(capsys, monkeypatch, "chat", "--server-cmd", TINY, *llm_args(llm, wire),
-                               "--session", "long", stdin="What was the backup schedule again?\n")
+    code, stdout, stderr = cli(
+        capsys,
+        monkeypatch,
+        "chat",
+        "--server-cmd",
+        TINY,
+        *llm_args(llm, wire),
+        "--session",
+        "long",
+        stdin="What was the backup schedule again?\n",
+    )
     assert code == 0, stderr
     assert "Nightly at 02:00" in stdout
     sent = json.dumps(llm.requests[0].body["messages"])
@@ -107,11 +132,23 @@ def test_chat_sends_memory_not_the_whole_history(llm: FakeLLM, capsys, monkeypat
 
 def test_memory_and_forget_commands(llm: FakeLLM, capsys, monkeypatch) -> None:
     SessionStore().append("m", session(3, filler=5))
-    code, stdout, stderr = cli(capsys, monkeypatch, "chat", "--server-cmd", TINY, *llm_args(llm), "--session", "m",
-                               stdin="/memory\n/forget 2\n/forget 9\n/memory\n/forget\n/memory\n")
+    code, stdout, stderr = cli(
+        capsys,
+        monkeypatch,
+        "chat",
+        "--server-cmd",
+        TINY,
+        *llm_args(llm),
+        "--session",
+        "m",
+        stdin="/memory\n/forget 2\n/forget 9\n/memory\n/forget\n/memory\n",
+    )
     assert code == 0, stderr
     assert "3 exchanges" in stdout and "replayed whole" in stdout
-    assert "exchange 2 forgotten" in stdout and "/forget N takes the number of an exchange that /memory lists (1-2)" in stdout
+    assert (
+        "exchange 2 forgotten" in stdout
+        and "/forget N takes the number of an exchange that /memory lists (1-2)" in stdout
+    )
     assert "2 exchanges" in stdout and "everything forgotten" in stdout
     assert stdout.rstrip(" ›\n").endswith("nothing remembered in this session")
     assert SessionStore().load("m") == []

@@ -18,11 +18,13 @@ from .test_loop import WIRES, text, tool_results, tools
 
 pytestmark = pytest.mark.anyio
 
-GOOD_PLAN = {"steps": [
-    {"id": 1, "tool": "search_documents", "arguments": {"query": "port"}, "after": []},
-    {"id": 2, "tool": "search_documents", "arguments": {"query": "backups"}, "after": []},
-    {"id": 3, "tool": "read_section", "arguments": {"id": "$1", "section": "Installation"}, "after": [1]},
-]}
+GOOD_PLAN = {
+    "steps": [
+        {"id": 1, "tool": "search_documents", "arguments": {"query": "port"}, "after": []},
+        {"id": 2, "tool": "search_documents", "arguments": {"query": "backups"}, "after": []},
+        {"id": 3, "tool": "read_section", "arguments": {"id": "$1", "section": "Installation"}, "after": [1]},
+    ]
+}
 ANSWER = "The default port is 7420 (guides/setup.md — Installation)."
 
 
@@ -63,7 +65,9 @@ async def test_plan_runs_independent_steps_together_and_feeds_results_forward(ll
 @pytest.mark.parametrize("wire", WIRES)
 async def test_a_failed_step_replans_once_then_answers(llm: FakeLLM, docs, wire: str) -> None:
     bad = {"steps": [{"id": 1, "tool": "read_section", "arguments": {"id": "guides/nope.md", "section": "X"}}]}
-    good = {"steps": [{"id": 1, "tool": "read_section", "arguments": {"id": "guides/setup.md", "section": "Installation"}}]}
+    good = {
+        "steps": [{"id": 1, "tool": "read_section", "arguments": {"id": "guides/setup.md", "section": "Installation"}}]
+    }
     llm.push(text(wire, json.dumps(bad)), text(wire, json.dumps(good)), text(wire, ANSWER))
     result = await ask("port?", llm, docs, wire, strategy="plan")
     assert result.stopped_reason == "final" and result.answer == ANSWER
@@ -74,19 +78,23 @@ async def test_a_failed_step_replans_once_then_answers(llm: FakeLLM, docs, wire:
 
 
 @pytest.mark.parametrize("wire", WIRES)
-@pytest.mark.parametrize(("reply", "sentence"), [
-    ("I would search first, then read.", "The plan was not a JSON object."),
-    (json.dumps({"steps": [{"id": 1, "tool": "delete_everything"}]}), "unknown tool 'delete_everything'"),
-    (json.dumps({"steps": [{"id": 1, "tool": "slow", "after": [2]}, {"id": 2, "tool": "slow", "after": [1]}]}),
-     "depend on each other in a cycle"),
-    (json.dumps({"steps": [{"id": 1, "tool": "slow", "after": [7]}]}), "a step 7 that does not exist"),
-    (json.dumps({"steps": "search"}), "did not have the expected shape"),
-])
-async def test_a_bad_plan_is_one_sentence_and_the_react_loop_answers(llm: FakeLLM, docs, wire: str, reply: str,
-                                                                     sentence: str) -> None:
-    llm.push(text(wire, reply),
-             tools(wire, [("c1", "search_documents", '{"query": "port"}')]),
-             text(wire, ANSWER))
+@pytest.mark.parametrize(
+    ("reply", "sentence"),
+    [
+        ("I would search first, then read.", "The plan was not a JSON object."),
+        (json.dumps({"steps": [{"id": 1, "tool": "delete_everything"}]}), "unknown tool 'delete_everything'"),
+        (
+            json.dumps({"steps": [{"id": 1, "tool": "slow", "after": [2]}, {"id": 2, "tool": "slow", "after": [1]}]}),
+            "depend on each other in a cycle",
+        ),
+        (json.dumps({"steps": [{"id": 1, "tool": "slow", "after": [7]}]}), "a step 7 that does not exist"),
+        (json.dumps({"steps": "search"}), "did not have the expected shape"),
+    ],
+)
+async def test_a_bad_plan_is_one_sentence_and_the_react_loop_answers(
+    llm: FakeLLM, docs, wire: str, reply: str, sentence: str
+) -> None:
+    llm.push(text(wire, reply), tools(wire, [("c1", "search_documents", '{"query": "port"}')]), text(wire, ANSWER))
     result = await ask("port?", llm, docs, wire, strategy="plan")
     assert result.stopped_reason == "final" and result.answer == ANSWER
     assert result.plan is not None and sentence in (result.plan.note or "")
@@ -97,8 +105,12 @@ async def test_a_bad_plan_is_one_sentence_and_the_react_loop_answers(llm: FakeLL
 
 
 async def test_a_plan_deeper_than_the_iteration_limit_falls_back(llm: FakeLLM, docs) -> None:
-    chain = {"steps": [{"id": i, "tool": "slow", "arguments": {"seconds": 0}, "after": [i - 1] if i > 1 else []}
-                       for i in range(1, 5)]}
+    chain = {
+        "steps": [
+            {"id": i, "tool": "slow", "arguments": {"seconds": 0}, "after": [i - 1] if i > 1 else []}
+            for i in range(1, 5)
+        ]
+    }
     llm.push(oa_text(json.dumps(chain)), oa_text("Nothing needed."))
     result = await ask("?", llm, docs, strategy="plan", max_iterations=3)
     assert result.plan is not None and "needs 4 rounds" in (result.plan.note or "")
@@ -117,7 +129,9 @@ def test_plan_levels_and_checks() -> None:
     assert plan is not None and problem is None
     assert [[s.id for s in r] for r in levels(plan) or []] == [[1, 2], [3]]
     # a "$N" reference is a dependency even when "after" forgets it
-    implicit = {"steps": [{"id": 1, "tool": "read_section", "arguments": {"id": "$2"}}, {"id": 2, "tool": "search_documents"}]}
+    implicit = {
+        "steps": [{"id": 1, "tool": "read_section", "arguments": {"id": "$2"}}, {"id": 2, "tool": "search_documents"}]
+    }
     plan, _ = parse_plan(json.dumps(implicit), specs, 16)
     assert plan is not None and [[s.id for s in r] for r in levels(plan) or []] == [[2], [1]]
     plan, problem = parse_plan(json.dumps(GOOD_PLAN), specs, 2)
@@ -126,8 +140,18 @@ def test_plan_levels_and_checks() -> None:
 
 def test_ask_json_has_the_plan(llm: FakeLLM, capsys, monkeypatch) -> None:
     llm.push(an_text(json.dumps(GOOD_PLAN)), an_text(ANSWER))
-    code, stdout, _ = cli(capsys, monkeypatch, "ask", "port?", "--server-cmd", TINY, *llm_args(llm, "anthropic"),
-                          "--strategy", "plan", "--json")
+    code, stdout, _ = cli(
+        capsys,
+        monkeypatch,
+        "ask",
+        "port?",
+        "--server-cmd",
+        TINY,
+        *llm_args(llm, "anthropic"),
+        "--strategy",
+        "plan",
+        "--json",
+    )
     assert code == 0
     out = json.loads(stdout)
     assert out["answer"] == ANSWER and out["plan"]["replanned"] is False and out["plan"]["note"] is None
@@ -137,23 +161,41 @@ def test_ask_json_has_the_plan(llm: FakeLLM, capsys, monkeypatch) -> None:
 
 def test_a_bad_plan_on_the_terminal_is_one_line_and_no_traceback(llm: FakeLLM, capsys, monkeypatch) -> None:
     llm.push(oa_text("{not json"), oa_tools([("c1", "search_documents", '{"query": "port"}')]), oa_text(ANSWER))
-    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "port?", "--server-cmd", TINY, *llm_args(llm),
-                               "--strategy", "plan")
+    code, stdout, stderr = cli(
+        capsys, monkeypatch, "ask", "port?", "--server-cmd", TINY, *llm_args(llm), "--strategy", "plan"
+    )
     assert code == 0 and ANSWER in stdout and "{not json" not in stdout
     assert "The plan was not a JSON object. docs-agent answered with the react loop instead." in stderr
     assert "Traceback" not in stderr
 
 
-
 def test_plan_expand_and_reflect_together(llm: FakeLLM, capsys, monkeypatch) -> None:
     """Anthropic, whose history with tool blocks must keep declaring the tools: the side calls that see the
     expanded search (the plan) declare them, those that do not (the rewrite, the critique) do not."""
-    read = {"steps": [{"id": 1, "tool": "read_section", "arguments": {"id": "guides/setup.md", "section": "Installation"}}]}
+    read = {
+        "steps": [{"id": 1, "tool": "read_section", "arguments": {"id": "guides/setup.md", "section": "Installation"}}]
+    }
     critique = {"grounded": 5, "complete": 5, "cited": 5, "problems": ""}
-    llm.push(an_text(json.dumps({"queries": ["widget port"]})), an_text(json.dumps(read)), an_text(ANSWER),
-             an_text(json.dumps(critique)))
-    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "default port?", "--server-cmd", TINY,
-                               *llm_args(llm, "anthropic"), "--strategy", "plan", "--expand", "--reflect", "--json")
+    llm.push(
+        an_text(json.dumps({"queries": ["widget port"]})),
+        an_text(json.dumps(read)),
+        an_text(ANSWER),
+        an_text(json.dumps(critique)),
+    )
+    code, stdout, stderr = cli(
+        capsys,
+        monkeypatch,
+        "ask",
+        "default port?",
+        "--server-cmd",
+        TINY,
+        *llm_args(llm, "anthropic"),
+        "--strategy",
+        "plan",
+        "--expand",
+        "--reflect",
+        "--json",
+    )
     assert code == 0, stderr
     out = json.loads(stdout)
     assert out["answer"] == ANSWER and out["citations"][0]["verified"] and "notes" not in out

@@ -30,8 +30,10 @@ async def docs():
 
 
 def research(wire: str):  # type: ignore[no-untyped-def]
-    return [tools(wire, [("c1", "read_section", '{"id": "guides/setup.md", "section": "Installation"}')]),
-            text(wire, FIRST)]
+    return [
+        tools(wire, [("c1", "read_section", '{"id": "guides/setup.md", "section": "Installation"}')]),
+        text(wire, FIRST),
+    ]
 
 
 @pytest.mark.parametrize("wire", WIRES)
@@ -59,12 +61,19 @@ async def test_a_good_answer_is_kept_without_a_revision(llm: FakeLLM, docs, wire
 
 
 @pytest.mark.parametrize("wire", WIRES)
-@pytest.mark.parametrize(("reply", "sentence"), [
-    ("Looks fine to me.", "The critique was not a JSON object."),
-    (json.dumps({"grounded": 9, "complete": 5, "cited": 5}), "The critique did not have the expected shape (grounded:"),
-])
-async def test_a_critique_that_does_not_parse_keeps_the_answer(llm: FakeLLM, docs, wire: str, reply: str,
-                                                               sentence: str) -> None:
+@pytest.mark.parametrize(
+    ("reply", "sentence"),
+    [
+        ("Looks fine to me.", "The critique was not a JSON object."),
+        (
+            json.dumps({"grounded": 9, "complete": 5, "cited": 5}),
+            "The critique did not have the expected shape (grounded:",
+        ),
+    ],
+)
+async def test_a_critique_that_does_not_parse_keeps_the_answer(
+    llm: FakeLLM, docs, wire: str, reply: str, sentence: str
+) -> None:
     llm.push(*research(wire), text(wire, reply))
     result = await ask("Which port?", llm, docs, wire, reflect=True)
     assert result.stopped_reason == "final" and result.answer == FIRST and result.reflection is None
@@ -79,10 +88,21 @@ async def test_no_review_past_the_token_budget(llm: FakeLLM, docs) -> None:
 
 
 def test_ask_json_has_the_reflection(llm: FakeLLM, capsys, monkeypatch) -> None:
-    llm.push(oa_tools([("c1", "read_section", '{"id": "guides/setup.md", "section": "Installation"}')]),
-             oa_text(FIRST), oa_text(WEAK), oa_text(REVISED))
-    code, stdout, _ = cli(capsys, monkeypatch, "ask", "port?", "--server-cmd", TINY, *llm_args(llm), "--reflect", "--json")
+    llm.push(
+        oa_tools([("c1", "read_section", '{"id": "guides/setup.md", "section": "Installation"}')]),
+        oa_text(FIRST),
+        oa_text(WEAK),
+        oa_text(REVISED),
+    )
+    code, stdout, _ = cli(
+        capsys, monkeypatch, "ask", "port?", "--server-cmd", TINY, *llm_args(llm), "--reflect", "--json"
+    )
     out = json.loads(stdout)
     assert code == 0 and out["answer"] == REVISED
-    assert out["reflection"] == {"grounded": 5, "complete": 4, "cited": 1,
-                                 "problems": "The port claim cites no source.", "revised": True}
+    assert out["reflection"] == {
+        "grounded": 5,
+        "complete": 4,
+        "cited": 1,
+        "problems": "The port claim cites no source.",
+        "revised": True,
+    }

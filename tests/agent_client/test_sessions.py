@@ -24,7 +24,10 @@ def sent_text(body: dict) -> str:
 async def test_session_resume_and_isolation(llm: FakeLLM) -> None:
     async with connect(tiny_docs_server.server) as docs:
         # session "alpha": one question with a tool call, stored
-        llm.push(oa_tools([("s1", "search_documents", '{"query": "backup"}')]), oa_text("Nightly (ops/backup.md — Schedule)."))
+        llm.push(
+            oa_tools([("s1", "search_documents", '{"query": "backup"}')]),
+            oa_text("Nightly (ops/backup.md — Schedule)."),
+        )
         store = SessionStore()
         r = await ask("ALPHA-QUESTION about backups", llm, docs, session="alpha", history=store.load("alpha"))
         store.append("alpha", r.new_messages)
@@ -48,7 +51,7 @@ async def test_session_resume_and_isolation(llm: FakeLLM) -> None:
 
     names = {s.name: s for s in SessionStore().list()}
     assert set(names) == {"alpha", "beta"} and names["alpha"].messages == 4
-    usage, cost, calls = SessionStore().usage("alpha")
+    usage, _cost, calls = SessionStore().usage("alpha")
     assert calls == 3 and usage.prompt_tokens == 300
 
 
