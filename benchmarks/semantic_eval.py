@@ -1,7 +1,7 @@
 """Semantic and hybrid search: quality (SciFact, OpenTelemetry questions), embedding cost and query latency.
 
     python -m benchmarks.semantic_eval            # everything (first run embeds SciFact: ~10 min on 2 cores)
-    python -m benchmarks.semantic_eval --tune     # also print the tuning grid (RRF weight, similarity cutoff)
+    python -m benchmarks.semantic_eval --tune     # also print the fusion grids (keyword share base and gain)
     python -m benchmarks.semantic_eval build --root DIR --index-dir DIR   # one cold build, JSON line (child process)
 
 Data is read from ../shared/bench (SciFact is CC BY-NC: written as Markdown to a cache folder outside the
@@ -41,10 +41,13 @@ from .common import (
     write_results,
 )
 
-GRID_KEYWORD_SHARE = (0.3, 0.4, 0.5, 0.6, 0.7)
-GRID_MIN_SIMILARITY = (0.0, 0.3, 0.4, 0.5)
+# The keyword share per query is base + gain x peak (mcp_docs/index/hybrid.py); gain 0 is a fixed share.
+GRID_SHARE_BASE = (0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 0.85)
+GRID_SHARE_GAIN = (0.0, 1.0, 1.5, 2.0, 2.5, 3.0)
 SCIFACT_INDEX = CACHE / "semantic-scifact-index"
 OTEL_INDEX = CACHE / "semantic-otel-index"
+# beside the index, not in it: the index folder refuses files mcp-docs did not write there
+OTEL_BUILD = CACHE / "semantic-otel-build.json"
 
 
 # -- child: one cold build ---------------------------------------------------------------------
@@ -130,20 +133,27 @@ def doc_run(sections: list, n: int = 100) -> list[str]:
     return list(seen)
 
 
-def tune(hits: dict[str, tuple[list, list]], qrels: dict, depth: int) -> list[dict]:
+def _share(keyword_hits: list, base: float, gain: float) -> float:
+    from mcp_docs.index.hybrid import query_keyword_share
+
+    return query_keyword_share([score for _, score in keyword_hits], base, gain)
+
+
+def tune(hits: dict[str, tuple[list, list]], qrels: dict, depth: int, min_sim: float) -> list[dict]:
     from mcp_docs.index.hybrid import fuse
 
     from .scifact import evaluate
 
     rows = []
-    for share in GRID_KEYWORD_SHARE:
-        for min_sim in GRID_MIN_SIMILARITY:
+    for base in GRID_SHARE_BASE:
+        for gain in GRID_SHARE_GAIN:
             run = {
-                qid: doc_run([s for s, _ in fuse(kw[:depth], vec[:depth], depth, keyword_share=share, min_similarity=min_sim)])
+                qid: doc_run([s for s, _ in fuse(kw[:depth], vec[:depth], depth, keyword_share=_share(kw[:depth], base, gain),
+                                                 min_similarity=min_sim)])
                 for qid, (kw, vec) in hits.items()
             }
             m = evaluate(run, qrels)
-            rows.append({"keyword_share": share, "min_similarity": min_sim, **m})
+            rows.append({"share_base": base, "share_gain": gain, **m})
     rows.sort(key=lambda r: -r["ndcg@10"])
     return rows
 
@@ -205,10 +215,10 @@ def scifact(args: argparse.Namespace, payload: dict) -> None:
 
     if args.tune:
         hits = scifact_hits(lib, queries, 800)
-        grid = tune(hits, qrels, 800)
+        grid = tune(hits, qrels, 800, lib.vectors.embedder.min_similarity)  # type: ignore[union-attr]
         payload["scifact_tuning"] = grid
-        table(["keyword share", "min_sim", "nDCG@10", "R@100"],
-              [[g["keyword_share"], g["min_similarity"], g["ndcg@10"], g["recall@100"]] for g in grid[:15]],
+        table(["share base", "share gain", "nDCG@10", "R@100"],
+              [[g["share_base"], g["share_gain"], g["ndcg@10"], g["recall@100"]] for g in grid[:15]],
               title="SciFact fusion grid (best 15)")
     lib.close()
 
@@ -231,12 +241,12 @@ def otel(args: argparse.Namespace, payload: dict) -> None:
     from .otel_quality import aggregate, load_questions, run_library
 
     docs = require(args.data / "otel-docs", "OpenTelemetry docs")
-    if args.fresh or not (OTEL_INDEX / "semantic-build.json").exists():
+    if args.fresh or not (OTEL_BUILD).exists():
         print("OpenTelemetry docs: cold build to fully hybrid-searchable (child process)…", flush=True)
         info = run_child("benchmarks.semantic_eval", ["build", "--root", str(docs), "--index-dir", str(OTEL_INDEX), "--fresh"],
                          timeout=4 * 3600)
-        (OTEL_INDEX / "semantic-build.json").write_text(json.dumps(info))
-    info = json.loads((OTEL_INDEX / "semantic-build.json").read_text())
+        (OTEL_BUILD).write_text(json.dumps(info))
+    info = json.loads((OTEL_BUILD).read_text())
     payload["otel_build"] = info
     table(["corpus", "files", "chunks", "sync s", "chunk s", "model load s", "embed s", "chunks/s", "total s", "peak RSS MB", "vectors MB"],
           [["otel-docs", info["documents"], info["chunks_total"], info["sync_s"], info["chunk_s"], info["model_load_s"],
@@ -266,29 +276,33 @@ def otel(args: argparse.Namespace, payload: dict) -> None:
 
 
 def otel_tune(lib, questions: list[dict]) -> list[dict]:
-    """The same fusion grid on the OpenTelemetry questions (default depth: max_results=5 → 50 candidates)."""
+    """The same fusion grid on the OpenTelemetry questions (default depth: max_results=5 → 50 candidates),
+    on all questions and on each half (odd / even numbered: tune on one, check on the other)."""
     from mcp_docs.index.hybrid import fuse
     from mcp_docs.index.ranking import group_by_document
 
     from .otel_quality import aggregate, score_result
 
     assert lib.vectors is not None
+    min_sim = lib.vectors.embedder.min_similarity
     hits = [(lib.keyword_sections(q["question"], 50), lib.vectors.section_hits(lib.vectors.embed_query(q["question"]), 50))
             for q in questions]
     grid = []
-    for share in GRID_KEYWORD_SHARE:
-        for min_sim in GRID_MIN_SIMILARITY:
+    for base in GRID_SHARE_BASE:
+        for gain in GRID_SHARE_GAIN:
             per_q = []
             for q, (kw, vec) in zip(questions, hits):
-                fused = fuse(kw, vec, 50, keyword_share=share, min_similarity=min_sim)
+                fused = fuse(kw, vec, 50, keyword_share=_share(kw, base, gain), min_similarity=min_sim)
                 groups = group_by_document([(s.doc_id, sc, s) for s, sc in fused], 5)
                 per_q.append(score_result(q, [(g.doc_id, [h.heading_path for h in g.hits]) for g in groups]))
+            halves = [aggregate(per_q[i::2], questions[i::2])["all"] for i in (0, 1)]
             m = aggregate(per_q, questions)["all"]
-            grid.append({"keyword_share": share, "min_similarity": min_sim, **m})
-    grid.sort(key=lambda r: (-r["mrr"], -r["section@5"]))
-    table(["keyword share", "min_sim", "doc@1", "doc@5", "section@5", "MRR"],
-          [[g["keyword_share"], g["min_similarity"], g["doc@1"], g["doc@5"], g["section@5"], g["mrr"]]
-           for g in grid[:15]], title="OpenTelemetry fusion grid (best 15 by MRR)")
+            grid.append({"share_base": base, "share_gain": gain, **m, "odd": halves[0], "even": halves[1]})
+    grid.sort(key=lambda r: (-r["doc@1"], -r["doc@5"], -r["mrr"]))
+    table(["share base", "share gain", "doc@1", "doc@5", "section@1 in doc", "section@5", "MRR", "odd doc@1/@5", "even doc@1/@5"],
+          [[g["share_base"], g["share_gain"], g["doc@1"], g["doc@5"], g["section@1 in doc"], g["section@5"], g["mrr"],
+            f"{g['odd']['doc@1']}/{g['odd']['doc@5']}", f"{g['even']['doc@1']}/{g['even']['doc@5']}"]
+           for g in grid[:15]], title="OpenTelemetry fusion grid (best 15 by doc hit@1)")
     return grid
 
 

@@ -3,10 +3,10 @@
 - semantic: KNN over chunks (filters applied before the cut), grouped to sections by
   their best chunk; the score is the cosine similarity.
 - hybrid: a weighted sum of both lists' scores at the section (BM25 over the query's best BM25,
-  cosine over the best cosine), both lists filtered the same way;
-  the library then groups sections to documents. Scores, not ranks: a keyword hit far ahead of
-  the next keeps its lead, and with no vectors the fused scores are the keyword scores scaled,
-  so documents group exactly as in keyword search.
+  cosine over the best cosine), both lists filtered the same way; the keyword side's weight is set
+  per query by how far its best hits stand out (`query_keyword_share`). The library then groups sections
+  to documents. Scores, not ranks: a keyword hit far ahead of the next keeps its lead, and with no
+  vectors the fused scores are the keyword scores scaled, so documents group exactly as in keyword search.
 
 The constants are tuned on the OpenTelemetry question set and SciFact
 (benchmarks/semantic_eval.py; figures in benchmarks/REPORT.md).
@@ -14,7 +14,8 @@ The constants are tuned on the OpenTelemetry question set and SciFact
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import heapq
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from .hits import RankedSection
@@ -24,11 +25,18 @@ if TYPE_CHECKING:
     from .vectors import VectorHit, VectorStore
 
 CANDIDATES = 50  # per side, at least
-# The keyword side's share of the fused score (the vector side has the rest): the smallest share that kept
-# hybrid doc hit@1 >= keyword at every embedding coverage on the OpenTelemetry questions (benchmarks/REPORT.md,
-# "Hybrid fusion, also while embedding"). Cosines of one query crowd together (MiniLM: 0.4-0.7), so the
-# vector side already varies less than BM25; SciFact was not re-measured with it.
-KEYWORD_SHARE = 0.85
+# The keyword side's share of the fused score (the vector side has the rest), per query:
+# SHARE_BASE + SHARE_GAIN * peak, within [0, 1], where peak = 1 - mean of the PEAK_DEPTH best BM25 scores
+# over the best (missing hits count 0). A BM25 list whose best hits stand out is usually right (an exact
+# identifier, a rare phrase) and the vectors can only push a near-miss above it; a flat one has matched
+# common words, and the vectors tell its hits apart better. A fixed share could not serve both:
+# 0.85 kept doc hit@1 >= keyword on the OpenTelemetry questions but gave SciFact little from the vectors
+# (nDCG@10 0.711). Tuned jointly on SciFact and the OpenTelemetry questions (benchmarks/REPORT.md,
+# "Hybrid fusion"): hybrid >= keyword at every embedding coverage on the OTel questions, SciFact 0.720;
+# SHARE_BASE 0.2 reaches SciFact 0.730 but loses one OTel question half embedded.
+SHARE_BASE = 0.3
+SHARE_GAIN = 2.0
+PEAK_DEPTH = 10
 # Vector hits below the embedder's `min_similarity` (MiniLM: 0.4) are left out of the fused list:
 # the vector side always returns k rows, even for a query nothing in the corpus is about.
 MIN_SIMILARITY = 0.0
@@ -43,22 +51,37 @@ def _ranked(hit: "VectorHit") -> RankedSection:
     )
 
 
+def query_keyword_share(
+    scores: Sequence[float], base: float = SHARE_BASE, gain: float = SHARE_GAIN, depth: int = PEAK_DEPTH
+) -> float:
+    """The keyword side's weight for one query's BM25 scores: more the further its best hit stands above
+    its `depth` best (a lone hit stands far above), `base` for a flat list or none; within [0, 1]."""
+    top = heapq.nlargest(depth, scores)
+    if not top or top[0] <= 0:
+        return min(1.0, max(0.0, base))
+    peak = 1.0 - sum(top) / (depth * top[0])
+    return min(1.0, max(0.0, base + gain * peak))
+
+
 def fuse(
     keyword_hits: list[tuple[RankedSection, float]],
     vector_hits: "list[VectorHit]",
     limit: int,
     *,
     waiting: Collection[Key] = frozenset(),
-    keyword_share: float = KEYWORD_SHARE,
+    keyword_share: float | None = None,
     min_similarity: float = MIN_SIMILARITY,
 ) -> list[tuple[RankedSection, float]]:
     """Both lists' scores, each scaled to its best hit, summed with weights at the section; best first.
 
-    Keyword hits keep their full body for snippets. `waiting`: sections still without vectors (embedding
-    under way). The vector side cannot score them, so a keyword hit among them counts there with its
-    keyword score: it neither gains nor loses from having no vectors yet (with none at all, the fused
-    order is the keyword order). Their partial or stale vector hits are left out.
+    Keyword hits keep their full body for snippets. `keyword_share`: the keyword side's weight, by
+    default set from this query's BM25 scores (`query_keyword_share`). `waiting`: sections still without
+    vectors (embedding under way). The vector side cannot score them, so a keyword hit among them counts
+    there with its keyword score: it neither gains nor loses from having no vectors yet (with none at
+    all, the fused order is the keyword order). Their partial or stale vector hits are left out.
     """
+    if keyword_share is None:
+        keyword_share = query_keyword_share([score for _, score in keyword_hits])
     vector_hits = [
         h for h in vector_hits if h.similarity >= min_similarity and (h.doc_id, h.section_idx) not in waiting
     ]

@@ -12,7 +12,7 @@ import pytest
 
 from mcp_docs.index import vectors as vectors_mod
 from mcp_docs.index.hits import RankedSection
-from mcp_docs.index.hybrid import fuse
+from mcp_docs.index.hybrid import SHARE_BASE, fuse, query_keyword_share
 from mcp_docs.index.ranking import group_by_document
 from mcp_docs.index.vectors import VectorHit
 from mcp_docs.library import Library
@@ -46,8 +46,9 @@ def test_a_section_without_vectors_does_not_lose_to_one_that_merely_has_them() -
     vector_hits = [vhit("blog.md"), vhit("other.md")]
     waiting = {("install.md", 0), ("chart.md", 0)}
     assert keys(fuse(keyword_hits, vector_hits, 10, waiting=waiting))[0] == ("install.md", 0)
-    # without knowing what is waiting, the section that merely has vectors wins (the bug this guards against)
-    assert keys(fuse(keyword_hits, vector_hits, 10))[0] == ("blog.md", 0)
+    # without knowing what is waiting, the section that merely has vectors wins (the bug this guards against;
+    # at a flat keyword list's share: three hits alone would count as a confident keyword side)
+    assert keys(fuse(keyword_hits, vector_hits, 10, keyword_share=SHARE_BASE))[0] == ("blog.md", 0)
 
 
 def test_nothing_embedded_gives_the_keyword_order() -> None:
@@ -107,6 +108,38 @@ def test_partial_or_stale_vector_hits_of_waiting_sections_are_ignored() -> None:
 def test_vector_hits_below_the_cutoff_are_left_out_whatever_the_coverage() -> None:
     fused = fuse(kw("a.md"), [vhit("far.md", similarity=0.1)], 10, waiting={("a.md", 0)}, min_similarity=0.4)
     assert keys(fused) == [("a.md", 0)]
+
+
+def test_a_keyword_hit_that_stands_out_keeps_its_lead_over_the_vectors_choice() -> None:
+    # an exact identifier: one section far above the rest of the BM25 list; the vectors prefer a neighbour
+    keyword_hits = [(section("env.md"), 30.0)] + [(section(f"n{i}.md"), 6.0 - i * 0.1) for i in range(20)]
+    vector_hits = [vhit("n3.md", similarity=0.7), vhit("env.md", similarity=0.41)]
+    assert query_keyword_share([score for _, score in keyword_hits]) > 0.9
+    assert keys(fuse(keyword_hits, vector_hits, 10, min_similarity=0.4))[0] == ("env.md", 0)
+    # at the share of a flat list the vectors' choice would win
+    assert keys(fuse(keyword_hits, vector_hits, 10, keyword_share=SHARE_BASE, min_similarity=0.4))[0] == ("n3.md", 0)
+
+
+def test_a_keyword_list_without_a_clear_winner_lets_the_vectors_tell_its_hits_apart() -> None:
+    # common words only: the BM25 scores fall off slowly; the vectors clearly prefer the fourth hit
+    keyword_hits = [(section(f"f{i}.md"), 10.0 - i / 3) for i in range(20)]
+    vector_hits = [vhit("f3.md", similarity=0.8), vhit("f0.md", similarity=0.55)]
+    assert query_keyword_share([score for _, score in keyword_hits]) < 0.65
+    assert keys(fuse(keyword_hits, vector_hits, 10, min_similarity=0.4))[0] == ("f3.md", 0)
+    # a high fixed share (0.85, the previous constant) kept the keyword order
+    assert keys(fuse(keyword_hits, vector_hits, 10, keyword_share=0.85, min_similarity=0.4))[0] == ("f0.md", 0)
+
+
+def test_the_keyword_share_stays_within_bounds_for_any_scores() -> None:
+    assert query_keyword_share([]) == SHARE_BASE
+    assert query_keyword_share([0.0, 0.0]) == SHARE_BASE
+    assert query_keyword_share([5.0]) == 1.0  # a lone hit stands far above: nothing else matched
+    assert query_keyword_share([3.0] * 50) == SHARE_BASE  # ten equal best hits: flat
+    rng = random.Random(11)
+    for _ in range(200):
+        scores = [rng.uniform(0, 50) for _ in range(rng.randrange(1, 40))]
+        assert 0.0 <= query_keyword_share(scores) <= 1.0
+        assert query_keyword_share(scores) == query_keyword_share(sorted(scores))  # order does not matter
 
 
 # -- a real library, embedded part-way ----------------------------------------------------------------
