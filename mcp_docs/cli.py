@@ -101,7 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    from .commands import UserError, run_command
+    from .commands import run_command
+    from .errors import UserError
 
     try:
         settings = _settings(args) if args.command != "config" or args.root else None

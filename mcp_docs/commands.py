@@ -12,19 +12,14 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .index.fulltext import IndexBusy
+from .errors import IndexBusy, PathOutsideRoot, ToolInputError, UserError
 from .index.sync import SyncReport
-from .library import Library
-from .paths import PathOutsideRoot
+from .library import Library, open_library
 from .settings import Settings
 
 # Chunks `mcp-docs search` embeds before answering (~10 s with the local model); past that,
 # `mcp-docs index` (progress bar, resumable) or a running server builds the vectors.
 SEARCH_EMBED_LIMIT = 400
-
-
-class UserError(Exception):
-    """A failure to report in one sentence, without a traceback."""
 
 
 def run_command(args: argparse.Namespace, settings: Settings | None) -> int:
@@ -37,13 +32,6 @@ def run_command(args: argparse.Namespace, settings: Settings | None) -> int:
         "config": cmd_config,
     }[args.command]
     return handler(args, settings)
-
-
-def open_library(settings: Settings) -> Library:
-    try:
-        return Library(settings)
-    except OSError as exc:
-        raise UserError(f"cannot open the index in {settings.index_dir}: {exc}") from exc
 
 
 def _err_console() -> Console:
@@ -216,7 +204,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings | None) -> int:
 
 def cmd_read(args: argparse.Namespace, settings: Settings | None) -> int:
     assert settings is not None
-    from .tools import DocsTools, ToolInputError
+    from .tools import DocsTools
 
     with open_library(settings) as library:
         _try_sync(library)  # reads come from disk, but suggestions for a mistyped id come from the index

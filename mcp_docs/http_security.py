@@ -18,6 +18,8 @@ from urllib.parse import urlsplit
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .errors import UserError
+
 TOKEN_ENV = "MCP_DOCS_TOKEN"
 TOKEN_FILE_ENV = "MCP_DOCS_TOKEN_FILE"
 ALLOWED_HOSTS_ENV = "MCP_DOCS_ALLOWED_HOSTS"
@@ -50,8 +52,6 @@ def load_token(environ: dict[str, str] | None = None) -> str | None:
         return token
     path = env.get(TOKEN_FILE_ENV, "").strip()
     if path:
-        from .commands import UserError
-
         try:
             token = Path(path).expanduser().read_text(encoding="utf-8").strip()
         except OSError as exc:

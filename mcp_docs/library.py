@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from .embedders import EmbedderError
+from .errors import UserError
 from .index import ownership
 from .index.catalog import SCHEMA_VERSION, Catalog
 from .index.fulltext import QUERY_STOPWORDS, FullTextIndex, identifiers, query_words
@@ -36,6 +37,14 @@ log = logging.getLogger(__name__)
 
 MAX_SEARCH_RESULTS = 100
 _GENERATION = re.compile(r"[0-9a-f]{32}")
+
+
+def open_library(settings: Settings) -> Library:
+    """The library of `settings`, or one sentence saying why its index cannot be opened."""
+    try:
+        return Library(settings)
+    except OSError as exc:
+        raise UserError(f"cannot open the index in {settings.index_dir}: {exc}") from exc
 
 
 class Library:
@@ -132,7 +141,7 @@ class Library:
         if self.vectors is not None:
             self.vectors.start()
 
-    def __enter__(self) -> "Library":
+    def __enter__(self) -> Library:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -185,8 +194,14 @@ class Library:
         ranked: list[tuple[RankedSection, float]] = []
         if mode_used != "keyword":
             assert self.vectors is not None
+            from .index import (
+                hybrid,  # with numpy and the vector store: only once vectors are in use
+            )
+
             try:
-                ranked = self.vectors.search(self, query, limit, mode_used, folder_norm, tag_list)
+                ranked = hybrid.search(
+                    self.vectors, self.keyword_sections, query, limit, mode_used, folder_norm or None, tag_list
+                )
                 note = self.vectors.coverage_note(mode_used)
             except EmbedderError as exc:
                 mode_used = "keyword"

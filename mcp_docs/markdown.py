@@ -24,6 +24,7 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from .errors import ParseTimeout
 from .inline import INLINE_CODE, WIKILINK, clean_inline
 from .snippets import MARKDOWN_LINK, clip
 from .tokens import estimate_tokens
@@ -89,10 +90,6 @@ class ParsedDocument:
         return "\n".join(self.lines)
 
 
-class ParseTimeout(Exception):
-    """Parsing one file took longer than its time budget."""
-
-
 class _Deadline:
     """A budget of this thread's CPU time: the work a file costs, however busy the machine is."""
 
@@ -125,8 +122,7 @@ def _parser() -> MarkdownIt:
 
 def normalize_text(text: str) -> str:
     """Strip a BOM and turn CRLF / CR line ends into LF, the form every line number refers to."""
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix("\ufeff")
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text

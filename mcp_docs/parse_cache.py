@@ -12,8 +12,9 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from .errors import ParseTimeout
 from .index.sync import content_hash, decode
-from .markdown import ParsedDocument, ParseTimeout, normalize_text, parse_markdown
+from .markdown import ParsedDocument, normalize_text, parse_markdown
 
 MAX_ENTRIES = 64
 MAX_CHARS = 32_000_000  # text kept in all entries; a parsed document holds about three times its text

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pathspec
 
+from .errors import NotServed, PathOutsideRoot
 from .index.catalog import Problem
-from .paths import Jail, NotServed, PathOutsideRoot, ServeRules, is_skipped_dir_name
+from .paths import Jail, ServeRules, is_skipped_dir_name
 from .settings import IGNORE_FILE_NAME
 
 log = logging.getLogger(__name__)

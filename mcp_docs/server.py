@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from . import __version__
+from .errors import IndexBusy, ToolInputError, UserError
 from .http_security import (
     SecurityMiddleware,
     allowed_hosts_for,
@@ -36,7 +37,6 @@ from .http_security import (
     load_token,
 )
 from .http_sessions import SessionLimiter
-from .index.fulltext import IndexBusy
 from .library import Library
 from .models import ListResult, ReadDocumentResult, ReadSectionResult, SearchResult
 from .render import (
@@ -47,7 +47,7 @@ from .render import (
 )
 from .settings import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_SECONDS, Settings
 from .stdio_transport import serve_stdio
-from .tools import DEFAULT_SEARCH_CHARS, DocsTools, ToolInputError
+from .tools import DEFAULT_SEARCH_CHARS, DocsTools
 
 log = logging.getLogger(__name__)
 
@@ -326,7 +326,7 @@ def run_server(settings: Settings, transport: str, host: str, port: int) -> None
     """Open the library, reconcile and watch it, and serve MCP over stdio or Streamable HTTP."""
     import anyio
 
-    from .commands import UserError, open_library
+    from .library import open_library
 
     token: str | None = None
     listener: socket.socket | None = None
@@ -378,8 +378,6 @@ def run_server(settings: Settings, transport: str, host: str, port: int) -> None
 
 def bind_listener(host: str, port: int) -> socket.socket:
     """The listening socket for uvicorn, bound here so that a taken port is one clear sentence, not a traceback."""
-    from .commands import UserError
-
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: restart over TIME_WAIT

@@ -21,18 +21,18 @@ import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
+from .errors import FileTooLarge, ParseTimeout, PathOutsideRoot, ToolInputError
 from .index.sync import looks_binary
 from .library import Library
 from .markdown import (
     HEADING_SEPARATOR,
     ParsedDocument,
-    ParseTimeout,
     Section,
     normalize_tag,
     section_text,
@@ -50,7 +50,7 @@ from .models import (
     SearchResult,
 )
 from .parse_cache import ParseCache
-from .paths import FileTooLarge, PathOutsideRoot, printable
+from .paths import printable
 from .snippets import clip, clip_list
 from .tokens import estimate_tokens
 
@@ -68,7 +68,6 @@ MIN_SEARCH_CHARS = 1000
 LIST_DOCUMENTS_CHARS = 40_000  # one list_documents page (JSON), ~170 typical entries; the rest goes to next_cursor
 LIST_FOLDERS_CHARS = 6000
 RESERVED_NOTE_CHARS = 400  # notes added after a result is fitted (the budget's own, the server's)
-ERROR_CHARS = 2000
 LISTED_CHARS = 1000  # candidate lists in error messages (closest ids, headings, folders)
 ID_CHARS = 300  # an id quoted in a message (results carry ids whole)
 SUMMARY_LINE_CHARS = 160
@@ -78,17 +77,7 @@ _LEADING_HASHES = re.compile(r"^#{1,6}\s+")
 
 
 def iso_utc(mtime_ns: int) -> str:
-    return datetime.fromtimestamp(mtime_ns / 1e9, tz=timezone.utc).isoformat(timespec="seconds")
-
-
-class ToolInputError(Exception):
-    """A request the tools cannot serve, explained in one sentence the model can act on.
-
-    The sentence is bounded whatever it quotes (the parts are clipped where they are built; this is the backstop).
-    """
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message if len(message) <= ERROR_CHARS else clip(message, ERROR_CHARS - 1))
+    return datetime.fromtimestamp(mtime_ns / 1e9, tz=UTC).isoformat(timespec="seconds")
 
 
 @dataclass(frozen=True)

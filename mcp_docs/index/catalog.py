@@ -140,7 +140,7 @@ class Catalog:
             raise
 
     @classmethod
-    def open(cls, path: Path) -> "Catalog":
+    def open(cls, path: Path) -> Catalog:
         """Open, or rebuild empty when the file is damaged (truncated, overwritten): the catalog is a cache
         of the documents, and an empty one makes the next sync index everything again."""
         catalog: Catalog | None = None

@@ -22,8 +22,9 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 
-from ..markdown import ParsedDocument, ParseTimeout, parse_markdown
-from ..paths import FileTooLarge, Jail, NotServed, PathOutsideRoot
+from ..errors import FileTooLarge, NotServed, ParseTimeout, PathOutsideRoot
+from ..markdown import ParsedDocument, parse_markdown
+from ..paths import Jail
 from ..scan import EXCLUDED_LINK, ScannedFile, Scanner, ScanResult
 from ..settings import Settings
 from .catalog import (
@@ -260,7 +261,7 @@ class Synchronizer:
     # -- steps ---------------------------------------------------------------------
     def _prepared(
         self, files: list[ScannedFile], fingerprints: dict[str, Fingerprint]
-    ) -> Iterator[tuple[ScannedFile, "Prepared"]]:
+    ) -> Iterator[tuple[ScannedFile, Prepared]]:
         """Read, hash and parse files: in worker processes when there are many (parsing is pure Python)."""
         max_bytes, seconds = self.settings.max_file_bytes, self.settings.parse_seconds
         old_hash = [fingerprints[f.doc_id].hash if f.doc_id in fingerprints else None for f in files]
@@ -313,7 +314,7 @@ class Synchronizer:
                 gone.update(i for i in fingerprints if i.startswith(rel + "/"))
         return scan, sorted(gone)
 
-    def _apply(self, f: ScannedFile, old: Fingerprint | None, prep: "Prepared", batch: _Batch, report: SyncReport) -> None:
+    def _apply(self, f: ScannedFile, old: Fingerprint | None, prep: Prepared, batch: _Batch, report: SyncReport) -> None:
         if prep.missing:
             if old is not None:
                 self._drop(f.doc_id, batch, report)

@@ -35,13 +35,14 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import apsw
 import numpy as np
 import sqlite_vec
 
 from ..embedders import Embedder, EmbedderError, make_embedder
+from ..errors import PathOutsideRoot
 from ..inline import drop_spans
 from ..markdown import (
     HEADING_SEPARATOR,
@@ -50,15 +51,11 @@ from ..markdown import (
     clean_inline,
     parse_markdown,
 )
-from ..paths import Jail, PathOutsideRoot
+from ..paths import Jail
 from ..settings import Settings
 from . import ownership
 from .catalog import SCHEMA_VERSION, SQLITE_SUFFIXES, Catalog, folder_of
-from .hits import RankedSection
 from .sqlite_tx import immediate_transaction
-
-if TYPE_CHECKING:
-    from ..library import Library
 
 log = logging.getLogger(__name__)
 
@@ -291,7 +288,7 @@ class VectorStore:
         self._check_model()
 
     @classmethod
-    def open(cls, settings: Settings, catalog: Catalog, jail: Jail) -> "VectorStore":
+    def open(cls, settings: Settings, catalog: Catalog, jail: Jail) -> VectorStore:
         """Never raises for embedder problems: the store then reports the reason and search falls back to keyword."""
         try:
             embedder = make_embedder(settings)
@@ -878,10 +875,3 @@ class VectorStore:
             if len(hits) >= limit:
                 break
         return list(hits.values())
-
-    def search(
-        self, library: "Library", query: str, limit: int, mode: str, folder: str | None, tags: Iterable[str]
-    ) -> list[tuple[RankedSection, float]]:
-        from .hybrid import search
-
-        return search(library, self, query, limit, mode, folder or None, list(tags))

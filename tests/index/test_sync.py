@@ -231,7 +231,8 @@ def test_a_script_without_main_guard_is_not_re_run_by_parse_workers(tmp_path: Pa
 
 
 def test_a_file_too_slow_to_parse_is_skipped_listed_and_refused_quickly(tmp_path: Path) -> None:
-    from mcp_docs.tools import DocsTools, ToolInputError
+    from mcp_docs.errors import ToolInputError
+    from mcp_docs.tools import DocsTools
 
     root = tmp_path / "vault"
     root.mkdir()
