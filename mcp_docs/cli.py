@@ -53,8 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query")
     _common(p)
     _embeddings(p)
-    p.add_argument("--mode", choices=["hybrid", "keyword", "semantic"], default="hybrid")
-    p.add_argument("--max-results", type=int, default=5)
+    # Values are checked by the search tool itself, so the CLI refuses what the MCP tool refuses, in its words.
+    p.add_argument("--mode", default="hybrid", help="hybrid (default), keyword or semantic")
+    p.add_argument("--max-results", type=int, default=5, help="documents to return (1-20)")
     p.add_argument("--folder", help="limit to a subfolder")
     p.add_argument("--tag", action="append", dest="tags", help="require a tag (repeatable)")
     p.add_argument("--max-chars", type=int, default=None, help="budget for the whole result (JSON characters)")
@@ -64,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id")
     _common(p)
     p.add_argument("--section", help="heading or heading path ('Setup > Linux')")
-    p.add_argument("--mode", choices=["full", "outline", "summary"], default="full")
+    p.add_argument("--mode", default="full", help="full (default), outline or summary")
     p.add_argument("--max-chars", type=int, default=None)
     p.add_argument("--offset", type=int, default=0)
     p.add_argument("--json", action="store_true")
@@ -121,8 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _fail(message: str, as_json: bool) -> None:
     if as_json:
         print(json.dumps({"error": message}))
-    else:
-        print(f"error: {message}", file=sys.stderr)
+    print(f"error: {message}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -7,19 +7,23 @@ import json
 import sys
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .errors import IndexBusy, PathOutsideRoot, ToolInputError, UserError
+from .errors import IndexBusy, ToolInputError, UserError
 from .index.sync import SyncReport
 from .library import Library, open_library
+from .models import ReadDocumentResult, ReadSectionResult
 from .settings import Settings
 
 # Chunks `mcp-docs search` embeds before answering (~10 s with the local model); past that,
 # `mcp-docs index` (progress bar, resumable) or a running server builds the vectors.
 SEARCH_EMBED_LIMIT = 400
+
+T = TypeVar("T")
 
 
 def run_command(args: argparse.Namespace, settings: Settings | None) -> int:
@@ -124,8 +128,8 @@ def embed_with_progress(library: Library) -> tuple[str, bool]:
     except EmbedderError as exc:
         return (
             f"[yellow]embedding failed[/]: {exc} — keyword search works; "
-            "run `mcp-docs index` again to resume where it stopped", True
-        )
+            "run `mcp-docs index` again to resume where it stopped"
+        ), True
     spent = time.perf_counter() - started
     state = vectors.status()
     line = f"vectors: {state['embedded']} chunks ({state['model']})"
@@ -178,10 +182,18 @@ def _try_sync(library: Library) -> None:
         pass
 
 
+def _tool_call(call: Callable[[], T]) -> T:
+    """A tool's answer; its one-sentence refusal becomes the command's (exit code 2, no traceback)."""
+    try:
+        return call()
+    except ToolInputError as exc:
+        raise UserError(str(exc)) from exc
+
+
 def cmd_search(args: argparse.Namespace, settings: Settings | None) -> int:
     assert settings is not None
     from .render import render_search
-    from .tools import fit_search
+    from .tools import DEFAULT_SEARCH_CHARS, DocsTools
 
     with open_library(settings) as library:
         _try_sync(library)
@@ -189,12 +201,11 @@ def cmd_search(args: argparse.Namespace, settings: Settings | None) -> int:
         if args.mode != "keyword" and vectors is not None and 0 < vectors.pending() <= SEARCH_EMBED_LIMIT:
             # A one-shot command has no background worker: small vaults get their vectors now.
             embed_with_progress(library)
-        try:
-            result = library.search(args.query, args.max_results, args.mode, args.folder, args.tags)
-        except PathOutsideRoot as exc:
-            raise UserError(str(exc)) from exc
-        if args.max_chars is not None:
-            fit_search(result, args.max_chars)
+        tools = DocsTools(library)
+        max_chars = DEFAULT_SEARCH_CHARS if args.max_chars is None else args.max_chars
+        result = _tool_call(
+            lambda: tools.search_documents(args.query, args.max_results, args.mode, args.folder, args.tags, max_chars)
+        )
         if args.json:
             print(result.model_dump_json())
         else:
@@ -204,21 +215,17 @@ def cmd_search(args: argparse.Namespace, settings: Settings | None) -> int:
 
 def cmd_read(args: argparse.Namespace, settings: Settings | None) -> int:
     assert settings is not None
-    from .tools import DocsTools
+    from .tools import DEFAULT_MAX_CHARS, DocsTools
 
     with open_library(settings) as library:
         _try_sync(library)  # reads come from disk, but suggestions for a mistyped id come from the index
         tools = DocsTools(library)
-        kwargs = {"offset": args.offset}
-        if args.max_chars is not None:
-            kwargs["max_chars"] = args.max_chars
-        try:
-            if args.section:
-                result = tools.read_section(args.id, args.section, **kwargs)
-            else:
-                result = tools.read_document(args.id, args.mode, **kwargs)
-        except ToolInputError as exc:
-            raise UserError(str(exc)) from exc
+        max_chars = DEFAULT_MAX_CHARS if args.max_chars is None else args.max_chars
+        result: ReadSectionResult | ReadDocumentResult
+        if args.section:
+            result = _tool_call(lambda: tools.read_section(args.id, args.section, max_chars, args.offset))
+        else:
+            result = _tool_call(lambda: tools.read_document(args.id, args.mode, max_chars, args.offset))
         if args.json:
             print(result.model_dump_json())
         else:

@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
@@ -47,7 +47,7 @@ from .render import (
 )
 from .settings import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_SECONDS, Settings
 from .stdio_transport import serve_stdio
-from .tools import DEFAULT_SEARCH_CHARS, DocsTools
+from .tools import DEFAULT_SEARCH_CHARS, READ_MODES, SEARCH_MODES, DocsTools
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +80,12 @@ class ServerState:
         return None
 
 
+def _one_of(values: tuple[str, ...], description: str | None = None) -> Any:
+    """An enum in the schema the model sees, checked by the tool itself (not by the SDK's validation), so a
+    wrong value gets the tool's one sentence, the same as on the command line."""
+    return Field(description=description, json_schema_extra={"enum": list(values)})
+
+
 def _error(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
@@ -110,7 +116,7 @@ def build_server(library: Library, state: ServerState | None = None) -> MCPServe
     def search_documents(
         query: Annotated[str, Field(description="Keywords or a question.")],
         max_results: Annotated[int, Field(description="Documents to return (1-20).")] = 5,
-        mode: Literal["hybrid", "keyword", "semantic"] = "hybrid",
+        mode: Annotated[str, _one_of(SEARCH_MODES)] = "hybrid",
         folder: Annotated[str | None, Field(description="Only under this folder.")] = None,
         tags: Annotated[list[str] | None, Field(description="Documents must have all these tags.")] = None,
         max_chars: Annotated[int, Field(description="Budget for the whole result, max 50000.")] = DEFAULT_SEARCH_CHARS,
@@ -140,8 +146,8 @@ def build_server(library: Library, state: ServerState | None = None) -> MCPServe
     def read_document(
         id: Annotated[str, Field(description="Document id, e.g. 'guides/setup.md'.")],
         mode: Annotated[
-            Literal["full", "outline", "summary"],
-            Field(description="outline: headings with line ranges and sizes; summary: headings and first lines."),
+            str,
+            _one_of(READ_MODES, "outline: headings with line ranges and sizes; summary: headings and first lines."),
         ] = "full",
         max_chars: Annotated[int, Field(description="Budget, max 50000.")] = 8000,
         offset: Annotated[int, Field(description="next_offset to continue.")] = 0,

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -55,6 +55,7 @@ from .snippets import clip, clip_list
 from .tokens import estimate_tokens
 
 log = logging.getLogger(__name__)
+M = TypeVar("M", bound=str)
 
 DEFAULT_MAX_CHARS = 8000
 MIN_MAX_CHARS = 200
@@ -71,8 +72,8 @@ RESERVED_NOTE_CHARS = 400  # notes added after a result is fitted (the budget's 
 LISTED_CHARS = 1000  # candidate lists in error messages (closest ids, headings, folders)
 ID_CHARS = 300  # an id quoted in a message (results carry ids whole)
 SUMMARY_LINE_CHARS = 160
-SEARCH_MODES = ("hybrid", "keyword", "semantic")
-READ_MODES = ("full", "outline", "summary")
+SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "keyword", "semantic")
+READ_MODES: tuple[ReadMode, ...] = ("full", "outline", "summary")
 _LEADING_HASHES = re.compile(r"^#{1,6}\s+")
 
 
@@ -98,7 +99,7 @@ class DocsTools:
         self,
         query: str,
         max_results: int = 5,
-        mode: SearchMode = "hybrid",
+        mode: str = "hybrid",
         folder: str | None = None,
         tags: list[str] | None = None,
         max_chars: int = DEFAULT_SEARCH_CHARS,
@@ -111,8 +112,7 @@ class DocsTools:
         if len(query) > MAX_QUERY_CHARS:
             query = query[:MAX_QUERY_CHARS].rsplit(" ", 1)[0] or query[:MAX_QUERY_CHARS]
             notes.append(f"query cut to its first {len(query)} characters; shorter queries work better.")
-        if mode not in SEARCH_MODES:
-            raise ToolInputError(f"Unknown mode '{printable(str(mode), 40)}': use hybrid, keyword or semantic.")
+        search_mode = _choice(mode, SEARCH_MODES)
         max_results = _int(max_results, "max_results")
         if max_results < 1 or max_results > MAX_SEARCH_RESULTS:
             clamped = min(max(max_results, 1), MAX_SEARCH_RESULTS)
@@ -128,7 +128,7 @@ class DocsTools:
         if folder and not self._folder_exists(folder):
             raise ToolInputError(self._folder_missing_message(folder))
         try:
-            result = self.library.search(query, max_results, mode, folder, tag_list)
+            result = self.library.search(query, max_results, search_mode, folder, tag_list)
         except PathOutsideRoot as exc:
             raise ToolInputError(str(exc)) from exc
         # The index may lag the disk by a moment: never show a file that is gone.
@@ -203,17 +203,16 @@ class DocsTools:
 
     # -- read_document ---------------------------------------------------------------------------
     def read_document(
-        self, id: str, mode: ReadMode = "full", max_chars: int = DEFAULT_MAX_CHARS, offset: int = 0
+        self, id: str, mode: str = "full", max_chars: int = DEFAULT_MAX_CHARS, offset: int = 0
     ) -> ReadDocumentResult:
-        if mode not in READ_MODES:
-            raise ToolInputError(f"Unknown mode '{printable(str(mode), 40)}': use full, outline or summary.")
+        read_mode = _choice(mode, READ_MODES)
         notes: list[str] = []
         max_chars = self._max_chars(max_chars, notes)
         offset = self._offset(offset)
         doc = self.load(id)
-        if mode == "full":
+        if read_mode == "full":
             text = doc.text
-        elif mode == "outline":
+        elif read_mode == "outline":
             text = outline(doc.parsed)
         else:
             text = summary(doc.parsed)
@@ -221,7 +220,7 @@ class DocsTools:
         return ReadDocumentResult(
             id=doc.id,
             title=doc.parsed.title,
-            mode=mode,
+            mode=read_mode,
             content=content,
             offset=offset,
             next_offset=next_offset,
@@ -383,6 +382,15 @@ class DocsTools:
 # -- pure helpers (used by the CLI and tests too) -----------------------------------------------
 
 
+def _choice(value: Any, allowed: tuple[M, ...]) -> M:
+    """`value` as one of the `allowed` modes, or the sentence that lists them."""
+    for mode in allowed:
+        if value == mode:
+            return mode
+    listed = ", ".join(allowed[:-1]) + " or " + allowed[-1]
+    raise ToolInputError(f"Unknown mode '{printable(str(value), 40)}': use {listed}.")
+
+
 def _int(value: Any, name: str) -> int:
     if isinstance(value, bool):
         raise ToolInputError(f"{name} must be a whole number.")
@@ -466,7 +474,7 @@ def closest_ids(doc_id: str, ids: list[str], n: int = 5) -> list[str]:
             if match not in found:
                 found.append(match)
         if len(found) < n:
-            bases = {}
+            bases: dict[str, str] = {}
             for i in pool:
                 bases.setdefault(posixpath.basename(i), i)
             for match in difflib.get_close_matches(posixpath.basename(query), list(bases), n=n, cutoff=0.5):

@@ -304,18 +304,24 @@ class FullTextIndex:
         for score, address in result.hits:
             d = searcher.doc(address)
             section = RankedSection(
-                doc_id=d.get_first("doc_id"),
-                section_idx=int(d.get_first("section")),
+                doc_id=str(d.get_first("doc_id")),
+                section_idx=_number(d, "section"),
                 title=_text(d, "title"),
                 heading=_text(d, "heading"),
                 heading_path=_text(d, "heading_path"),
-                line_start=int(d.get_first("line_start")),
-                line_end=int(d.get_first("line_end")),
+                line_start=_number(d, "line_start"),
+                line_end=_number(d, "line_end"),
                 body=_text(d, "body"),
                 tags=tuple(d.get_all("tag")),
             )
             hits.append((section, float(score)))
         return hits
+
+
+def _number(doc: tantivy.Document, field: str) -> int:
+    value = doc.get_first(field)
+    assert value is not None, field  # every section is indexed with all its numbers
+    return int(value)
 
 
 def _text(doc: tantivy.Document, field: str) -> str:
