@@ -39,6 +39,10 @@ class NotServed(FileNotFoundError):
     refusing it any other way would tell whether an ignored file is there."""
 
 
+class BinaryContent(ValueError):
+    """A file that holds binary data (NUL bytes), not Markdown text."""
+
+
 class ParseTimeout(Exception):
     """Parsing one file took longer than its time budget."""
 

@@ -27,9 +27,15 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from .errors import FileTooLarge, ParseTimeout, PathOutsideRoot, ToolInputError
-from .index.sync import looks_binary
+from .errors import (
+    BinaryContent,
+    FileTooLarge,
+    ParseTimeout,
+    PathOutsideRoot,
+    ToolInputError,
+)
 from .library import Library
+from .loader import file_stem, read_markdown
 from .markdown import (
     HEADING_SEPARATOR,
     ParsedDocument,
@@ -282,7 +288,9 @@ class DocsTools:
             )
         clean_id = path.relative_to(jail.root).as_posix()
         try:
-            data = jail.read_bytes(path, self.library.settings.max_file_bytes)
+            data = read_markdown(jail, path, self.library.settings.max_file_bytes)
+        except BinaryContent:
+            raise ToolInputError(f"'{clean_id}' is a binary file, not a Markdown document.") from None
         except FileTooLarge as exc:
             raise ToolInputError(f"'{clean_id}' is too large to read ({exc}).") from exc
         except PathOutsideRoot as exc:
@@ -291,11 +299,8 @@ class DocsTools:
             raise ToolInputError(self._unknown_id_message(doc_id)) from None
         except OSError as exc:
             raise ToolInputError(f"'{clean_id}' could not be read ({exc.strerror or type(exc).__name__}).") from exc
-        if looks_binary(data):
-            raise ToolInputError(f"'{clean_id}' is a binary file, not a Markdown document.")
-        stem = posixpath.basename(clean_id).rsplit(".", 1)[0]
         try:
-            loaded = self.parse_cache.parse(data, stem, self.library.settings.parse_seconds)
+            loaded = self.parse_cache.parse(data, file_stem(clean_id), self.library.settings.parse_seconds)
         except ParseTimeout as exc:
             raise ToolInputError(f"'{clean_id}' is not served: {exc}, so it is skipped (see `mcp-docs status`).") from None
         return LoadedDocument(clean_id, path, loaded.parsed, loaded.text)

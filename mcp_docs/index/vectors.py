@@ -42,14 +42,14 @@ import numpy as np
 import sqlite_vec
 
 from ..embedders import Embedder, EmbedderError, make_embedder
-from ..errors import PathOutsideRoot
+from ..errors import ParseTimeout
 from ..inline import drop_spans
+from ..loader import content_hash, file_stem, parse_file, read_markdown
 from ..markdown import (
     HEADING_SEPARATOR,
     PREAMBLE_HEADING,
     ParsedDocument,
     clean_inline,
-    parse_markdown,
 )
 from ..paths import Jail
 from ..settings import Settings
@@ -224,12 +224,6 @@ def chunk_document(parsed: ParsedDocument, max_chars: int, overlap: int = CHUNK_
         for n, piece in enumerate(split_pieces(section.body, budget, overlap)):
             chunks.append(Chunk(section.index, n, f"{prefix}\n{piece}", len(prefix) + 1))
     return chunks
-
-
-def content_hash(data: bytes) -> str:
-    from .sync import content_hash as _h  # the catalog's hash, so both stores agree
-
-    return _h(data)
 
 
 # -- the store ----------------------------------------------------------------------------
@@ -443,15 +437,15 @@ class VectorStore:
     def _read(self, doc_id: str) -> tuple[str | None, ParsedDocument | None]:
         try:
             path = self.jail.resolve_id(doc_id)
-            data = self.jail.read_bytes(path, self.settings.max_file_bytes)
-        except (OSError, PathOutsideRoot) as exc:
+            data = read_markdown(self.jail, path, self.settings.max_file_bytes)
+        except (OSError, ValueError) as exc:  # unreadable, outside, too large, binary: the sync skipped it too
             log.debug("cannot read %s for embedding: %s", doc_id, exc)
             return None, None
-        if b"\x00" in data[:8192]:
-            return None, None
-        stem = doc_id.rsplit("/", 1)[-1].rsplit(".", 1)[0]
         try:
-            parsed = parse_markdown(data.decode("utf-8", "replace"), stem)
+            parsed = parse_file(data, file_stem(doc_id), self.settings.parse_seconds).parsed
+        except ParseTimeout as exc:
+            log.debug("not embedding %s: %s", doc_id, exc)
+            return None, None
         except Exception:  # a parser bug must not stop the worker
             log.exception("could not parse %s for embedding", doc_id)
             return None, None
