@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -107,7 +108,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         settings = _settings(args) if args.command != "config" or args.root else None
-        return run_command(args, settings)
+        code = run_command(args, settings)
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at interpreter exit
+        return code
     except UserError as exc:
         _fail(str(exc), getattr(args, "json", False))
         return 2
@@ -117,6 +120,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _reader_gone() -> int:
+    """`mcp-docs search … | head -1`: the reader has what it wanted, so stop quietly, as `cat` does (exit 0).
+
+    stdout now points at /dev/null, so the interpreter's final flush does not fail a second time."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 0
 
 
 def _fail(message: str, as_json: bool) -> None:

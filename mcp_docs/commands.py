@@ -17,6 +17,7 @@ from .errors import IndexBusy, ToolInputError, UserError
 from .index.sync import SyncReport
 from .library import Library, open_library
 from .models import ReadDocumentResult, ReadSectionResult
+from .render import plural
 from .settings import Settings
 
 # Chunks `mcp-docs search` embeds before answering (~10 s with the local model); past that,
@@ -155,7 +156,7 @@ def cmd_index(args: argparse.Namespace, settings: Settings | None) -> int:
             info = library.index_info()
             elapsed = time.perf_counter() - started
             console.print(
-                f"[bold]{info.documents}[/] documents indexed in {elapsed:.2f}s — "
+                f"[bold]{plural(info.documents, 'document')}[/] indexed in {elapsed:.2f}s — "
                 f"{report.added} added, {report.updated} updated, {report.deleted} deleted, "
                 f"{report.unchanged} unchanged, {len(report.skipped)} skipped"
             )
@@ -192,7 +193,7 @@ def _tool_call(call: Callable[[], T]) -> T:
 
 def cmd_search(args: argparse.Namespace, settings: Settings | None) -> int:
     assert settings is not None
-    from .render import render_search
+    from .render import cli_next_step, render_search
     from .tools import DEFAULT_SEARCH_CHARS, DocsTools
 
     with open_library(settings) as library:
@@ -209,7 +210,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings | None) -> int:
         if args.json:
             print(result.model_dump_json())
         else:
-            print(render_search(result))
+            print(render_search(result, cli_next_step))
     return 0
 
 
@@ -262,19 +263,21 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
         console = Console()
         console.print(f"root        {status['root']}", highlight=False)
         console.print(f"index       {status['index_dir']}", highlight=False)
-        console.print(f"documents   {status['documents']} ({status['sections']} sections), language {settings.language}")
+        console.print(
+            f"documents   {info.documents} ({plural(catalog.section_total(), 'section')}), language {settings.language}"
+        )
         console.print(f"embeddings  {settings.embeddings}, pending {status['pending_embeddings']}")
         if vec:
             console.print(f"vectors     {vector_summary(vec)}, model {vec['model']}", highlight=False)
             if vec.get("error"):
                 console.print(f"            [yellow]error[/]: {vec['error']} — keyword search works", highlight=False)
         if problems:
-            table = Table("skipped file", "why", "detail", title=f"{len(problems)} file(s) skipped")
+            table = Table("skipped file", "why", "detail", title=f"{plural(len(problems), 'file')} skipped")
             for p in problems:
                 table.add_row(p.path, p.kind, p.detail)
             console.print(table)
         if warnings:
-            table = Table("document", "warning", title=f"{len(warnings)} document(s) indexed with warnings")
+            table = Table("document", "warning", title=f"{plural(len(warnings), 'document')} indexed with warnings")
             for path, ws in warnings:
                 table.add_row(path, "; ".join(ws))
             console.print(table)
