@@ -162,6 +162,9 @@ def cmd_index(args: argparse.Namespace, settings: Settings | None) -> int:
             )
             if embed_line:
                 console.print(embed_line, highlight=False)
+            empty = library.empty_note()
+            if empty:
+                console.print(f"[yellow]{empty}[/]", highlight=False)
             for problem in report.skipped[:20]:
                 console.print(f"  skipped [yellow]{problem.path}[/]: {problem.kind} — {problem.detail}", highlight=False)
             if len(report.skipped) > 20:
@@ -281,7 +284,10 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
             for path, ws in warnings:
                 table.add_row(path, "; ".join(ws))
             console.print(table)
-        if not problems and not warnings:
+        empty = library.empty_note()
+        if empty:
+            console.print(f"[yellow]{empty}[/]", highlight=False)
+        elif not problems and not warnings:
             console.print("no files skipped, no warnings")
     return 0
 

@@ -26,6 +26,7 @@ from .index.sync import Progress, Synchronizer, SyncReport
 from .markdown import normalize_tag
 from .models import DocumentMatch, IndexInfo, SearchMode, SearchResult, SectionMatch
 from .paths import Jail
+from .render import plural
 from .scan import Scanner, load_rules
 from .settings import Settings
 from .snippets import make_snippet
@@ -160,6 +161,16 @@ class Library:
         self._languages = frozenset(self.catalog.languages() or {self.settings.language})
         self._document_count = self.catalog.count()
 
+    def empty_note(self) -> str | None:
+        """Why nothing is indexed, in plain words, when nothing is; None otherwise."""
+        if self._document_count:
+            return None
+        skipped = len(self.catalog.problems())
+        if skipped:
+            return f"No document is indexed: all {plural(skipped, 'Markdown file')} were skipped (`mcp-docs status` says why)."
+        extensions = ", ".join(self.settings.extensions)
+        return f"The folder {self.settings.root} holds no Markdown files (the files read end in {extensions})."
+
     # -- search -------------------------------------------------------------------------------
     def index_info(self) -> IndexInfo:
         pending = self.vectors.pending() if self.vectors is not None else 0
@@ -208,6 +219,8 @@ class Library:
                 note = f"{mode} search failed ({exc}): keyword results shown."
         if mode_used == "keyword":
             ranked = self.keyword_sections(query, limit, folder_norm, tag_list)
+        if not ranked and self.empty_note():
+            note = self.empty_note()  # not "vectors are not built yet": there is nothing to search
         groups = group_by_document([(s.doc_id, score, s) for s, score in ranked], max_results)
         words = query_words(query)
         terms = [w for w in words if w not in QUERY_STOPWORDS] or words

@@ -307,6 +307,9 @@ def start_background(library: Library, state: ServerState, watch: bool) -> Calla
             if report is not None:
                 log.info("index reconciled in %.2fs: %d added, %d updated, %d deleted",
                          time.perf_counter() - started, report.added, report.updated, report.deleted)
+                empty = library.empty_note()
+                if empty:
+                    log.warning("%s", empty)
         except Exception as exc:
             log.exception("initial sync failed")
             state.initial_sync_error = type(exc).__name__

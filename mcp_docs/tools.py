@@ -143,7 +143,7 @@ class DocsTools:
             result.results = kept
         if result.note:
             notes.insert(0, result.note)
-        if not result.results:
+        if not result.results and not self.library.empty_note():
             hint = "No match. Try other or fewer words"
             if folder or tag_list:
                 hint += ", drop the folder/tags filter"

@@ -114,7 +114,7 @@ def _closed_reader(*args: str) -> subprocess.CompletedProcess[str]:
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        proc = subprocess.run([sys.executable, "-m", "mcp_docs", *args], stdout=write_end, stderr=subprocess.PIPE,
+        proc = subprocess.run([sys.executable, "-m", "mcp_docs", *args], stdout=write_end, stderr=subprocess.PIPE, check=False,
                               text=True, env=env, timeout=120)
     finally:
         os.close(write_end)
@@ -139,3 +139,18 @@ def test_terminal_output_counts_in_words_and_suggests_the_read_command(tmp_path:
     out = run("search", "marmot", *base)
     assert out.stdout.startswith("1 document for")
     assert 'Next: mcp-docs read only.md --section "Only"' in out.stdout and "read_section(" not in out.stdout
+
+
+def test_a_root_without_markdown_says_so_everywhere(tmp_path: Path) -> None:
+    root = tmp_path / "plain"
+    root.mkdir()
+    (root / "readme.txt").write_text("not markdown\n")
+    base = ["--root", str(root), "--index-dir", str(tmp_path / "i")]
+    plainly = "holds no Markdown files (the files read end in .md, .markdown)"
+    for command in (["index"], ["status"], ["search", "anything"]):
+        out = run(*command, *base, env_extra={"MCP_DOCS_EMBEDDINGS": "local"})
+        assert out.returncode == 0, out.stderr
+        assert plainly in " ".join(out.stdout.split()), command  # rich may wrap the long line
+        assert "not built" not in out.stdout and "No match" not in out.stdout
+    note = json.loads(run("search", "anything", *base, "--json").stdout)["note"]
+    assert plainly in note
