@@ -167,6 +167,12 @@ def parse_markdown(text: str, file_stem: str = "untitled", *, seconds: float | N
                     paragraphs.append(cleaned)
 
     sections = _build_sections(lines, n_lines, content_start, headings, deadline)
+    if not sections and front_matter:
+        # A note of front matter alone (a stub, a tag hub): the front matter is its one section, so the
+        # note can be found by its title and tags and read like any other.
+        body = "\n".join(lines[:content_start])
+        sections = [Section(0, PREAMBLE_HEADING, PREAMBLE_HEADING, 0, 1, content_start, content_start, body,
+                            estimate_tokens(body))]
     title = _first_str(front_matter.get("title"))
     if not title:
         title = next((h[3] for h in headings if h[0] == 1 and h[3]), "") or file_stem
