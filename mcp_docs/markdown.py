@@ -25,8 +25,8 @@ from markdown_it.rules_block import StateBlock
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from .errors import ParseTimeout
-from .inline import INLINE_CODE, WIKILINK, clean_inline
-from .snippets import MARKDOWN_LINK, clip
+from .inline import INLINE_CODE, MARKDOWN_LINK, WIKILINK, clean_inline
+from .snippets import clip
 from .tokens import estimate_tokens
 
 PREAMBLE_HEADING = "(top)"

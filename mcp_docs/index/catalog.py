@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..scan import Problem
 from . import ownership
 from .sqlite_tx import immediate_transaction
 
@@ -111,15 +112,6 @@ class Fingerprint:
     hash: str
     size: int
     mtime_ns: int
-
-
-@dataclass(frozen=True)
-class Problem:
-    """A file that was skipped or only partly read, as `status` reports it."""
-
-    path: str
-    kind: str  # too_large | binary | outside_root | dangling_link | unreadable | invalid_utf8 | front_matter | ...
-    detail: str
 
 
 def folder_of(doc_id: str) -> str:
