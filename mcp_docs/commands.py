@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -12,6 +13,7 @@ from typing import TypeVar
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from .errors import IndexBusy, ToolInputError, UserError
 from .index.sync import SyncReport
@@ -213,8 +215,27 @@ def cmd_search(args: argparse.Namespace, settings: Settings | None) -> int:
         if args.json:
             print(result.model_dump_json())
         else:
-            print(render_search(result, cli_next_step))
+            print_emphasised(render_search(result, cli_next_step))
     return 0
+
+
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
+
+
+def print_emphasised(text: str) -> None:
+    """On a terminal, the snippets' **matches** in bold; piped, the text as it is (as the MCP text shows it)."""
+    console = Console(highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        print(text)
+        return
+    styled = Text()
+    at = 0
+    for m in _BOLD.finditer(text):
+        styled.append(text[at:m.start()])
+        styled.append(m.group(1), style="bold")
+        at = m.end()
+    styled.append(text[at:])
+    console.print(styled)
 
 
 def cmd_read(args: argparse.Namespace, settings: Settings | None) -> int:

@@ -154,3 +154,15 @@ def test_a_root_without_markdown_says_so_everywhere(tmp_path: Path) -> None:
         assert "not built" not in out.stdout and "No match" not in out.stdout
     note = json.loads(run("search", "anything", *base, "--json").stdout)["note"]
     assert plainly in note
+
+
+def test_snippet_emphasis_is_bold_on_a_terminal_and_plain_when_piped(tmp_path: Path) -> None:
+    root = tmp_path / "one"
+    root.mkdir()
+    (root / "note.md").write_text("# Note\n\nThe quokka [smiles] *a lot*.\n")
+    base = ["search", "quokka", "--root", str(root), "--index-dir", str(tmp_path / "i")]
+    piped = run(*base)
+    assert "**quokka**" in piped.stdout
+    terminal = run(*base, env_extra={"FORCE_COLOR": "1", "TERM": "xterm", "COLUMNS": "200"})
+    assert "**" not in terminal.stdout and "\x1b[1mquokka\x1b[0m" in terminal.stdout
+    assert "[smiles] *a lot*" in terminal.stdout  # nothing else is taken as markup
