@@ -120,6 +120,12 @@ class VectorHit:
     tags: tuple[str, ...]
 
 
+def _count(conn: apsw.Connection, sql: str) -> int:
+    """The number a `select count(*)` returns (apsw types every column as any SQLite value)."""
+    row = conn.execute(sql).fetchone()
+    return int(row[0]) if row is not None else 0
+
+
 class VectorStore:
     def __init__(
         self,
@@ -265,7 +271,7 @@ class VectorStore:
         if self.embedder is None:
             return
         catalog = {doc_id: fp.hash for doc_id, fp in self.catalog.fingerprints().items()}
-        mine = dict(self._conn().execute("select doc_id, hash from docs").fetchall())
+        mine = {str(doc_id): str(digest) for doc_id, digest in self._conn().execute("select doc_id, hash from docs")}
         gone = [d for d in mine if d not in catalog]
         if gone:
             with self._write() as conn:
@@ -554,7 +560,7 @@ class VectorStore:
 
     # -- state ---------------------------------------------------------------------------------
     def pending_chunks(self) -> int:
-        return int(self._conn().execute("select count(*) from chunks where embedded = 0").fetchone()[0])
+        return _count(self._conn(), "select count(*) from chunks where embedded = 0")
 
     def pending(self) -> int:
         """Chunks waiting for a vector, plus one per document not chunked yet (its chunk count is not known)."""
@@ -566,7 +572,7 @@ class VectorStore:
         return self.pending_chunks() + dirty
 
     def embedded_chunks(self) -> int:
-        return int(self._conn().execute("select count(*) from chunks where embedded = 1").fetchone()[0])
+        return _count(self._conn(), "select count(*) from chunks where embedded = 1")
 
     def ready(self) -> bool:
         """True when vector search can answer: an embedder and at least some vectors."""
@@ -622,7 +628,7 @@ class VectorStore:
             int(state): int(n) for state, n in conn.execute("select embedded, count(*) from chunks group by embedded")
         }
         embedded, pending, failed = counts.get(1, 0), counts.get(0, 0), counts.get(FAILED, 0)
-        documents = int(conn.execute("select count(*) from docs").fetchone()[0])
+        documents = _count(conn, "select count(*) from docs")
         self._ensure_refreshed()
         with self._state_lock:
             unread = len(self._dirty)
@@ -699,7 +705,7 @@ class VectorStore:
         if not allowed:
             return []
         if len(allowed) <= EXACT_FILTER_MAX:
-            rows = conn.execute(
+            rows: list[tuple[Any, ...]] = conn.execute(
                 "select chunk_id, vec_distance_cosine(embedding, ?) as d from vec "
                 "where chunk_id in (select value from json_each(?)) order by d limit ?",
                 (q, json.dumps(allowed), k),
@@ -723,7 +729,7 @@ class VectorStore:
         nearest = self.knn(query, limit * 3, folder, tags)
         if not nearest:
             return []
-        rows = self._conn().execute(
+        rows: list[tuple[Any, ...]] = self._conn().execute(
             "select c.id, c.doc_id, c.section_idx, c.text, c.prefix_len, d.title, d.tags, "
             "s.heading, s.heading_path, s.line_start, s.line_end "
             "from chunks c join docs d on d.doc_id = c.doc_id "
