@@ -16,9 +16,10 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TextIO, TypeVar
 
@@ -34,20 +35,26 @@ _KEY_PATTERNS = [
 _BEARER_TAIL = re.compile(r"(?i)bearer\s+$")
 _MAX_HELD = 1024  # a "word" longer than this (and than every known secret) is let through in pieces
 _REGISTERED: set[str] = set()
+# environment values under these names are secrets whatever docs-agent uses them for
+_SECRET_NAME_HINTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
+# shorter values are not redacted: replacing every "abc" in an answer would mangle it and protect nothing
+MIN_SECRET_LEN = 8
+
+
+def env_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Every environment value that is a secret by its variable's name (provider keys, tokens…)."""
+    env = os.environ if environ is None else environ
+    return [v for k, v in env.items() if len(v) >= MIN_SECRET_LEN and any(h in k.upper() for h in _SECRET_NAME_HINTS)]
 
 
 def register_secret(value: str | None) -> None:
     """Redact this value from now on, whatever its shape or the name of the variable it came from
     (a key read through --api-key-env SOMEVAR is a secret even when SOMEVAR does not say so)."""
-    from .settings import MIN_SECRET_LEN
-
     if value and len(value) >= MIN_SECRET_LEN:
         _REGISTERED.add(value)
 
 
 def _secret_values() -> list[str]:
-    from .settings import env_secrets
-
     values = set(_REGISTERED) | set(env_secrets())
     # the same secret inside a JSON string (tool arguments, --json output) when it holds quotes or backslashes
     values |= {json.dumps(v)[1:-1] for v in values}

@@ -2,7 +2,7 @@
 
 A bad value is one sentence naming the variable (an `AgentError` of kind configuration), never a traceback.
 Variables whose names are data (a provider's key variable, `--api-key-env VAR`, `--server-token-env VAR`)
-are read through `Settings.value`, so no other module touches `os.environ`."""
+are read through `Settings.value`; only redaction.py also scans `os.environ`, for secret-named values."""
 
 from __future__ import annotations
 
@@ -18,10 +18,6 @@ DEFAULT_MAX_TOOL_CALLS_PER_TURN = 16
 DEFAULT_MAX_TOOL_ARGUMENT_BYTES = 8 * 1024
 DEFAULT_MEMORY_TOKENS = 3000
 
-# environment values under these names are secrets whatever docs-agent uses them for
-_SECRET_NAME_HINTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
-# shorter values are not redacted: replacing every "abc" in an answer would mangle it and protect nothing
-MIN_SECRET_LEN = 8
 
 
 def _int(env: Mapping[str, str], name: str, default: int, minimum: int) -> int:
@@ -84,8 +80,3 @@ class Settings:
         """The `MCP_DOCS_*` variables, for the documents server docs-agent starts."""
         return {k: v for k, v in self.environ.items() if k.startswith("MCP_DOCS_")}
 
-
-def env_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
-    """Every environment value that is a secret by its variable's name (provider keys, tokens…)."""
-    env = os.environ if environ is None else environ
-    return [v for k, v in env.items() if len(v) >= MIN_SECRET_LEN and any(h in k.upper() for h in _SECRET_NAME_HINTS)]

@@ -31,7 +31,7 @@ def sample_texts(docs: Path, size: int) -> list[str]:
     cache = CACHE / f"embed-sample-{size}.json"
     if cache.exists():
         return list(json.loads(cache.read_text()))
-    from mcp_docs.index.vectors import chunk_document
+    from mcp_docs.index.chunking import chunk_document
     from mcp_docs.markdown import parse_markdown
 
     texts: list[str] = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -54,8 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query")
     _common(p)
     _embeddings(p)
-    p.add_argument("--mode", choices=["hybrid", "keyword", "semantic"], default="hybrid")
-    p.add_argument("--max-results", type=int, default=5)
+    # Values are checked by the search tool itself, so the CLI refuses what the MCP tool refuses, in its words.
+    p.add_argument("--mode", default="hybrid", help="hybrid (default), keyword or semantic")
+    p.add_argument("--max-results", type=int, default=5, help="documents to return (1-20)")
     p.add_argument("--folder", help="limit to a subfolder")
     p.add_argument("--tag", action="append", dest="tags", help="require a tag (repeatable)")
     p.add_argument("--max-chars", type=int, default=None, help="budget for the whole result (JSON characters)")
@@ -65,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id")
     _common(p)
     p.add_argument("--section", help="heading or heading path ('Setup > Linux')")
-    p.add_argument("--mode", choices=["full", "outline", "summary"], default="full")
+    p.add_argument("--mode", default="full", help="full (default), outline or summary")
     p.add_argument("--max-chars", type=int, default=None)
     p.add_argument("--offset", type=int, default=0)
     p.add_argument("--json", action="store_true")
@@ -102,11 +104,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    from .commands import UserError, run_command
+    from .commands import run_command
+    from .errors import UserError
 
     try:
         settings = _settings(args) if args.command != "config" or args.root else None
-        return run_command(args, settings)
+        code = run_command(args, settings)
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at interpreter exit
+        return code
     except UserError as exc:
         _fail(str(exc), getattr(args, "json", False))
         return 2
@@ -116,13 +121,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _reader_gone() -> int:
+    """`mcp-docs search … | head -1`: the reader has what it wanted, so stop quietly, as `cat` does (exit 0).
+
+    stdout now points at /dev/null, so the interpreter's final flush does not fail a second time."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 0
 
 
 def _fail(message: str, as_json: bool) -> None:
     if as_json:
         print(json.dumps({"error": message}))
-    else:
-        print(f"error: {message}", file=sys.stderr)
+    print(f"error: {message}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -4,27 +4,29 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
-from .index.fulltext import IndexBusy
+from .errors import IndexBusy, ToolInputError, UserError
 from .index.sync import SyncReport
-from .library import Library
-from .paths import PathOutsideRoot
+from .library import Library, open_library
+from .models import ReadDocumentResult, ReadSectionResult
+from .render import plural
 from .settings import Settings
 
 # Chunks `mcp-docs search` embeds before answering (~10 s with the local model); past that,
 # `mcp-docs index` (progress bar, resumable) or a running server builds the vectors.
 SEARCH_EMBED_LIMIT = 400
 
-
-class UserError(Exception):
-    """A failure to report in one sentence, without a traceback."""
+T = TypeVar("T")
 
 
 def run_command(args: argparse.Namespace, settings: Settings | None) -> int:
@@ -37,13 +39,6 @@ def run_command(args: argparse.Namespace, settings: Settings | None) -> int:
         "config": cmd_config,
     }[args.command]
     return handler(args, settings)
-
-
-def open_library(settings: Settings) -> Library:
-    try:
-        return Library(settings)
-    except OSError as exc:
-        raise UserError(f"cannot open the index in {settings.index_dir}: {exc}") from exc
 
 
 def _err_console() -> Console:
@@ -136,8 +131,8 @@ def embed_with_progress(library: Library) -> tuple[str, bool]:
     except EmbedderError as exc:
         return (
             f"[yellow]embedding failed[/]: {exc} — keyword search works; "
-            "run `mcp-docs index` again to resume where it stopped", True
-        )
+            "run `mcp-docs index` again to resume where it stopped"
+        ), True
     spent = time.perf_counter() - started
     state = vectors.status()
     line = f"vectors: {state['embedded']} chunks ({state['model']})"
@@ -163,12 +158,15 @@ def cmd_index(args: argparse.Namespace, settings: Settings | None) -> int:
             info = library.index_info()
             elapsed = time.perf_counter() - started
             console.print(
-                f"[bold]{info.documents}[/] documents indexed in {elapsed:.2f}s — "
+                f"[bold]{plural(info.documents, 'document')}[/] indexed in {elapsed:.2f}s — "
                 f"{report.added} added, {report.updated} updated, {report.deleted} deleted, "
                 f"{report.unchanged} unchanged, {len(report.skipped)} skipped"
             )
             if embed_line:
                 console.print(embed_line, highlight=False)
+            empty = library.empty_note()
+            if empty:
+                console.print(f"[yellow]{empty}[/]", highlight=False)
             for problem in report.skipped[:20]:
                 console.print(f"  skipped [yellow]{problem.path}[/]: {problem.kind} — {problem.detail}", highlight=False)
             if len(report.skipped) > 20:
@@ -190,10 +188,18 @@ def _try_sync(library: Library) -> None:
         pass
 
 
+def _tool_call(call: Callable[[], T]) -> T:
+    """A tool's answer; its one-sentence refusal becomes the command's (exit code 2, no traceback)."""
+    try:
+        return call()
+    except ToolInputError as exc:
+        raise UserError(str(exc)) from exc
+
+
 def cmd_search(args: argparse.Namespace, settings: Settings | None) -> int:
     assert settings is not None
-    from .render import render_search
-    from .tools import fit_search
+    from .render import cli_next_step, render_search
+    from .tools import DEFAULT_SEARCH_CHARS, DocsTools
 
     with open_library(settings) as library:
         _try_sync(library)
@@ -201,36 +207,50 @@ def cmd_search(args: argparse.Namespace, settings: Settings | None) -> int:
         if args.mode != "keyword" and vectors is not None and 0 < vectors.pending() <= SEARCH_EMBED_LIMIT:
             # A one-shot command has no background worker: small vaults get their vectors now.
             embed_with_progress(library)
-        try:
-            result = library.search(args.query, args.max_results, args.mode, args.folder, args.tags)
-        except PathOutsideRoot as exc:
-            raise UserError(str(exc)) from exc
-        if args.max_chars is not None:
-            fit_search(result, args.max_chars)
+        tools = DocsTools(library)
+        max_chars = DEFAULT_SEARCH_CHARS if args.max_chars is None else args.max_chars
+        result = _tool_call(
+            lambda: tools.search_documents(args.query, args.max_results, args.mode, args.folder, args.tags, max_chars)
+        )
         if args.json:
             print(result.model_dump_json())
         else:
-            print(render_search(result))
+            print_emphasised(render_search(result, cli_next_step))
     return 0
+
+
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
+
+
+def print_emphasised(text: str) -> None:
+    """On a terminal, the snippets' **matches** in bold; piped, the text as it is (as the MCP text shows it)."""
+    console = Console(highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        print(text)
+        return
+    styled = Text()
+    at = 0
+    for m in _BOLD.finditer(text):
+        styled.append(text[at:m.start()])
+        styled.append(m.group(1), style="bold")
+        at = m.end()
+    styled.append(text[at:])
+    console.print(styled)
 
 
 def cmd_read(args: argparse.Namespace, settings: Settings | None) -> int:
     assert settings is not None
-    from .tools import DocsTools, ToolInputError
+    from .tools import DEFAULT_MAX_CHARS, DocsTools
 
     with open_library(settings) as library:
         _try_sync(library)  # reads come from disk, but suggestions for a mistyped id come from the index
         tools = DocsTools(library)
-        kwargs = {"offset": args.offset}
-        if args.max_chars is not None:
-            kwargs["max_chars"] = args.max_chars
-        try:
-            if args.section:
-                result = tools.read_section(args.id, args.section, **kwargs)
-            else:
-                result = tools.read_document(args.id, args.mode, **kwargs)
-        except ToolInputError as exc:
-            raise UserError(str(exc)) from exc
+        max_chars = DEFAULT_MAX_CHARS if args.max_chars is None else args.max_chars
+        result: ReadSectionResult | ReadDocumentResult
+        if args.section:
+            result = _tool_call(lambda: tools.read_section(args.id, args.section, max_chars, args.offset))
+        else:
+            result = _tool_call(lambda: tools.read_document(args.id, args.mode, max_chars, args.offset))
         if args.json:
             print(result.model_dump_json())
         else:
@@ -267,23 +287,28 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
         console = Console()
         console.print(f"root        {status['root']}", highlight=False)
         console.print(f"index       {status['index_dir']}", highlight=False)
-        console.print(f"documents   {status['documents']} ({status['sections']} sections), language {settings.language}")
+        console.print(
+            f"documents   {info.documents} ({plural(catalog.section_total(), 'section')}), language {settings.language}"
+        )
         console.print(f"embeddings  {settings.embeddings}, pending {status['pending_embeddings']}")
         if vec:
             console.print(f"vectors     {vector_summary(vec)}, model {vec['model']}", highlight=False)
             if vec.get("error"):
                 console.print(f"            [yellow]error[/]: {vec['error']} — keyword search works", highlight=False)
         if problems:
-            table = Table("skipped file", "why", "detail", title=f"{len(problems)} file(s) skipped")
+            table = Table("skipped file", "why", "detail", title=f"{plural(len(problems), 'file')} skipped")
             for p in problems:
                 table.add_row(p.path, p.kind, p.detail)
             console.print(table)
         if warnings:
-            table = Table("document", "warning", title=f"{len(warnings)} document(s) indexed with warnings")
+            table = Table("document", "warning", title=f"{plural(len(warnings), 'document')} indexed with warnings")
             for path, ws in warnings:
                 table.add_row(path, "; ".join(ws))
             console.print(table)
-        if not problems and not warnings:
+        empty = library.empty_note()
+        if empty:
+            console.print(f"[yellow]{empty}[/]", highlight=False)
+        elif not problems and not warnings:
             console.print("no files skipped, no warnings")
     return 0
 

@@ -18,6 +18,8 @@ from urllib.parse import urlsplit
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .errors import UserError
+
 TOKEN_ENV = "MCP_DOCS_TOKEN"  # both read by Settings; named here in messages
 TOKEN_FILE_ENV = "MCP_DOCS_TOKEN_FILE"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
@@ -45,8 +47,6 @@ def load_token(token: str | None, token_file: Path | None) -> str | None:
     if token:
         return token
     if token_file is not None:
-        from .commands import UserError
-
         try:
             token = token_file.read_text(encoding="utf-8").strip()
         except OSError as exc:

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from .embedders import EmbedderError
+from .errors import UserError
 from .index import ownership
 from .index.catalog import SCHEMA_VERSION, Catalog
 from .index.fulltext import QUERY_STOPWORDS, FullTextIndex, identifiers, query_words
@@ -25,6 +26,7 @@ from .index.sync import Progress, Synchronizer, SyncReport
 from .markdown import normalize_tag
 from .models import DocumentMatch, IndexInfo, SearchMode, SearchResult, SectionMatch
 from .paths import Jail
+from .render import plural
 from .scan import Scanner, load_rules
 from .settings import Settings
 from .snippets import make_snippet
@@ -36,6 +38,14 @@ log = logging.getLogger(__name__)
 
 MAX_SEARCH_RESULTS = 100
 _GENERATION = re.compile(r"[0-9a-f]{32}")
+
+
+def open_library(settings: Settings) -> Library:
+    """The library of `settings`, or one sentence saying why its index cannot be opened."""
+    try:
+        return Library(settings)
+    except OSError as exc:
+        raise UserError(f"cannot open the index in {settings.index_dir}: {exc}") from exc
 
 
 class Library:
@@ -131,7 +141,7 @@ class Library:
         if self.vectors is not None:
             self.vectors.start()
 
-    def __enter__(self) -> "Library":
+    def __enter__(self) -> Library:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -148,6 +158,16 @@ class Library:
     def _refresh_stats(self, changed: list[str], deleted: list[str]) -> None:
         """After each committed batch, so a long first sync shows its progress in every search."""
         self._languages = frozenset(self.catalog.languages() or {self.settings.language})
+
+    def empty_note(self) -> str | None:
+        """Why nothing is indexed, in plain words, when nothing is; None otherwise."""
+        if self._document_count:
+            return None
+        skipped = len(self.catalog.problems())
+        if skipped:
+            return f"No document is indexed: all {plural(skipped, 'Markdown file')} were skipped (`mcp-docs status` says why)."
+        extensions = ", ".join(self.settings.extensions)
+        return f"The folder {self.settings.root} holds no Markdown files (the files read end in {extensions})."
 
     # -- search -------------------------------------------------------------------------------
     def index_info(self) -> IndexInfo:
@@ -183,14 +203,22 @@ class Library:
         ranked: list[tuple[RankedSection, float]] = []
         if mode_used != "keyword":
             assert self.vectors is not None
+            from .index import (
+                hybrid,  # with numpy and the vector store: only once vectors are in use
+            )
+
             try:
-                ranked = self.vectors.search(self, query, limit, mode_used, folder_norm, tag_list)
+                ranked = hybrid.search(
+                    self.vectors, self.keyword_sections, query, limit, mode_used, folder_norm or None, tag_list
+                )
                 note = self.vectors.coverage_note(mode_used)
             except EmbedderError as exc:
                 mode_used = "keyword"
                 note = f"{mode} search failed ({exc}): keyword results shown."
         if mode_used == "keyword":
             ranked = self.keyword_sections(query, limit, folder_norm, tag_list)
+        if not ranked and self.empty_note():
+            note = self.empty_note()  # not "vectors are not built yet": there is nothing to search
         groups = group_by_document([(s.doc_id, score, s) for s, score in ranked], max_results)
         words = query_words(query)
         terms = [w for w in words if w not in QUERY_STOPWORDS] or words

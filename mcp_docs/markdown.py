@@ -24,8 +24,9 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from .inline import INLINE_CODE, WIKILINK, clean_inline
-from .snippets import MARKDOWN_LINK, clip
+from .errors import ParseTimeout
+from .inline import INLINE_CODE, MARKDOWN_LINK, WIKILINK, clean_inline
+from .snippets import clip
 from .tokens import estimate_tokens
 
 PREAMBLE_HEADING = "(top)"
@@ -89,10 +90,6 @@ class ParsedDocument:
         return "\n".join(self.lines)
 
 
-class ParseTimeout(Exception):
-    """Parsing one file took longer than its time budget."""
-
-
 class _Deadline:
     """A budget of this thread's CPU time: the work a file costs, however busy the machine is."""
 
@@ -125,8 +122,7 @@ def _parser() -> MarkdownIt:
 
 def normalize_text(text: str) -> str:
     """Strip a BOM and turn CRLF / CR line ends into LF, the form every line number refers to."""
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix("\ufeff")
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text
@@ -171,6 +167,12 @@ def parse_markdown(text: str, file_stem: str = "untitled", *, seconds: float | N
                     paragraphs.append(cleaned)
 
     sections = _build_sections(lines, n_lines, content_start, headings, deadline)
+    if not sections and front_matter:
+        # A note of front matter alone (a stub, a tag hub): the front matter is its one section, so the
+        # note can be found by its title and tags and read like any other.
+        body = "\n".join(lines[:content_start])
+        sections = [Section(0, PREAMBLE_HEADING, PREAMBLE_HEADING, 0, 1, content_start, content_start, body,
+                            estimate_tokens(body))]
     title = _first_str(front_matter.get("title"))
     if not title:
         title = next((h[3] for h in headings if h[0] == 1 and h[3]), "") or file_stem

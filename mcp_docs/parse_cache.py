@@ -10,19 +10,12 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
 
-from .index.sync import content_hash, decode
-from .markdown import ParsedDocument, ParseTimeout, normalize_text, parse_markdown
+from .errors import ParseTimeout
+from .loader import ParsedFile, content_hash, parse_file
 
 MAX_ENTRIES = 64
 MAX_CHARS = 32_000_000  # text kept in all entries; a parsed document holds about three times its text
-
-
-@dataclass(frozen=True)
-class ParsedFile:
-    text: str  # decoded, BOM stripped, LF line ends
-    parsed: ParsedDocument
 
 
 class ParseCache:
@@ -45,14 +38,13 @@ class ParseCache:
             raise ParseTimeout(str(entry))
         if entry is not None:
             return entry
-        text = normalize_text(decode(data)[0])
         with self._lock:
             self.parses += 1
         try:
-            result: ParsedFile | ParseTimeout = ParsedFile(text, parse_markdown(text, stem, seconds=seconds))
+            result: ParsedFile | ParseTimeout = parse_file(data, stem, seconds)
         except ParseTimeout as exc:
             result = exc
-        self._store(key, result, 0 if isinstance(result, ParseTimeout) else len(text))
+        self._store(key, result, 0 if isinstance(result, ParseTimeout) else len(result.text))
         if isinstance(result, ParseTimeout):
             raise ParseTimeout(str(result))
         return result

@@ -20,22 +20,11 @@ from urllib.parse import unquote
 
 import pathspec
 
+from .errors import FileTooLarge, NotServed, PathOutsideRoot
+
 ALWAYS_SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
 MAX_LINK_HOPS = 40  # as Linux: more links than this on one path is a loop
 MAX_REMEMBERED_FOLDERS = 65_536
-
-
-class PathOutsideRoot(ValueError):
-    """A path that names something outside the root, or that cannot be judged safely."""
-
-
-class FileTooLarge(ValueError):
-    """A file over the configured size limit."""
-
-
-class NotServed(FileNotFoundError):
-    """A path the serving rules exclude. To a reader it does not exist, hence a FileNotFoundError:
-    refusing it any other way would tell whether an ignored file is there."""
 
 
 def is_skipped_dir_name(name: str) -> bool:

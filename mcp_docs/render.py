@@ -7,6 +7,8 @@ straight to `read_section`, short snippets, and how to continue.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .models import ListResult, ReadDocumentResult, ReadSectionResult, SearchResult
 from .snippets import clip
 
@@ -14,9 +16,22 @@ FIRST_SNIPPET_CHARS = 180
 OTHER_SNIPPET_CHARS = 90
 
 
-def render_search(result: SearchResult) -> str:
-    n = len(result.results)
-    head = f'{n} document{"s" if n != 1 else ""} for "{clip(result.query, 120)}" ({result.mode_used}; {result.index.documents} indexed'
+def plural(n: int, word: str) -> str:
+    """'1 document', '2 documents', '1,024 sections'."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def cli_next_step(result: SearchResult) -> str:
+    """The footer of `mcp-docs search`: the command that reads the best hit, ready to copy."""
+    top = result.results[0]
+    path = top.sections[0].heading_path.replace('"', '\\"') if top.sections else ""
+    section = f' --section "{path}"' if path else ""
+    return f"Next: mcp-docs read {top.id}{section} for the text, or mcp-docs read {top.id} --mode outline."
+
+
+def render_search(result: SearchResult, next_step: Callable[[SearchResult], str] | None = None) -> str:
+    """`next_step`: the footer that says how to read on (the MCP tool calls unless given)."""
+    head = f'{plural(len(result.results), "document")} for "{clip(result.query, 120)}" ({result.mode_used}; {result.index.documents} indexed'
     if result.index.pending_embeddings:
         head += f", {result.index.pending_embeddings} awaiting embeddings"
     lines = [head + ")"]
@@ -29,7 +44,8 @@ def render_search(result: SearchResult) -> str:
             snippet = clip(s.snippet, FIRST_SNIPPET_CHARS if i == 0 else OTHER_SNIPPET_CHARS)
             lines.append(f"   § {s.heading_path} (L{s.line_start}-{s.line_end})" + (f": {snippet}" if snippet else ""))
     if result.results:
-        lines.append("Next: read_section(id, heading path) for the text, or read_document(id, mode='outline').")
+        lines.append(next_step(result) if next_step else
+                     "Next: read_section(id, heading path) for the text, or read_document(id, mode='outline').")
     return "\n".join(lines)
 
 

@@ -18,13 +18,22 @@ from pathlib import Path
 
 import pathspec
 
-from .index.catalog import Problem
-from .paths import Jail, NotServed, PathOutsideRoot, ServeRules, is_skipped_dir_name
+from .errors import NotServed, PathOutsideRoot
+from .paths import Jail, ServeRules, is_skipped_dir_name
 from .settings import IGNORE_FILE_NAME
 
 log = logging.getLogger(__name__)
 
 EXCLUDED_LINK = "link leads to a file or folder that is not served (ignored, hidden or not Markdown): skipped"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A file that was skipped or only partly read, as `status` reports it."""
+
+    path: str
+    kind: str  # too_large | binary | outside_root | dangling_link | unreadable | invalid_utf8 | front_matter | ...
+    detail: str
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
@@ -28,9 +28,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from . import __version__
+from .errors import IndexBusy, ToolInputError, UserError
 from .http_security import SecurityMiddleware, allowed_hosts_for, bind_policy_error, load_token
 from .http_sessions import SessionLimiter
-from .index.fulltext import IndexBusy
 from .library import Library
 from .models import ListResult, ReadDocumentResult, ReadSectionResult, SearchResult
 from .render import (
@@ -42,7 +42,7 @@ from .render import (
 from .server_middleware import DocsMiddleware
 from .settings import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_SECONDS, Settings
 from .stdio_transport import serve_stdio
-from .tools import DEFAULT_SEARCH_CHARS, MAX_LIST_LIMIT, DocsTools, ToolInputError
+from .tools import DEFAULT_SEARCH_CHARS, MAX_LIST_LIMIT, READ_MODES, SEARCH_MODES, DocsTools
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +73,12 @@ class ServerState:
         if not self.initial_sync_done.is_set():
             return "the index is still being built: results may be incomplete, try again shortly."
         return None
+
+
+def _one_of(values: tuple[str, ...], description: str | None = None) -> Any:
+    """An enum in the schema the model sees, checked by the tool itself (not by the SDK's validation), so a
+    wrong value gets the tool's one sentence, the same as on the command line."""
+    return Field(description=description, json_schema_extra={"enum": list(values)})
 
 
 def _error(message: str) -> CallToolResult:
@@ -109,7 +115,7 @@ def build_server(library: Library, state: ServerState | None = None) -> MCPServe
     def search_documents(
         query: Annotated[str, Field(description="Keywords or a question.")],
         max_results: Annotated[int, Field(description="Documents to return (1-20).")] = 5,
-        mode: Literal["hybrid", "keyword", "semantic"] = "hybrid",
+        mode: Annotated[str, _one_of(SEARCH_MODES)] = "hybrid",
         folder: Annotated[str | None, Field(description="Only under this folder.")] = None,
         tags: Annotated[list[str] | None, Field(description="Documents must have all these tags.")] = None,
         max_chars: Annotated[int, Field(description="Budget for the whole result, max 50000.")] = DEFAULT_SEARCH_CHARS,
@@ -139,8 +145,8 @@ def build_server(library: Library, state: ServerState | None = None) -> MCPServe
     def read_document(
         id: Annotated[str, Field(description="Document id, e.g. 'guides/setup.md'.")],
         mode: Annotated[
-            Literal["full", "outline", "summary"],
-            Field(description="outline: headings with line ranges and sizes; summary: headings and first lines."),
+            str,
+            _one_of(READ_MODES, "outline: headings with line ranges and sizes; summary: headings and first lines."),
         ] = "full",
         max_chars: Annotated[int, Field(description="Budget, max 50000.")] = 8000,
         offset: Annotated[int, Field(description="next_offset to continue.")] = 0,
@@ -276,6 +282,9 @@ def start_background(library: Library, state: ServerState, watch: bool) -> Calla
             if report is not None:
                 log.info("index reconciled in %.2fs: %d added, %d updated, %d deleted",
                          time.perf_counter() - started, report.added, report.updated, report.deleted)
+                empty = library.empty_note()
+                if empty:
+                    log.warning("%s", empty)
         except Exception as exc:
             log.exception("initial sync failed")
             state.initial_sync_error = type(exc).__name__
@@ -301,7 +310,7 @@ def run_server(settings: Settings, transport: str, host: str, port: int) -> None
     """Open the library, reconcile and watch it, and serve MCP over stdio or Streamable HTTP."""
     import anyio
 
-    from .commands import UserError, open_library
+    from .library import open_library
 
     token: str | None = None
     listener: socket.socket | None = None
@@ -354,8 +363,6 @@ def run_server(settings: Settings, transport: str, host: str, port: int) -> None
 
 def bind_listener(host: str, port: int) -> socket.socket:
     """The listening socket for uvicorn, bound here so that a taken port is one clear sentence, not a traceback."""
-    from .commands import UserError
-
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: restart over TIME_WAIT

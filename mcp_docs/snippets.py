@@ -14,11 +14,10 @@ import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 
+from .inline import MARKDOWN_LINK
+
 SNIPPET_CHARS = 220
 _SPACES = re.compile(r"\s+")
-# [label](target "title") and ![alt](src): group 1 is the label, group 2 the target. Neither part may hold
-# a '[', where every match starts, so no '[' is ever scanned twice: linear even on a line of 500 KB of '[a](b'.
-MARKDOWN_LINK = re.compile(r"!?\[([^\[\]\n]*)\]\(\s*<?([^)\s>\[]+)>?(?:\s+[\"'][^\"'\n]*[\"'])?\s*\)")
 _MAX_MATCHES = 300
 
 

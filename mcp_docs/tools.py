@@ -21,18 +21,24 @@ import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from .index.sync import looks_binary
+from .errors import (
+    BinaryContent,
+    FileTooLarge,
+    ParseTimeout,
+    PathOutsideRoot,
+    ToolInputError,
+)
 from .library import Library
+from .loader import file_stem, read_markdown
 from .markdown import (
     HEADING_SEPARATOR,
     ParsedDocument,
-    ParseTimeout,
     Section,
     normalize_tag,
     section_text,
@@ -50,11 +56,12 @@ from .models import (
     SearchResult,
 )
 from .parse_cache import ParseCache
-from .paths import FileTooLarge, PathOutsideRoot, printable
+from .paths import printable
 from .snippets import clip, clip_list
 from .tokens import estimate_tokens
 
 log = logging.getLogger(__name__)
+M = TypeVar("M", bound=str)
 
 DEFAULT_MAX_CHARS = 8000
 MIN_MAX_CHARS = 200
@@ -68,27 +75,16 @@ MIN_SEARCH_CHARS = 1000
 LIST_DOCUMENTS_CHARS = 40_000  # one list_documents page (JSON), ~170 typical entries; the rest goes to next_cursor
 LIST_FOLDERS_CHARS = 6000
 RESERVED_NOTE_CHARS = 400  # notes added after a result is fitted (the budget's own, the server's)
-ERROR_CHARS = 2000
 LISTED_CHARS = 1000  # candidate lists in error messages (closest ids, headings, folders)
 ID_CHARS = 300  # an id quoted in a message (results carry ids whole)
 SUMMARY_LINE_CHARS = 160
-SEARCH_MODES = ("hybrid", "keyword", "semantic")
-READ_MODES = ("full", "outline", "summary")
+SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "keyword", "semantic")
+READ_MODES: tuple[ReadMode, ...] = ("full", "outline", "summary")
 _LEADING_HASHES = re.compile(r"^#{1,6}\s+")
 
 
 def iso_utc(mtime_ns: int) -> str:
-    return datetime.fromtimestamp(mtime_ns / 1e9, tz=timezone.utc).isoformat(timespec="seconds")
-
-
-class ToolInputError(Exception):
-    """A request the tools cannot serve, explained in one sentence the model can act on.
-
-    The sentence is bounded whatever it quotes (the parts are clipped where they are built; this is the backstop).
-    """
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message if len(message) <= ERROR_CHARS else clip(message, ERROR_CHARS - 1))
+    return datetime.fromtimestamp(mtime_ns / 1e9, tz=UTC).isoformat(timespec="seconds")
 
 
 @dataclass(frozen=True)
@@ -109,7 +105,7 @@ class DocsTools:
         self,
         query: str,
         max_results: int = 5,
-        mode: SearchMode = "hybrid",
+        mode: str = "hybrid",
         folder: str | None = None,
         tags: list[str] | None = None,
         max_chars: int = DEFAULT_SEARCH_CHARS,
@@ -122,8 +118,7 @@ class DocsTools:
         if len(query) > MAX_QUERY_CHARS:
             query = query[:MAX_QUERY_CHARS].rsplit(" ", 1)[0] or query[:MAX_QUERY_CHARS]
             notes.append(f"query cut to its first {len(query)} characters; shorter queries work better.")
-        if mode not in SEARCH_MODES:
-            raise ToolInputError(f"Unknown mode '{printable(str(mode), 40)}': use hybrid, keyword or semantic.")
+        search_mode = _choice(mode, SEARCH_MODES)
         max_results = _int(max_results, "max_results")
         if max_results < 1 or max_results > MAX_SEARCH_RESULTS:
             clamped = min(max(max_results, 1), MAX_SEARCH_RESULTS)
@@ -139,7 +134,7 @@ class DocsTools:
         if folder and not self._folder_exists(folder):
             raise ToolInputError(self._folder_missing_message(folder))
         try:
-            result = self.library.search(query, max_results, mode, folder, tag_list)
+            result = self.library.search(query, max_results, search_mode, folder, tag_list)
         except PathOutsideRoot as exc:
             raise ToolInputError(str(exc)) from exc
         # The index may lag the disk by a moment: never show a file that is gone.
@@ -148,7 +143,7 @@ class DocsTools:
             result.results = kept
         if result.note:
             notes.insert(0, result.note)
-        if not result.results:
+        if not result.results and not self.library.empty_note():
             hint = "No match. Try other or fewer words"
             if folder or tag_list:
                 hint += ", drop the folder/tags filter"
@@ -214,17 +209,16 @@ class DocsTools:
 
     # -- read_document ---------------------------------------------------------------------------
     def read_document(
-        self, id: str, mode: ReadMode = "full", max_chars: int = DEFAULT_MAX_CHARS, offset: int = 0
+        self, id: str, mode: str = "full", max_chars: int = DEFAULT_MAX_CHARS, offset: int = 0
     ) -> ReadDocumentResult:
-        if mode not in READ_MODES:
-            raise ToolInputError(f"Unknown mode '{printable(str(mode), 40)}': use full, outline or summary.")
+        read_mode = _choice(mode, READ_MODES)
         notes: list[str] = []
         max_chars = self._max_chars(max_chars, notes)
         offset = self._offset(offset)
         doc = self.load(id)
-        if mode == "full":
+        if read_mode == "full":
             text = doc.text
-        elif mode == "outline":
+        elif read_mode == "outline":
             text = outline(doc.parsed)
         else:
             text = summary(doc.parsed)
@@ -232,7 +226,7 @@ class DocsTools:
         return ReadDocumentResult(
             id=doc.id,
             title=doc.parsed.title,
-            mode=mode,
+            mode=read_mode,
             content=content,
             offset=offset,
             next_offset=next_offset,
@@ -294,7 +288,9 @@ class DocsTools:
             )
         clean_id = path.relative_to(jail.root).as_posix()
         try:
-            data = jail.read_bytes(path, self.library.settings.max_file_bytes)
+            data = read_markdown(jail, path, self.library.settings.max_file_bytes)
+        except BinaryContent:
+            raise ToolInputError(f"'{clean_id}' is a binary file, not a Markdown document.") from None
         except FileTooLarge as exc:
             raise ToolInputError(f"'{clean_id}' is too large to read ({exc}).") from exc
         except PathOutsideRoot as exc:
@@ -303,11 +299,8 @@ class DocsTools:
             raise ToolInputError(self._unknown_id_message(doc_id)) from None
         except OSError as exc:
             raise ToolInputError(f"'{clean_id}' could not be read ({exc.strerror or type(exc).__name__}).") from exc
-        if looks_binary(data):
-            raise ToolInputError(f"'{clean_id}' is a binary file, not a Markdown document.")
-        stem = posixpath.basename(clean_id).rsplit(".", 1)[0]
         try:
-            loaded = self.parse_cache.parse(data, stem, self.library.settings.parse_seconds)
+            loaded = self.parse_cache.parse(data, file_stem(clean_id), self.library.settings.parse_seconds)
         except ParseTimeout as exc:
             raise ToolInputError(f"'{clean_id}' is not served: {exc}, so it is skipped (see `mcp-docs status`).") from None
         return LoadedDocument(clean_id, path, loaded.parsed, loaded.text)
@@ -394,6 +387,15 @@ class DocsTools:
 # -- pure helpers (used by the CLI and tests too) -----------------------------------------------
 
 
+def _choice(value: Any, allowed: tuple[M, ...]) -> M:
+    """`value` as one of the `allowed` modes, or the sentence that lists them."""
+    for mode in allowed:
+        if value == mode:
+            return mode
+    listed = ", ".join(allowed[:-1]) + " or " + allowed[-1]
+    raise ToolInputError(f"Unknown mode '{printable(str(value), 40)}': use {listed}.")
+
+
 def _int(value: Any, name: str) -> int:
     if isinstance(value, bool):
         raise ToolInputError(f"{name} must be a whole number.")
@@ -477,7 +479,7 @@ def closest_ids(doc_id: str, ids: list[str], n: int = 5) -> list[str]:
             if match not in found:
                 found.append(match)
         if len(found) < n:
-            bases = {}
+            bases: dict[str, str] = {}
             for i in pool:
                 bases.setdefault(posixpath.basename(i), i)
             for match in difflib.get_close_matches(posixpath.basename(query), list(bases), n=n, cutoff=0.5):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import watchfiles
 
-from .index.fulltext import IndexBusy
+from .errors import IndexBusy
 from .library import Library
 from .paths import is_skipped_dir_name
 from .scan import load_rules

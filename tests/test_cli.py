@@ -106,3 +106,63 @@ def test_one_shot_search_embeds_a_small_vault_and_answers_hybrid(tmp_path: Path)
     assert data["mode_used"] == "hybrid"
     assert data["index"]["pending_embeddings"] == 0
     assert data["results"][0]["id"] == "a.md"  # no keyword overlap: found by meaning
+
+
+def _closed_reader(*args: str) -> subprocess.CompletedProcess[str]:
+    """The command with its stdout read by nobody, as `mcp-docs … | head -1` once head has exited."""
+    env = {**os.environ, "MCP_DOCS_EMBEDDINGS": "none"}
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "mcp_docs", *args], stdout=write_end, stderr=subprocess.PIPE, check=False,
+                              text=True, env=env, timeout=120)
+    finally:
+        os.close(write_end)
+    return proc
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_a_reader_that_stops_early_is_no_error(vault: Path, index_dir: Path, json_flag: list[str]) -> None:
+    out = _closed_reader("search", "install", "--root", str(vault), "--index-dir", str(index_dir), *json_flag)
+    assert out.returncode == 0 and out.stderr == ""
+
+
+def test_terminal_output_counts_in_words_and_suggests_the_read_command(tmp_path: Path) -> None:
+    root = tmp_path / "one"
+    root.mkdir()
+    (root / "only.md").write_text("# Only\n\nA lone marmot note.\n")
+    base = ["--root", str(root), "--index-dir", str(tmp_path / "i")]
+    out = run("index", *base)
+    assert out.returncode == 0 and "1 document indexed" in out.stdout
+    out = run("status", *base)
+    assert "(1 section)" in out.stdout
+    out = run("search", "marmot", *base)
+    assert out.stdout.startswith("1 document for")
+    assert 'Next: mcp-docs read only.md --section "Only"' in out.stdout and "read_section(" not in out.stdout
+
+
+def test_a_root_without_markdown_says_so_everywhere(tmp_path: Path) -> None:
+    root = tmp_path / "plain"
+    root.mkdir()
+    (root / "readme.txt").write_text("not markdown\n")
+    base = ["--root", str(root), "--index-dir", str(tmp_path / "i")]
+    plainly = "holds no Markdown files (the files read end in .md, .markdown)"
+    for command in (["index"], ["status"], ["search", "anything"]):
+        out = run(*command, *base, env_extra={"MCP_DOCS_EMBEDDINGS": "local"})
+        assert out.returncode == 0, out.stderr
+        assert plainly in " ".join(out.stdout.split()), command  # rich may wrap the long line
+        assert "not built" not in out.stdout and "No match" not in out.stdout
+    note = json.loads(run("search", "anything", *base, "--json").stdout)["note"]
+    assert plainly in note
+
+
+def test_snippet_emphasis_is_bold_on_a_terminal_and_plain_when_piped(tmp_path: Path) -> None:
+    root = tmp_path / "one"
+    root.mkdir()
+    (root / "note.md").write_text("# Note\n\nThe quokka [smiles] *a lot*.\n")
+    base = ["search", "quokka", "--root", str(root), "--index-dir", str(tmp_path / "i")]
+    piped = run(*base)
+    assert "**quokka**" in piped.stdout
+    terminal = run(*base, env_extra={"FORCE_COLOR": "1", "TERM": "xterm", "COLUMNS": "200"})
+    assert "**" not in terminal.stdout and "\x1b[1mquokka\x1b[0m" in terminal.stdout
+    assert "[smiles] *a lot*" in terminal.stdout  # nothing else is taken as markup

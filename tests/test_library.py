@@ -2,8 +2,8 @@
 
 import pytest
 
+from mcp_docs.errors import PathOutsideRoot
 from mcp_docs.library import Library
-from mcp_docs.paths import PathOutsideRoot
 
 
 def top(library: Library, query: str, **kw) -> list[str]:

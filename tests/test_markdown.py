@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_docs.markdown import PREAMBLE_HEADING, ParseTimeout, parse_markdown, section_text
+from mcp_docs.errors import ParseTimeout
+from mcp_docs.markdown import PREAMBLE_HEADING, parse_markdown, section_text
 
 VAULT = Path(__file__).parent / "fixtures" / "vault"
 

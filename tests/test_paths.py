@@ -5,7 +5,8 @@ from pathlib import Path
 import pathspec
 import pytest
 
-from mcp_docs.paths import FileTooLarge, Jail, NotServed, PathOutsideRoot, ServeRules
+from mcp_docs.errors import FileTooLarge, NotServed, PathOutsideRoot
+from mcp_docs.paths import Jail, ServeRules
 
 ATTACKS = [
     "../../etc/passwd",

@@ -119,3 +119,19 @@ async def test_resource_template_prompt_and_instructions(client, library) -> Non
     assert "How do I restore?" in prompt.messages[0].content.text
     server = build_server(library)
     assert server.instructions == INSTRUCTIONS and "read_section" in INSTRUCTIONS and "outline" in INSTRUCTIONS
+
+
+def test_serving_a_root_without_markdown_logs_it_plainly(tmp_path, caplog) -> None:
+    from mcp_docs.library import Library
+    from mcp_docs.server import ServerState, start_background
+    from mcp_docs.settings import Settings
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "notes.txt").write_text("plain text\n")
+    with Library(Settings.load(tmp_path / "docs", tmp_path / "idx", embeddings="none", environ={})) as library:
+        state = ServerState()
+        with caplog.at_level("WARNING", logger="mcp_docs"):
+            stop = start_background(library, state, watch=False)
+            assert state.initial_sync_done.wait(30)
+            stop()
+    assert "holds no Markdown files (the files read end in .md, .markdown)" in caplog.text

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..scan import Problem
 from . import ownership
 from .sqlite_tx import immediate_transaction
 
@@ -113,15 +114,6 @@ class Fingerprint:
     mtime_ns: int
 
 
-@dataclass(frozen=True)
-class Problem:
-    """A file that was skipped or only partly read, as `status` reports it."""
-
-    path: str
-    kind: str  # too_large | binary | outside_root | dangling_link | unreadable | invalid_utf8 | front_matter | ...
-    detail: str
-
-
 def folder_of(doc_id: str) -> str:
     return doc_id.rsplit("/", 1)[0] if "/" in doc_id else ""
 
@@ -140,7 +132,7 @@ class Catalog:
             raise
 
     @classmethod
-    def open(cls, path: Path) -> "Catalog":
+    def open(cls, path: Path) -> Catalog:
         """Open, or rebuild empty when the file is damaged (truncated, overwritten): the catalog is a cache
         of the documents, and an empty one makes the next sync index everything again."""
         catalog: Catalog | None = None

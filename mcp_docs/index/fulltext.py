@@ -20,6 +20,7 @@ from pathlib import Path
 
 import tantivy
 
+from ..errors import IndexBusy
 from ..settings import STEMMER_LANGUAGES
 from . import ownership
 from .hits import RankedSection
@@ -46,11 +47,7 @@ HYPHEN_IDENT_BOOST = 1.0
 # Function words dropped from natural-language queries (when other words remain): they match nearly every
 # section and only add noise to BM25. Lucene's English list plus the French articles and prepositions.
 QUERY_STOPWORDS = frozenset(
-    "a an and are as at be but by for if in into is it no not of on or such that the their then there these "
-    "they this to was will with "
-    "how what which who why when where do does did can could should would i me my we our you your "
-    "au aux c ce ces d dans de des du elle en est et il l la le les leur n ne ou par pas pour qu que qui s sa "
-    "se ses son sur un une".split()
+    ["a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with", "how", "what", "which", "who", "why", "when", "where", "do", "does", "did", "can", "could", "should", "would", "i", "me", "my", "we", "our", "you", "your", "au", "aux", "c", "ce", "ces", "d", "dans", "de", "des", "du", "elle", "en", "est", "et", "il", "l", "la", "le", "les", "leur", "n", "ne", "ou", "par", "pas", "pour", "qu", "que", "qui", "s", "sa", "se", "ses", "son", "sur", "un", "une"]
 )
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -58,10 +55,6 @@ _CODE_MARK = re.compile(r"[_.+#]")
 # Only tokens with inner punctuation (a_b, a.b, a-b) or a trailing ++/# (C++, C#): plain words are not identifiers.
 # Possessive quantifiers and a word-start anchor keep this linear (it runs over every section body).
 _IDENT = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]++(?:(?:[_.+#-]++[A-Za-z0-9]++)++[+#]*+|[+#]++)")
-
-
-class IndexBusy(RuntimeError):
-    """Another process holds the index writer (for example a running `mcp-docs serve`)."""
 
 
 @dataclass(frozen=True)
@@ -198,7 +191,7 @@ class FullTextIndex:
                 # lock, remove them first (searchers keep the files they use).
                 try:
                     self._writer.garbage_collect_files()
-                except Exception:  # noqa: BLE001 - best effort: a failure here must not block indexing
+                except Exception:
                     log.warning("could not garbage-collect the full-text index files", exc_info=True)
 
     def _w(self) -> tantivy.IndexWriter:
@@ -311,18 +304,24 @@ class FullTextIndex:
         for score, address in result.hits:
             d = searcher.doc(address)
             section = RankedSection(
-                doc_id=d.get_first("doc_id"),
-                section_idx=int(d.get_first("section")),
+                doc_id=str(d.get_first("doc_id")),
+                section_idx=_number(d, "section"),
                 title=_text(d, "title"),
                 heading=_text(d, "heading"),
                 heading_path=_text(d, "heading_path"),
-                line_start=int(d.get_first("line_start")),
-                line_end=int(d.get_first("line_end")),
+                line_start=_number(d, "line_start"),
+                line_end=_number(d, "line_end"),
                 body=_text(d, "body"),
                 tags=tuple(d.get_all("tag")),
             )
             hits.append((section, float(score)))
         return hits
+
+
+def _number(doc: tantivy.Document, field: str) -> int:
+    value = doc.get_first(field)
+    assert value is not None, field  # every section is indexed with all its numbers
+    return int(value)
 
 
 def _text(doc: tantivy.Document, field: str) -> str:

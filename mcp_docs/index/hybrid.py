@@ -15,14 +15,10 @@ The constants are tuned on the OpenTelemetry question set and SciFact
 from __future__ import annotations
 
 import heapq
-from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Collection, Sequence
 
 from .hits import RankedSection
-
-if TYPE_CHECKING:
-    from ..library import Library
-    from .vectors import VectorHit, VectorStore
+from .vectors import VectorHit, VectorStore
 
 CANDIDATES = 50  # per side, at least
 # The keyword side's share of the fused score (the vector side has the rest), per query:
@@ -42,9 +38,11 @@ PEAK_DEPTH = 10
 MIN_SIMILARITY = 0.0
 
 Key = tuple[str, int]
+# The keyword side: (query, limit, folder, tags) -> sections with their BM25 score, best first.
+KeywordSearch = Callable[[str, int, str | None, list[str]], list[tuple[RankedSection, float]]]
 
 
-def _ranked(hit: "VectorHit") -> RankedSection:
+def _ranked(hit: VectorHit) -> RankedSection:
     return RankedSection(
         hit.doc_id, hit.section_idx, hit.title, hit.heading, hit.heading_path,
         hit.line_start, hit.line_end, hit.piece, hit.tags,
@@ -65,7 +63,7 @@ def query_keyword_share(
 
 def fuse(
     keyword_hits: list[tuple[RankedSection, float]],
-    vector_hits: "list[VectorHit]",
+    vector_hits: list[VectorHit],
     limit: int,
     *,
     waiting: Collection[Key] = frozenset(),
@@ -108,8 +106,8 @@ def fuse(
 
 
 def search(
-    library: "Library",
-    store: "VectorStore",
+    store: VectorStore,
+    keyword: KeywordSearch,
     query: str,
     limit: int,
     mode: str,
@@ -128,7 +126,7 @@ def search(
         return [(_ranked(h), round(h.similarity, 6)) for h in store.section_hits(vector, limit, folder, tags)]
     n = max(candidates, limit)
     vector_hits = store.section_hits(vector, n, folder, tags)
-    keyword_hits = library.keyword_sections(query, n, folder, tags)
+    keyword_hits = keyword(query, n, folder, tags)
     cutoff = getattr(store.embedder, "min_similarity", MIN_SIMILARITY)
     waiting = store.waiting_sections([(s.doc_id, s.section_idx) for s, _ in keyword_hits]
                                      + [(h.doc_id, h.section_idx) for h in vector_hits])

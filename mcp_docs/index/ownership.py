@@ -13,6 +13,8 @@ import re
 import shutil
 from pathlib import Path
 
+from ..errors import IndexFolderRefused
+
 MARKER_NAME = ".mcp-docs-index"
 _MAGIC = "mcp-docs index folder"
 _MARKER_TEXT = (
@@ -30,10 +32,6 @@ _TANTIVY_FILE = re.compile(
     r"|meta\.json|\.managed\.json|\.tantivy-(?:meta|writer)\.lock|\.tmp\w{6}|generation|schema-version"
 )
 _SQLITE_HEADER = b"SQLite format 3\x00"
-
-
-class IndexFolderRefused(ValueError):
-    """The index folder (or a path in it) is not one mcp-docs made: nothing is deleted or written."""
 
 
 def is_owned(folder: Path) -> bool:

@@ -9,14 +9,14 @@ from typing import Any, Protocol, TypeVar
 
 
 class _Executes(Protocol):
-    def execute(self, sql: str, *args: Any) -> Any: ...
+    def execute(self, sql: str, /) -> Any: ...
 
 
 C = TypeVar("C", bound=_Executes)
 
 
 @contextmanager
-def immediate_transaction(lock: threading.Lock, conn: C) -> Iterator[C]:
+def immediate_transaction(lock: threading.Lock | threading.RLock, conn: C) -> Iterator[C]:
     """`begin immediate` (take the write lock now, not at the first write), commit or roll back.
 
     The in-process lock serialises this process's writers; SQLite's own lock and

@@ -8,7 +8,6 @@ sections are always deleted by id, so redoing never duplicates.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import multiprocessing
 import os
@@ -22,8 +21,16 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 
-from ..markdown import ParsedDocument, ParseTimeout, parse_markdown
-from ..paths import FileTooLarge, Jail, NotServed, PathOutsideRoot
+from ..errors import (
+    BinaryContent,
+    FileTooLarge,
+    NotServed,
+    ParseTimeout,
+    PathOutsideRoot,
+)
+from ..loader import content_hash, file_stem, parse_file, read_markdown
+from ..markdown import ParsedDocument
+from ..paths import Jail
 from ..scan import EXCLUDED_LINK, ScannedFile, Scanner, ScanResult
 from ..settings import Settings
 from .catalog import (
@@ -73,21 +80,6 @@ class _Batch:
         return len(self.upserts) + len(self.deletes) + len(self.touches)
 
 
-def content_hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def decode(data: bytes) -> tuple[str, list[str]]:
-    try:
-        return data.decode("utf-8"), []
-    except UnicodeDecodeError:
-        return data.decode("utf-8", "replace"), ["invalid UTF-8: decoded with replacement characters"]
-
-
-def looks_binary(data: bytes) -> bool:
-    return b"\x00" in data[:8192]
-
-
 @dataclass(frozen=True)
 class Prepared:
     """A file read, hashed and parsed (or the reason it could not be)."""
@@ -104,7 +96,9 @@ def prepare(
 ) -> Prepared:
     """Pure step of sync (no index access), so it can run in a worker process."""
     try:
-        data = jail.read_bytes(f.path, max_bytes)
+        data = read_markdown(jail, f.path, max_bytes)
+    except BinaryContent as exc:
+        return Prepared(problem=Problem(f.doc_id, "binary", f"{exc}: skipped"))
     except FileTooLarge as exc:
         return Prepared(problem=Problem(f.doc_id, "too_large", f"{exc}: skipped"))
     except NotServed:  # a link swapped in since the scan, to something excluded
@@ -115,22 +109,18 @@ def prepare(
         return Prepared(missing=True)
     except OSError as exc:
         return Prepared(problem=Problem(f.doc_id, "unreadable", str(exc.strerror or exc)))
-    if looks_binary(data):
-        return Prepared(problem=Problem(f.doc_id, "binary", "binary content (NUL bytes): skipped"))
     digest = content_hash(data)
     if old_hash == digest:
         return Prepared(digest=digest)
-    text, warnings = decode(data)
-    stem = f.doc_id.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     try:
-        parsed = parse_markdown(text, stem, seconds=parse_seconds)
+        loaded = parse_file(data, file_stem(f.doc_id), parse_seconds)
     except ParseTimeout as exc:
         return Prepared(problem=Problem(f.doc_id, "too_slow", f"{exc}: skipped"))
     except Exception as exc:  # a parser bug must not stop a whole vault from indexing
         log.exception("could not parse %s", f.doc_id)
         return Prepared(problem=Problem(f.doc_id, "unparsable", f"parser error: {type(exc).__name__}"))
     # The full text is not needed for indexing; leaving it out halves what workers send back.
-    return Prepared(digest=digest, parsed=replace(parsed, lines=()), warnings=warnings)
+    return Prepared(digest=digest, parsed=replace(loaded.parsed, lines=()), warnings=loaded.warnings)
 
 
 def prepare_many(
@@ -260,7 +250,7 @@ class Synchronizer:
     # -- steps ---------------------------------------------------------------------
     def _prepared(
         self, files: list[ScannedFile], fingerprints: dict[str, Fingerprint]
-    ) -> Iterator[tuple[ScannedFile, "Prepared"]]:
+    ) -> Iterator[tuple[ScannedFile, Prepared]]:
         """Read, hash and parse files: in worker processes when there are many (parsing is pure Python)."""
         max_bytes, seconds = self.settings.max_file_bytes, self.settings.parse_seconds
         old_hash = [fingerprints[f.doc_id].hash if f.doc_id in fingerprints else None for f in files]
@@ -313,7 +303,7 @@ class Synchronizer:
                 gone.update(i for i in fingerprints if i.startswith(rel + "/"))
         return scan, sorted(gone)
 
-    def _apply(self, f: ScannedFile, old: Fingerprint | None, prep: "Prepared", batch: _Batch, report: SyncReport) -> None:
+    def _apply(self, f: ScannedFile, old: Fingerprint | None, prep: Prepared, batch: _Batch, report: SyncReport) -> None:
         if prep.missing:
             if old is not None:
                 self._drop(f.doc_id, batch, report)

@@ -24,49 +24,37 @@ difference, and un-embedded chunks stay pending in `chunks`: an interrupted run 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import apsw
 import numpy as np
 import sqlite_vec
 
 from ..embedders import Embedder, EmbedderError, make_embedder
-from ..inline import drop_spans
-from ..markdown import (
-    HEADING_SEPARATOR,
-    PREAMBLE_HEADING,
-    ParsedDocument,
-    clean_inline,
-    parse_markdown,
-)
-from ..paths import Jail, PathOutsideRoot
+from ..errors import ParseTimeout
+from ..loader import content_hash, file_stem, parse_file, read_markdown
+from ..markdown import ParsedDocument
+from ..paths import Jail
 from ..settings import Settings
 from . import ownership
 from .catalog import SCHEMA_VERSION, SQLITE_SUFFIXES, Catalog, folder_of
-from .hits import RankedSection
+from .chunking import chunk_document
 from .sqlite_tx import immediate_transaction
-
-if TYPE_CHECKING:
-    from ..library import Library
 
 log = logging.getLogger(__name__)
 
 VECTORS_SCHEMA_VERSION = "1"
 # Bump when chunking changes; the catalog schema is part of it (a parser change shows there).
 CHUNKER_VERSION = f"1/{SCHEMA_VERSION}"
-CHUNK_OVERLAP = 150  # characters carried over from the end of the previous chunk of a section
-MIN_CHUNK_BUDGET = 300
 EMBED_BATCH = 32  # chunks per write transaction and per stop check, newest first (the embedder batches further)
 CHUNK_COMMIT_DOCS = 200
 EXACT_FILTER_MAX = 3000  # filtered search: exact distances over the allowed chunks up to this many
@@ -116,125 +104,6 @@ create index if not exists chunks_pending on chunks(id) where embedded = 0;
 """
 
 
-# -- chunking -------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Chunk:
-    section_idx: int
-    ord: int
-    text: str  # what is embedded: prefix + "\n" + piece
-    prefix_len: int  # the piece starts at text[prefix_len:]
-
-    @property
-    def hash(self) -> str:
-        return hashlib.blake2b(self.text.encode("utf-8"), digest_size=16).hexdigest()
-
-    @property
-    def piece(self) -> str:
-        return self.text[self.prefix_len :]
-
-
-_BLANK_LINES = re.compile(r"\n\s*\n")
-_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n")
-_FENCE = re.compile(r"^\s{0,3}(```|~~~)[^\n]*$", re.MULTILINE)
-_SHORTCODE = (re.compile(r"\{\{[<%]"), re.compile(r"[%>]\}\}"))
-_HTML_COMMENT = (re.compile(r"<!--"), re.compile(r"-->"))
-
-
-def section_prefix(title: str, heading_path: str) -> str:
-    """'Title > Parent > Heading' without repeating the title when the path starts with it."""
-    if not heading_path or heading_path == PREAMBLE_HEADING:
-        return title
-    first = heading_path.split(HEADING_SEPARATOR, 1)[0]
-    if first.strip().lower() == title.strip().lower():
-        return heading_path
-    return f"{title}{HEADING_SEPARATOR}{heading_path}"
-
-
-def _clean(body: str) -> list[str]:
-    """A section body → plain paragraphs: comments, template shortcodes and fence markers dropped, inline marks removed."""
-    body = drop_spans(body, *_HTML_COMMENT)
-    body = drop_spans(body, *_SHORTCODE)
-    body = _FENCE.sub("", body)
-    return [p for p in (clean_inline(block) for block in _BLANK_LINES.split(body)) if p]
-
-
-def _hard_split(text: str, budget: int) -> list[str]:
-    """Split one long paragraph at sentence ends, then at spaces, then anywhere, into pieces ≤ budget."""
-    out: list[str] = []
-    current = ""
-    for sentence in _SENTENCE_END.split(text):
-        sentence = sentence.strip()
-        if not sentence:
-            continue
-        while len(sentence) > budget:
-            cut = sentence.rfind(" ", 0, budget)
-            cut = cut if cut > budget // 2 else budget
-            head, sentence = sentence[:cut].strip(), sentence[cut:].strip()
-            if current:
-                out.append(current)
-                current = ""
-            out.append(head)
-        if not current:
-            current = sentence
-        elif len(current) + 1 + len(sentence) <= budget:
-            current = f"{current} {sentence}"
-        else:
-            out.append(current)
-            current = sentence
-    if current:
-        out.append(current)
-    return out
-
-
-def _tail(text: str, size: int) -> str:
-    """The last ~`size` characters of a piece, starting at a word boundary."""
-    if len(text) <= size:
-        return text
-    cut = text.find(" ", len(text) - size)
-    return text[cut + 1 :] if cut != -1 else text[-size:]
-
-
-def split_pieces(body: str, budget: int, overlap: int = CHUNK_OVERLAP) -> list[str]:
-    """Pack paragraphs greedily into pieces ≤ budget; each next piece starts with the tail of the previous one."""
-    paragraphs: list[str] = []
-    for p in _clean(body):
-        paragraphs.extend(_hard_split(p, budget) if len(p) > budget else [p])
-    pieces: list[str] = []
-    current = ""
-    for p in paragraphs:
-        if not current:
-            current = p
-        elif len(current) + 1 + len(p) <= budget:
-            current = f"{current}\n{p}"
-        else:
-            pieces.append(current)
-            carry = _tail(current, overlap) if overlap else ""
-            current = f"{carry}\n{p}" if carry and len(carry) + 1 + len(p) <= budget else p
-    if current:
-        pieces.append(current)
-    return pieces
-
-
-def chunk_document(parsed: ParsedDocument, max_chars: int, overlap: int = CHUNK_OVERLAP) -> list[Chunk]:
-    """Chunks of every section with text: 'title > heading path' then a piece of the body, ≤ max_chars in all."""
-    chunks: list[Chunk] = []
-    for section in parsed.sections:
-        if not section.body.strip():
-            continue
-        prefix = section_prefix(parsed.title, section.heading_path)[: max_chars // 3]
-        budget = max(MIN_CHUNK_BUDGET, max_chars - len(prefix) - 1)
-        for n, piece in enumerate(split_pieces(section.body, budget, overlap)):
-            chunks.append(Chunk(section.index, n, f"{prefix}\n{piece}", len(prefix) + 1))
-    return chunks
-
-
-def content_hash(data: bytes) -> str:
-    from .sync import content_hash as _h  # the catalog's hash, so both stores agree
-
-    return _h(data)
-
-
 # -- the store ----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -249,6 +118,12 @@ class VectorHit:
     line_end: int
     piece: str
     tags: tuple[str, ...]
+
+
+def _count(conn: apsw.Connection, sql: str) -> int:
+    """The number a `select count(*)` returns (apsw types every column as any SQLite value)."""
+    row = conn.execute(sql).fetchone()
+    return int(row[0]) if row is not None else 0
 
 
 class VectorStore:
@@ -291,7 +166,7 @@ class VectorStore:
         self._check_model()
 
     @classmethod
-    def open(cls, settings: Settings, catalog: Catalog, jail: Jail) -> "VectorStore":
+    def open(cls, settings: Settings, catalog: Catalog, jail: Jail) -> VectorStore:
         """Never raises for embedder problems: the store then reports the reason and search falls back to keyword."""
         try:
             embedder = make_embedder(settings)
@@ -396,7 +271,7 @@ class VectorStore:
         if self.embedder is None:
             return
         catalog = {doc_id: fp.hash for doc_id, fp in self.catalog.fingerprints().items()}
-        mine = dict(self._conn().execute("select doc_id, hash from docs").fetchall())
+        mine = {str(doc_id): str(digest) for doc_id, digest in self._conn().execute("select doc_id, hash from docs")}
         gone = [d for d in mine if d not in catalog]
         if gone:
             with self._write() as conn:
@@ -446,15 +321,15 @@ class VectorStore:
     def _read(self, doc_id: str) -> tuple[str | None, ParsedDocument | None]:
         try:
             path = self.jail.resolve_id(doc_id)
-            data = self.jail.read_bytes(path, self.settings.max_file_bytes)
-        except (OSError, PathOutsideRoot) as exc:
+            data = read_markdown(self.jail, path, self.settings.max_file_bytes)
+        except (OSError, ValueError) as exc:  # unreadable, outside, too large, binary: the sync skipped it too
             log.debug("cannot read %s for embedding: %s", doc_id, exc)
             return None, None
-        if b"\x00" in data[:8192]:
-            return None, None
-        stem = doc_id.rsplit("/", 1)[-1].rsplit(".", 1)[0]
         try:
-            parsed = parse_markdown(data.decode("utf-8", "replace"), stem)
+            parsed = parse_file(data, file_stem(doc_id), self.settings.parse_seconds).parsed
+        except ParseTimeout as exc:
+            log.debug("not embedding %s: %s", doc_id, exc)
+            return None, None
         except Exception:  # a parser bug must not stop the worker
             log.exception("could not parse %s for embedding", doc_id)
             return None, None
@@ -685,7 +560,7 @@ class VectorStore:
 
     # -- state ---------------------------------------------------------------------------------
     def pending_chunks(self) -> int:
-        return int(self._conn().execute("select count(*) from chunks where embedded = 0").fetchone()[0])
+        return _count(self._conn(), "select count(*) from chunks where embedded = 0")
 
     def pending(self) -> int:
         """Chunks waiting for a vector, plus one per document not chunked yet (its chunk count is not known)."""
@@ -697,7 +572,7 @@ class VectorStore:
         return self.pending_chunks() + dirty
 
     def embedded_chunks(self) -> int:
-        return int(self._conn().execute("select count(*) from chunks where embedded = 1").fetchone()[0])
+        return _count(self._conn(), "select count(*) from chunks where embedded = 1")
 
     def ready(self) -> bool:
         """True when vector search can answer: an embedder and at least some vectors."""
@@ -753,7 +628,7 @@ class VectorStore:
             int(state): int(n) for state, n in conn.execute("select embedded, count(*) from chunks group by embedded")
         }
         embedded, pending, failed = counts.get(1, 0), counts.get(0, 0), counts.get(FAILED, 0)
-        documents = int(conn.execute("select count(*) from docs").fetchone()[0])
+        documents = _count(conn, "select count(*) from docs")
         self._ensure_refreshed()
         with self._state_lock:
             unread = len(self._dirty)
@@ -830,7 +705,7 @@ class VectorStore:
         if not allowed:
             return []
         if len(allowed) <= EXACT_FILTER_MAX:
-            rows = conn.execute(
+            rows: list[tuple[Any, ...]] = conn.execute(
                 "select chunk_id, vec_distance_cosine(embedding, ?) as d from vec "
                 "where chunk_id in (select value from json_each(?)) order by d limit ?",
                 (q, json.dumps(allowed), k),
@@ -854,7 +729,7 @@ class VectorStore:
         nearest = self.knn(query, limit * 3, folder, tags)
         if not nearest:
             return []
-        rows = self._conn().execute(
+        rows: list[tuple[Any, ...]] = self._conn().execute(
             "select c.id, c.doc_id, c.section_idx, c.text, c.prefix_len, d.title, d.tags, "
             "s.heading, s.heading_path, s.line_start, s.line_end "
             "from chunks c join docs d on d.doc_id = c.doc_id "
@@ -878,10 +753,3 @@ class VectorStore:
             if len(hits) >= limit:
                 break
         return list(hits.values())
-
-    def search(
-        self, library: "Library", query: str, limit: int, mode: str, folder: str | None, tags: Iterable[str]
-    ) -> list[tuple[RankedSection, float]]:
-        from .hybrid import search
-
-        return search(library, self, query, limit, mode, folder or None, list(tags))

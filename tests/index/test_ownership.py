@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from mcp_docs.errors import IndexFolderRefused
 from mcp_docs.index import ownership
-from mcp_docs.index.ownership import MARKER_NAME, IndexFolderRefused
+from mcp_docs.index.ownership import MARKER_NAME
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
 

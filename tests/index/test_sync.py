@@ -231,7 +231,8 @@ def test_a_script_without_main_guard_is_not_re_run_by_parse_workers(tmp_path: Pa
 
 
 def test_a_file_too_slow_to_parse_is_skipped_listed_and_refused_quickly(tmp_path: Path) -> None:
-    from mcp_docs.tools import DocsTools, ToolInputError
+    from mcp_docs.errors import ToolInputError
+    from mcp_docs.tools import DocsTools
 
     root = tmp_path / "vault"
     root.mkdir()
@@ -255,3 +256,22 @@ def test_a_file_too_slow_to_parse_is_skipped_listed_and_refused_quickly(tmp_path
         assert tools.read_document("small.md").content.startswith("# Small")
     finally:
         lib.close()
+
+
+def test_a_note_of_front_matter_alone_is_found_by_its_title_and_tags(tmp_path: Path) -> None:
+    from mcp_docs.errors import ToolInputError
+    from mcp_docs.tools import DocsTools
+
+    root = tmp_path / "vault"
+    root.mkdir()
+    (root / "stub.md").write_text("---\ntitle: Quarterly zeppelin review\ntags: [aviation, budget]\n---\n")
+    (root / "empty.md").write_text("")
+    with Library(Settings.load(root, tmp_path / "idx", embeddings="none", environ={})) as library:
+        library.sync()
+        tools = DocsTools(library)
+        for query, tags in (("zeppelin review", None), ("aviation", None), ("review", ["budget"])):
+            hits = tools.search_documents(query, mode="keyword", tags=tags).results
+            assert [r.id for r in hits] == ["stub.md"], query
+        assert "Quarterly zeppelin review" in tools.read_section("stub.md", "(top)").content
+        with pytest.raises(ToolInputError):  # nothing to find in an empty file: no invented section
+            tools.read_section("empty.md", "(top)")

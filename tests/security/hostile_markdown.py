@@ -102,7 +102,7 @@ def time_parse(text: str) -> float:
 def time_text_passes(text: str) -> float:
     """The other passes over a section's text: search snippet, identifier field, embedding pieces."""
     from mcp_docs.index.fulltext import identifiers
-    from mcp_docs.index.vectors import split_pieces
+    from mcp_docs.index.chunking import split_pieces
     from mcp_docs.snippets import make_snippet
 
     started = time.perf_counter()

@@ -19,12 +19,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
+from mcp_docs.errors import ERROR_CHARS
 from mcp_docs.library import Library
 from mcp_docs.server import build_server
 from mcp_docs.settings import Settings
 from mcp_docs.tools import (
     DEFAULT_SEARCH_CHARS,
-    ERROR_CHARS,
     LIST_DOCUMENTS_CHARS,
     LIST_FOLDERS_CHARS,
     MAX_MAX_CHARS,

@@ -108,7 +108,7 @@ def test_r6_default_host_is_loopback(open_server: int) -> None:
 def test_r6_non_loopback_bind_without_token_refuses(host: str, token_env: dict[str, str], http_vault: Path,
                                                     tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """In-process: run_server refuses before opening anything (no index folder is even created)."""
-    from mcp_docs.commands import UserError
+    from mcp_docs.errors import UserError
     from mcp_docs.settings import Settings
 
     empty = tmp_path / "empty-token"

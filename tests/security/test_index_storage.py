@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_docs.index.ownership import MARKER_NAME, IndexFolderRefused
+from mcp_docs.errors import IndexFolderRefused
+from mcp_docs.index.ownership import MARKER_NAME
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
 

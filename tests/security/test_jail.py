@@ -30,10 +30,12 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from mcp_docs.library import Library
-from mcp_docs.paths import Jail, PathOutsideRoot
+from mcp_docs.errors import PathOutsideRoot
+from mcp_docs.paths import Jail
 from mcp_docs.server import build_server
 from mcp_docs.settings import Settings
-from mcp_docs.tools import DocsTools, ToolInputError
+from mcp_docs.errors import ToolInputError
+from mcp_docs.tools import DocsTools
 from tests.conftest import OUTSIDE_MARKER
 
 from .common import TRAVERSALS, OpenAudit, assert_clean, child_env, forbidden_dirs, opened_outside, result_text

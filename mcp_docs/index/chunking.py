@@ -1,0 +1,125 @@
+"""Sections cut into the chunks the embedder sees: each chunk is the document title and heading path (the
+prefix) plus a piece of the section's text, pieces overlapping a little so no sentence is lost at a cut."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from ..inline import drop_spans
+from ..markdown import HEADING_SEPARATOR, PREAMBLE_HEADING, ParsedDocument, clean_inline
+
+CHUNK_OVERLAP = 150  # characters carried over from the end of the previous chunk of a section
+MIN_CHUNK_BUDGET = 300
+
+
+@dataclass(frozen=True)
+class Chunk:
+    section_idx: int
+    ord: int
+    text: str  # what is embedded: prefix + "\n" + piece
+    prefix_len: int  # the piece starts at text[prefix_len:]
+
+    @property
+    def hash(self) -> str:
+        return hashlib.blake2b(self.text.encode("utf-8"), digest_size=16).hexdigest()
+
+    @property
+    def piece(self) -> str:
+        return self.text[self.prefix_len :]
+
+
+_BLANK_LINES = re.compile(r"\n\s*\n")
+_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n")
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)[^\n]*$", re.MULTILINE)
+_SHORTCODE = (re.compile(r"\{\{[<%]"), re.compile(r"[%>]\}\}"))
+_HTML_COMMENT = (re.compile(r"<!--"), re.compile(r"-->"))
+
+
+def section_prefix(title: str, heading_path: str) -> str:
+    """'Title > Parent > Heading' without repeating the title when the path starts with it."""
+    if not heading_path or heading_path == PREAMBLE_HEADING:
+        return title
+    first = heading_path.split(HEADING_SEPARATOR, 1)[0]
+    if first.strip().lower() == title.strip().lower():
+        return heading_path
+    return f"{title}{HEADING_SEPARATOR}{heading_path}"
+
+
+def _clean(body: str) -> list[str]:
+    """A section body → plain paragraphs: comments, template shortcodes and fence markers dropped, inline marks removed."""
+    body = drop_spans(body, *_HTML_COMMENT)
+    body = drop_spans(body, *_SHORTCODE)
+    body = _FENCE.sub("", body)
+    return [p for p in (clean_inline(block) for block in _BLANK_LINES.split(body)) if p]
+
+
+def _hard_split(text: str, budget: int) -> list[str]:
+    """Split one long paragraph at sentence ends, then at spaces, then anywhere, into pieces ≤ budget."""
+    out: list[str] = []
+    current = ""
+    for sentence in _SENTENCE_END.split(text):
+        sentence = sentence.strip()
+        if not sentence:
+            continue
+        while len(sentence) > budget:
+            cut = sentence.rfind(" ", 0, budget)
+            cut = cut if cut > budget // 2 else budget
+            head, sentence = sentence[:cut].strip(), sentence[cut:].strip()
+            if current:
+                out.append(current)
+                current = ""
+            out.append(head)
+        if not current:
+            current = sentence
+        elif len(current) + 1 + len(sentence) <= budget:
+            current = f"{current} {sentence}"
+        else:
+            out.append(current)
+            current = sentence
+    if current:
+        out.append(current)
+    return out
+
+
+def _tail(text: str, size: int) -> str:
+    """The last ~`size` characters of a piece, starting at a word boundary."""
+    if len(text) <= size:
+        return text
+    cut = text.find(" ", len(text) - size)
+    return text[cut + 1 :] if cut != -1 else text[-size:]
+
+
+def split_pieces(body: str, budget: int, overlap: int = CHUNK_OVERLAP) -> list[str]:
+    """Pack paragraphs greedily into pieces ≤ budget; each next piece starts with the tail of the previous one."""
+    paragraphs: list[str] = []
+    for p in _clean(body):
+        paragraphs.extend(_hard_split(p, budget) if len(p) > budget else [p])
+    pieces: list[str] = []
+    current = ""
+    for p in paragraphs:
+        if not current:
+            current = p
+        elif len(current) + 1 + len(p) <= budget:
+            current = f"{current}\n{p}"
+        else:
+            pieces.append(current)
+            carry = _tail(current, overlap) if overlap else ""
+            current = f"{carry}\n{p}" if carry and len(carry) + 1 + len(p) <= budget else p
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def chunk_document(parsed: ParsedDocument, max_chars: int, overlap: int = CHUNK_OVERLAP) -> list[Chunk]:
+    """Chunks of every section with text: 'title > heading path' then a piece of the body, ≤ max_chars in all."""
+    chunks: list[Chunk] = []
+    for section in parsed.sections:
+        if not section.body.strip():
+            continue
+        prefix = section_prefix(parsed.title, section.heading_path)[: max_chars // 3]
+        budget = max(MIN_CHUNK_BUDGET, max_chars - len(prefix) - 1)
+        for n, piece in enumerate(split_pieces(section.body, budget, overlap)):
+            chunks.append(Chunk(section.index, n, f"{prefix}\n{piece}", len(prefix) + 1))
+    return chunks

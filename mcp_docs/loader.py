@@ -1,0 +1,64 @@
+"""Reading one Markdown file, the one way every reader does it: the sync, the embedding worker and the tools.
+
+Read through the jail (size limit, serving rules), refuse binary content, hash the bytes (the catalog and the
+vector store compare these hashes), decode with a warning for invalid UTF-8, normalise line ends, and parse
+within the time budget. The parse cache (parse_cache.py) memoises `parse_file` for the read tools.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import BinaryContent
+from .markdown import ParsedDocument, normalize_text, parse_markdown
+from .paths import Jail
+
+BINARY_SNIFF_BYTES = 8192  # a NUL byte in the first 8 KiB means binary, as git decides
+INVALID_UTF8 = "invalid UTF-8: decoded with replacement characters"
+
+
+@dataclass(frozen=True)
+class ParsedFile:
+    text: str  # decoded, BOM stripped, LF line ends
+    parsed: ParsedDocument
+    warnings: list[str] = field(default_factory=list)
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def looks_binary(data: bytes) -> bool:
+    return b"\x00" in data[:BINARY_SNIFF_BYTES]
+
+
+def decode(data: bytes) -> tuple[str, list[str]]:
+    """The text, and a warning when the bytes are not valid UTF-8 (they are decoded anyway)."""
+    try:
+        return data.decode("utf-8"), []
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "replace"), [INVALID_UTF8]
+
+
+def file_stem(doc_id: str) -> str:
+    """The file name without its extension: the title of a document with no heading or title."""
+    return posixpath.basename(doc_id).rsplit(".", 1)[0]
+
+
+def read_markdown(jail: Jail, path: Path, max_bytes: int) -> bytes:
+    """The bytes of a servable, not too large, not binary file; the jail's errors (`PathOutsideRoot`,
+    `FileTooLarge`, `NotServed`, `OSError`) or `BinaryContent` otherwise."""
+    data = jail.read_bytes(path, max_bytes)
+    if looks_binary(data):
+        raise BinaryContent("binary content (NUL bytes)")
+    return data
+
+
+def parse_file(data: bytes, stem: str, seconds: float | None) -> ParsedFile:
+    """Decode, normalise and parse; `ParseTimeout` past `seconds`."""
+    text, warnings = decode(data)
+    text = normalize_text(text)
+    return ParsedFile(text, parse_markdown(text, stem, seconds=seconds), warnings)

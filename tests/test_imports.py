@@ -1,0 +1,105 @@
+"""The packages' import graph: no cycles (function-level imports count too), and the index layer never reaches up.
+
+Built from the AST of every module, so an import hidden in a function or under TYPE_CHECKING is seen.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("mcp_docs", "agent_client")
+# Modules the index layer must never import: it is the storage below the facade, the tools and the CLI.
+ABOVE_INDEX = ("mcp_docs.library", "mcp_docs.tools", "mcp_docs.server", "mcp_docs.commands", "mcp_docs.cli")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for pkg in PACKAGES for p in sorted((REPO / pkg).rglob("*.py"))}
+
+
+def _resolve(module: str, path: Path, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    base = package[: len(package) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = _modules()
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = _resolve(name, path, node)
+                # `from . import ownership` imports a module; `from .x import Name` imports x.
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+            for target in targets:
+                while target and target not in modules:  # `a.b.Name` -> the module `a.b`
+                    target = target.rpartition(".")[0]
+                # A package's __init__ runs before its submodules: that edge is not a cycle of ours.
+                if target and target != name and not name.startswith(target + "."):
+                    graph[name].add(target)
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}  # 1 on the stack, 2 done
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def test_the_checker_sees_a_cycle() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_the_graph_sees_function_level_and_relative_imports() -> None:
+    graph = import_graph()
+    assert "mcp_docs.settings" in graph["mcp_docs.cli"]
+    assert "mcp_docs.commands" in graph["mcp_docs.cli"]  # imported inside main()
+    assert "mcp_docs.index.ownership" in graph["mcp_docs.library"]  # `from .index import ownership`
+
+
+def test_no_import_cycles() -> None:
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+@pytest.mark.parametrize("module", sorted(m for m in _modules() if m.startswith("mcp_docs.index")))
+def test_the_index_layer_never_imports_upward(module: str) -> None:
+    upward = sorted(t for t in import_graph()[module] if t in ABOVE_INDEX)
+    assert not upward, f"{module} imports {upward}"
