@@ -161,7 +161,7 @@ class Library:
 
     def empty_note(self) -> str | None:
         """Why nothing is indexed, in plain words, when nothing is; None otherwise."""
-        if self._document_count:
+        if self.catalog.count():
             return None
         skipped = len(self.catalog.problems())
         if skipped:

@@ -118,7 +118,7 @@ class DocsTools:
         if len(query) > MAX_QUERY_CHARS:
             query = query[:MAX_QUERY_CHARS].rsplit(" ", 1)[0] or query[:MAX_QUERY_CHARS]
             notes.append(f"query cut to its first {len(query)} characters; shorter queries work better.")
-        search_mode = _choice(mode, SEARCH_MODES)
+        search_mode = _choice(mode, SEARCH_MODES, "search_documents")
         max_results = _int(max_results, "max_results")
         if max_results < 1 or max_results > MAX_SEARCH_RESULTS:
             clamped = min(max(max_results, 1), MAX_SEARCH_RESULTS)
@@ -211,7 +211,7 @@ class DocsTools:
     def read_document(
         self, id: str, mode: str = "full", max_chars: int = DEFAULT_MAX_CHARS, offset: int = 0
     ) -> ReadDocumentResult:
-        read_mode = _choice(mode, READ_MODES)
+        read_mode = _choice(mode, READ_MODES, "read_document")
         notes: list[str] = []
         max_chars = self._max_chars(max_chars, notes)
         offset = self._offset(offset)
@@ -387,13 +387,14 @@ class DocsTools:
 # -- pure helpers (used by the CLI and tests too) -----------------------------------------------
 
 
-def _choice(value: Any, allowed: tuple[M, ...]) -> M:
-    """`value` as one of the `allowed` modes, or the sentence that lists them."""
+def _choice(value: Any, allowed: tuple[M, ...], tool: str) -> M:
+    """`value` as one of the `allowed` modes, or the sentence the server gives for any bad argument."""
     for mode in allowed:
         if value == mode:
             return mode
-    listed = ", ".join(allowed[:-1]) + " or " + allowed[-1]
-    raise ToolInputError(f"Unknown mode '{printable(str(value), 40)}': use {listed}.")
+    listed = ", ".join(json.dumps(m) for m in allowed)
+    shown = json.dumps(printable(str(value), 40), ensure_ascii=False)
+    raise ToolInputError(f"{tool}: argument 'mode' must be one of {listed}, not {shown}.")
 
 
 def _int(value: Any, name: str) -> int:

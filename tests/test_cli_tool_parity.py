@@ -97,4 +97,4 @@ async def test_the_cases_cover_what_the_cli_used_to_get_wrong(library: Library) 
         _, result = await mcp_answer(client, "search_documents", {"query": "install", "mode": "keyword", "max_results": 50})
         assert "used 20" in result["note"] and result["estimated_tokens"] > 0
         error, text = await mcp_answer(client, "search_documents", {"query": "install", "mode": "fuzzy"})
-        assert error and text == "Unknown mode 'fuzzy': use hybrid, keyword or semantic."
+        assert error and text == 'search_documents: argument \'mode\' must be one of "hybrid", "keyword", "semantic", not "fuzzy".'
