@@ -120,9 +120,9 @@ class VectorHit:
     tags: tuple[str, ...]
 
 
-def _count(conn: apsw.Connection, sql: str) -> int:
+def _count(conn: apsw.Connection, sql: str, params: Sequence[str] = ()) -> int:
     """The number a `select count(*)` returns (apsw types every column as any SQLite value)."""
-    row = conn.execute(sql).fetchone()
+    row = conn.execute(sql, params).fetchone()
     return int(row[0]) if row is not None else 0
 
 
@@ -147,6 +147,7 @@ class VectorStore:
         self._write_lock = threading.RLock()
         self._state_lock = threading.Lock()
         self._dirty: set[str] = set()
+        self._chunk_stats: tuple[int, int] | None = None  # (chunks, documents chunked), for pending()
         self._refreshed = False
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -313,6 +314,7 @@ class VectorStore:
                     self._store_chunks(conn, doc_id, digest, parsed)
             with self._state_lock:
                 self._dirty.difference_update(batch)
+            self._count_chunked(batch)
             done += len(batch)
             if progress:
                 progress(done, max(total, done))
@@ -563,13 +565,29 @@ class VectorStore:
         return _count(self._conn(), "select count(*) from chunks where embedded = 0")
 
     def pending(self) -> int:
-        """Chunks waiting for a vector, plus one per document not chunked yet (its chunk count is not known)."""
+        """Chunks waiting for a vector, in one unit from start to end: a document not chunked yet counts as
+        the mean number of chunks of the documents chunked so far (nothing better is known before reading it)."""
         if self.embedder is None:
             return 0
         self._ensure_refreshed()
         with self._state_lock:
             dirty = len(self._dirty)
-        return self.pending_chunks() + dirty
+        return self.pending_chunks() + (round(dirty * self._chunks_per_document()) if dirty else 0)
+
+    def _chunks_per_document(self) -> float:
+        if self._chunk_stats is None:  # once per process; chunk_dirty keeps it current
+            row = self._conn().execute("select count(*), count(distinct doc_id) from chunks").fetchone()
+            self._chunk_stats = (int(row[0]), int(row[1]))
+        chunks, documents = self._chunk_stats
+        return max(1.0, chunks / documents) if documents else 1.0
+
+    def _count_chunked(self, batch: list[str]) -> None:
+        if self._chunk_stats is None:
+            return
+        marks = ",".join("?" * len(batch))
+        added = _count(self._conn(), f"select count(*) from chunks where doc_id in ({marks})", batch)
+        chunks, documents = self._chunk_stats
+        self._chunk_stats = (chunks + added, documents + len(batch))
 
     def embedded_chunks(self) -> int:
         return _count(self._conn(), "select count(*) from chunks where embedded = 1")

@@ -249,3 +249,28 @@ def test_an_embedding_failure_part_way_is_named_in_the_note_and_keyword_order_ho
         lib.vectors._query_cache.clear()
         down = lib.search("collector helm chart", mode="hybrid")
         assert down.mode_used == "keyword" and "failed" in (down.note or "") and down.results[0].id == "docs/install.md"
+
+
+def test_pending_embeddings_counts_chunks_before_and_after_chunking(tmp_path: Path, server: EmbeddingsServer) -> None:
+    """One unit from start to end: documents not chunked yet count as the chunks they will likely make."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+
+    def write(i: int) -> None:
+        (vault / f"n{i}.md").write_text(f"# Note {i}\n\n## Alpha\n\nalpha text {i}\n\n## Beta\n\nbeta text {i}\n")
+
+    for i in range(4):
+        write(i)
+    with Library(endpoint_settings(vault, tmp_path / "idx", server)) as lib:
+        lib.sync()
+        assert lib.vectors is not None
+        lib.vectors.build()
+        per_document = lib.vectors.status()["chunks"] // 4
+        assert per_document > 1 and lib.index_info().pending_embeddings == 0
+        for i in range(4, 10):
+            write(i)
+        lib.sync()
+        assert lib.index_info().pending_embeddings == 6 * per_document  # not chunked yet, counted in chunks
+        lib.vectors.chunk_dirty()
+        assert lib.vectors.pending_chunks() == 6 * per_document
+        assert lib.index_info().pending_embeddings == 6 * per_document
