@@ -19,7 +19,6 @@ DEFAULT_MAX_TOOL_ARGUMENT_BYTES = 8 * 1024
 DEFAULT_MEMORY_TOKENS = 3000
 
 
-
 def _int(env: Mapping[str, str], name: str, default: int, minimum: int) -> int:
     raw = env.get(name)
     if raw is None or raw.strip() == "":
@@ -79,4 +78,3 @@ class Settings:
     def mcp_docs_env(self) -> dict[str, str]:
         """The `MCP_DOCS_*` variables, for the documents server docs-agent starts."""
         return {k: v for k, v in self.environ.items() if k.startswith("MCP_DOCS_")}
-

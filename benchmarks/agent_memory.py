@@ -31,9 +31,28 @@ from tests.agent_client.fake_llm import FakeLLM, oa_text, oa_tools
 
 from .common import REPO, run_script, table, write_results
 
-TOPICS = ["install the collector", "configuration file", "backups schedule", "exporters", "ports",
-          "environment variables", "upgrade", "logs", "receivers", "processors", "restore a backup", "pipelines",
-          "élèves", "TLS", "memory", "service", "extensions", "docker", "kubernetes", "troubleshooting"]
+TOPICS = [
+    "install the collector",
+    "configuration file",
+    "backups schedule",
+    "exporters",
+    "ports",
+    "environment variables",
+    "upgrade",
+    "logs",
+    "receivers",
+    "processors",
+    "restore a backup",
+    "pipelines",
+    "élèves",
+    "TLS",
+    "memory",
+    "service",
+    "extensions",
+    "docker",
+    "kubernetes",
+    "troubleshooting",
+]
 
 History = Callable[[list[Message], str], list[Message]]
 
@@ -47,14 +66,20 @@ async def session(llm: FakeLLM, questions: Sequence[str], history_for: History) 
     async with connect(DocsFolder(str(REPO / "examples"))) as conn:
         agent = Agent(model, conn, provider.spec.prices, limits=Limits(), log=CallLog(), session="bench")
         for i, q in enumerate(questions):
-            llm.push(oa_tools([(f"s{i}", "search_documents", json.dumps({"query": q, "mode": "keyword"}))]),
-                     oa_text(f"About {q}: the documents say what to do, step by step, with the defaults and the "
-                             f"options that matter (guides/install.md — Installing the collector). " * 2))
+            llm.push(
+                oa_tools([(f"s{i}", "search_documents", json.dumps({"query": q, "mode": "keyword"}))]),
+                oa_text(
+                    f"About {q}: the documents say what to do, step by step, with the defaults and the "
+                    f"options that matter (guides/install.md — Installing the collector). " * 2
+                ),
+            )
             result = await agent.ask(f"What do the docs say about {q}?", history_for(stored, q))
             stored += result.new_messages
     await model.aclose()
-    return [estimate_tokens(json.dumps(r.body.get("messages", [])) + json.dumps(r.body.get("tools", [])))
-            for r in llm.requests[first:]]
+    return [
+        estimate_tokens(json.dumps(r.body.get("messages", [])) + json.dumps(r.body.get("tools", [])))
+        for r in llm.requests[first:]
+    ]
 
 
 def main() -> None:
@@ -64,21 +89,44 @@ def main() -> None:
     args = parser.parse_args()
     questions = [TOPICS[i % len(TOPICS)] for i in range(args.questions)]
     with tempfile.TemporaryDirectory() as tmp:
-        os.environ.update({"MCP_DOCS_INDEX_DIR": f"{tmp}/index", "MCP_DOCS_EMBEDDINGS": "none",
-                           "DOCS_AGENT_HOME": f"{tmp}/home", "BENCH_FAKE_KEY": "bench-fake-key-0123456789"})
+        os.environ.update(
+            {
+                "MCP_DOCS_INDEX_DIR": f"{tmp}/index",
+                "MCP_DOCS_EMBEDDINGS": "none",
+                "DOCS_AGENT_HOME": f"{tmp}/home",
+                "BENCH_FAKE_KEY": "bench-fake-key-0123456789",
+            }
+        )
         with FakeLLM() as llm:
             full = anyio.run(session, llm, questions, lambda h, q: list(h))
             memory = anyio.run(session, llm, questions, lambda h, q: remember(h, q, args.budget).messages())
     total_full, total_memory = sum(full), sum(memory)
-    rows = [("full-history replay", f"{total_full:,}", f"{full[-1]:,}", "1.00"),
-            (f"memory (budget {args.budget:,})", f"{total_memory:,}", f"{memory[-1]:,}",
-             f"{total_memory / total_full:.2f}")]
-    table(("mode", "tokens sent, whole session", "last request", "ratio"), rows,
-          title=f"docs-agent chat, {args.questions} questions, 2 LLM calls each (estimated input tokens)")
+    rows = [
+        ("full-history replay", f"{total_full:,}", f"{full[-1]:,}", "1.00"),
+        (
+            f"memory (budget {args.budget:,})",
+            f"{total_memory:,}",
+            f"{memory[-1]:,}",
+            f"{total_memory / total_full:.2f}",
+        ),
+    ]
+    table(
+        ("mode", "tokens sent, whole session", "last request", "ratio"),
+        rows,
+        title=f"docs-agent chat, {args.questions} questions, 2 LLM calls each (estimated input tokens)",
+    )
     print(f"saved: {total_full - total_memory:,} tokens ({1 - total_memory / total_full:.0%})")
-    write_results("agent_memory", {"questions": args.questions, "budget_tokens": args.budget,
-                                   "full_history_tokens": full, "memory_tokens": memory,
-                                   "total_full": total_full, "total_memory": total_memory})
+    write_results(
+        "agent_memory",
+        {
+            "questions": args.questions,
+            "budget_tokens": args.budget,
+            "full_history_tokens": full,
+            "memory_tokens": memory,
+            "total_full": total_full,
+            "total_memory": total_memory,
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -63,7 +63,7 @@ def machine() -> dict[str, object]:
         "memory_gib": mem,
         "python": platform.python_version(),
         "platform": platform.platform(),
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "commit": _git_commit(),
     }
 
@@ -135,7 +135,7 @@ def percentiles(samples_ms: Sequence[float]) -> dict[str, float]:
 
 
 class Timer:
-    def __enter__(self) -> "Timer":
+    def __enter__(self) -> Timer:
         self.start = time.perf_counter()
         return self
 

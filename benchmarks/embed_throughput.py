@@ -102,7 +102,9 @@ def run_bare(texts: list[str]) -> float:
     # Best found (REPORT.md): each input alone, no padding; spinning threads and padded batches were slower.
     for e in tok.encode_batch(texts):
         ids = np.array([e.ids], dtype=np.int64)
-        hidden = session.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)})[0]
+        hidden = session.run(
+            None, {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+        )[0]
         pooled = hidden[0].mean(axis=0)
         pooled /= np.linalg.norm(pooled)
     return time.perf_counter() - started
@@ -119,8 +121,16 @@ def main() -> None:
         sys.path.insert(0, str(args.package_path.resolve()))
     texts = sample_texts(require(args.data, "OTel docs (English)"), args.sample)
     seconds = run_store(texts) if args.mode == "store" else run_bare(texts)
-    print(json.dumps({"mode": args.mode, "chunks": len(texts), "seconds": round(seconds, 2),
-                      "chunks_per_s": round(len(texts) / seconds, 1)}))
+    print(
+        json.dumps(
+            {
+                "mode": args.mode,
+                "chunks": len(texts),
+                "seconds": round(seconds, 2),
+                "chunks_per_s": round(len(texts) / seconds, 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

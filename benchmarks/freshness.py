@@ -81,8 +81,12 @@ async def measure(root: Path, index_dir: Path, trials: int) -> dict[str, object]
                     p.unlink()
                 new_dir.rmdir()
             await asyncio.sleep(1.0)
-    return {"files": len(files), "edit_ms": percentiles(edit), "create_ms": percentiles(create),
-            "poll_ms": POLL_S * 1000}
+    return {
+        "files": len(files),
+        "edit_ms": percentiles(edit),
+        "create_ms": percentiles(create),
+        "poll_ms": POLL_S * 1000,
+    }
 
 
 def main(argv: list[str] | None = None) -> dict[str, object]:
@@ -99,9 +103,14 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             continue
         r = asyncio.run(measure(root, CACHE / f"fresh-idx-{name}", args.trials))
         results[name] = r
-        rows.append([name, r["files"], r["edit_ms"]["p50"], r["edit_ms"]["max"], r["create_ms"]["p50"], r["create_ms"]["max"]])
-    table(["corpus", "files", "edit→searchable p50 ms", "max ms", "new file→searchable p50 ms", "max ms"], rows,
-          title="Freshness through the running server (watcher, stdio, keyword)")
+        rows.append(
+            [name, r["files"], r["edit_ms"]["p50"], r["edit_ms"]["max"], r["create_ms"]["p50"], r["create_ms"]["max"]]
+        )
+    table(
+        ["corpus", "files", "edit→searchable p50 ms", "max ms", "new file→searchable p50 ms", "max ms"],
+        rows,
+        title="Freshness through the running server (watcher, stdio, keyword)",
+    )
     write_results("freshness", {"corpora": results})
     return results
 

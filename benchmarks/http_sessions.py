@@ -22,8 +22,12 @@ from pathlib import Path
 
 import httpx2
 
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
+}
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -66,9 +70,27 @@ def main() -> None:
             (root / f"note{i}.md").write_text(f"# Note {i}\n\nA small note about topic {i}.\n")
         port = free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_DOCS_TOKEN")}
-        proc = subprocess.Popen([sys.executable, "-m", "mcp_docs", "serve", "--root", str(root), "--index-dir",
-                                 str(Path(tmp) / "idx"), "--embeddings", "none", "--no-watch", "--transport", "http",
-                                 "--port", str(port)], env=env, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "mcp_docs",
+                "serve",
+                "--root",
+                str(root),
+                "--index-dir",
+                str(Path(tmp) / "idx"),
+                "--embeddings",
+                "none",
+                "--no-watch",
+                "--transport",
+                "http",
+                "--port",
+                str(port),
+            ],
+            env=env,
+            stderr=subprocess.DEVNULL,
+        )
         base = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + 60
@@ -88,9 +110,20 @@ def main() -> None:
             seconds = time.perf_counter() - started
             after = rss_mb(proc.pid)
             health = httpx2.get(f"{base}/health", timeout=30).json()
-            print(json.dumps({"sessions_opened": args.sessions, "statuses": statuses, "rss_before_mb": round(before, 1),
-                              "rss_after_mb": round(after, 1), "growth_mb": round(after - before, 1),
-                              "live_sessions": health.get("sessions"), "seconds": round(seconds, 1)}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "sessions_opened": args.sessions,
+                        "statuses": statuses,
+                        "rss_before_mb": round(before, 1),
+                        "rss_after_mb": round(after, 1),
+                        "growth_mb": round(after - before, 1),
+                        "live_sessions": health.get("sessions"),
+                        "seconds": round(seconds, 1),
+                    }
+                ),
+                flush=True,
+            )
         finally:
             proc.terminate()
             try:

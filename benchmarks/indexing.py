@@ -70,7 +70,7 @@ class TreeRss:
             self._sample()
             self._stop.wait(self.interval)
 
-    def __enter__(self) -> "TreeRss":
+    def __enter__(self) -> TreeRss:
         self._thread.start()
         return self
 
@@ -131,9 +131,13 @@ def child(args: argparse.Namespace) -> dict[str, object]:
         out["index_s"] = round(time.perf_counter() - t0, 3)
     cpu1 = os.times()
     # CPU seconds of this process and its reaped worker processes: robust to a busy machine.
-    out["index_cpu_s"] = round((cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)
-                               + (cpu1.children_user - cpu0.children_user)
-                               + (cpu1.children_system - cpu0.children_system), 3)
+    out["index_cpu_s"] = round(
+        (cpu1.user - cpu0.user)
+        + (cpu1.system - cpu0.system)
+        + (cpu1.children_user - cpu0.children_user)
+        + (cpu1.children_system - cpu0.children_system),
+        3,
+    )
     out["load_avg_1m"] = round(os.getloadavg()[0], 2)
     out["peak_tree_rss_mb"] = rss.peak_mb
     out["ru_maxrss_self_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
@@ -245,22 +249,61 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         except Skip as exc:
             print(f"{name}: skipped ({exc})")
             continue
-        child_args = ["--child", "--name", name, "--root", str(root), "--index-dir", str(CACHE / f"idx-{name}"), "--writable"]
+        child_args = [
+            "--child",
+            "--name",
+            name,
+            "--root",
+            str(root),
+            "--index-dir",
+            str(CACHE / f"idx-{name}"),
+            "--writable",
+        ]
         if args.profile:
             child_args.append("--profile")
         results[name] = run_child("benchmarks.indexing", child_args, timeout=7200)
         print(f"{name}: {json.dumps(results[name])}", flush=True)
     rows = []
     for name, r in results.items():
-        rows.append([
-            name, r["files"], r["corpus_mb"], r["index_s"], r.get("index_cpu_s", "-"), r["files_per_s"], r["peak_tree_rss_mb"], r["index_mb"],
-            r["resync_nochange_s"], r.get("freshness_one_path_ms", {}).get("p50", "-"),
-            r.get("freshness_full_scan_ms", {}).get("p50", "-"), r["query_ms"]["p50"], r["query_ms"]["p95"],
-        ])
-    table(["corpus", "files", "MB", "index s", "CPU s", "files/s", "peak RSS MB", "index MB", "no-op resync s",
-           "fresh 1 path ms", "fresh full scan ms", "query p50 ms", "query p95 ms"], rows,
-          title="Keyword indexing (cold, fresh process), freshness and query latency")
-    write_results("indexing" + ("-" + "-".join(names) if args.synthetic else ""), {"corpora": results, "targets_s": TARGETS})
+        rows.append(
+            [
+                name,
+                r["files"],
+                r["corpus_mb"],
+                r["index_s"],
+                r.get("index_cpu_s", "-"),
+                r["files_per_s"],
+                r["peak_tree_rss_mb"],
+                r["index_mb"],
+                r["resync_nochange_s"],
+                r.get("freshness_one_path_ms", {}).get("p50", "-"),
+                r.get("freshness_full_scan_ms", {}).get("p50", "-"),
+                r["query_ms"]["p50"],
+                r["query_ms"]["p95"],
+            ]
+        )
+    table(
+        [
+            "corpus",
+            "files",
+            "MB",
+            "index s",
+            "CPU s",
+            "files/s",
+            "peak RSS MB",
+            "index MB",
+            "no-op resync s",
+            "fresh 1 path ms",
+            "fresh full scan ms",
+            "query p50 ms",
+            "query p95 ms",
+        ],
+        rows,
+        title="Keyword indexing (cold, fresh process), freshness and query latency",
+    )
+    write_results(
+        "indexing" + ("-" + "-".join(names) if args.synthetic else ""), {"corpora": results, "targets_s": TARGETS}
+    )
     return results
 
 

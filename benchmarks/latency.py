@@ -32,8 +32,18 @@ def _free_port() -> int:
 
 
 def _serve_args(root: Path, index_dir: Path) -> list[str]:
-    return ["-m", "mcp_docs", "serve", "--root", str(root), "--index-dir", str(index_dir), "--embeddings", "none",
-            "--no-watch"]
+    return [
+        "-m",
+        "mcp_docs",
+        "serve",
+        "--root",
+        str(root),
+        "--index-dir",
+        str(index_dir),
+        "--embeddings",
+        "none",
+        "--no-watch",
+    ]
 
 
 def _workload(lib, queries: list[str], calls: int) -> list[tuple[str, dict]]:
@@ -93,8 +103,11 @@ async def over_http(root: Path, index_dir: Path, ops, concurrency: int) -> dict[
     from mcp import Client
 
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, *_serve_args(root, index_dir), "--transport", "http", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, *_serve_args(root, index_dir), "--transport", "http", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         deadline = time.time() + 120
@@ -124,8 +137,14 @@ async def over_http(root: Path, index_dir: Path, ops, concurrency: int) -> dict[
         errs = await asyncio.gather(*(one(i) for i in range(concurrency)))
         wall = time.perf_counter() - t0
         n = sum(len(v) for v in lat_c.values())
-        out["concurrent"] = {"clients": concurrency, "calls": n, "errors": sum(errs), "seconds": round(wall, 2),
-                             "throughput_per_s": round(n / wall, 1), **percentiles(lat_c.get("search_documents", []))}
+        out["concurrent"] = {
+            "clients": concurrency,
+            "calls": n,
+            "errors": sum(errs),
+            "seconds": round(wall, 2),
+            "throughput_per_s": round(n / wall, 1),
+            **percentiles(lat_c.get("search_documents", [])),
+        }
         return out
     finally:
         proc.terminate()
@@ -199,8 +218,16 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             p = r["http"]["single"].get(tool, {})  # type: ignore[index]
             rows.append([name, "http", tool, p.get("p50"), p.get("p95"), p.get("p99")])
         c = r["http"]["concurrent"]  # type: ignore[index]
-        rows.append([name, f"http x{c['clients']} clients", f"search ({c['throughput_per_s']}/s)", c.get("p50"),
-                     c.get("p95"), c.get("p99")])
+        rows.append(
+            [
+                name,
+                f"http x{c['clients']} clients",
+                f"search ({c['throughput_per_s']}/s)",
+                c.get("p50"),
+                c.get("p95"),
+                c.get("p99"),
+            ]
+        )
         if "bm25s_in_process" in r:
             b = r["bm25s_in_process"]
             rows.append([name, "bm25s in-process", "query top-5", b.get("p50"), b.get("p95"), b.get("p99")])

@@ -49,8 +49,9 @@ def score_result(q: dict, results: list[tuple[str, list[str]]]) -> dict[str, int
     section_hit = any(d == q["doc"] and any(norm_heading(h) == want for h in hs) for d, hs in results[:5])
     # Letters and digits only: tells retrieval misses from heading-text problems (e.g. lost underscores).
     loose = re.sub(r"[\W_]+", "", want)
-    loose_hit = any(d == q["doc"] and any(re.sub(r"[\W_]+", "", norm_heading(h)) == loose for h in hs)
-                    for d, hs in results[:5])
+    loose_hit = any(
+        d == q["doc"] and any(re.sub(r"[\W_]+", "", norm_heading(h)) == loose for h in hs) for d, hs in results[:5]
+    )
     rank = ids.index(q["doc"]) + 1 if q["doc"] in ids else 0
     # The right section first within the right document (when that document is in the top 5).
     first = next((hs[0] for d, hs in results[:5] if d == q["doc"] and hs), None)
@@ -84,7 +85,9 @@ def aggregate(per_q: list[dict], questions: list[dict]) -> dict[str, object]:
     return {"all": agg(per_q), **{k: agg(v) for k, v in sorted(groups.items())}}
 
 
-def run_library(lib, questions: list[dict], mode: str, max_results: int = 5) -> tuple[list[dict], list[dict], list[float]]:
+def run_library(
+    lib, questions: list[dict], mode: str, max_results: int = 5
+) -> tuple[list[dict], list[dict], list[float]]:
     per_q, misses, lat = [], [], []
     for q in questions:
         t0 = time.perf_counter()
@@ -94,8 +97,14 @@ def run_library(lib, questions: list[dict], mode: str, max_results: int = 5) -> 
         s = score_result(q, results)
         per_q.append(s)
         if not s["section@5"]:
-            misses.append({"id": q["id"], "question": q["question"], "expected": f"{q['doc']} § {q['section']}",
-                           "got": [f"{d} § {hs[0] if hs else ''}" for d, hs in results[:3]]})
+            misses.append(
+                {
+                    "id": q["id"],
+                    "question": q["question"],
+                    "expected": f"{q['doc']} § {q['section']}",
+                    "got": [f"{d} § {hs[0] if hs else ''}" for d, hs in results[:3]],
+                }
+            )
     return per_q, misses, lat
 
 
@@ -154,11 +163,25 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         lib.close()
         agg = aggregate(per_q, questions)
         lat.sort()
-        payload["systems"][f"mcp-docs {mode}"] = {"metrics": agg, "misses": misses, "sync_s": round(t.seconds, 2),  # type: ignore[index]
-                                                  "query_p50_ms": round(lat[len(lat) // 2], 2)}
+        payload["systems"][f"mcp-docs {mode}"] = {
+            "metrics": agg,
+            "misses": misses,
+            "sync_s": round(t.seconds, 2),  # type: ignore[index]
+            "query_p50_ms": round(lat[len(lat) // 2], 2),
+        }
         for key, m in agg.items():
-            rows.append([f"mcp-docs {mode}", key, m["n"], m["doc@1"], m["doc@5"], m["section@5"], m["section@5 loose"],
-                         m["mrr"]])
+            rows.append(
+                [
+                    f"mcp-docs {mode}",
+                    key,
+                    m["n"],
+                    m["doc@1"],
+                    m["doc@5"],
+                    m["section@5"],
+                    m["section@5 loose"],
+                    m["mrr"],
+                ]
+            )
         if args.show_misses:
             for m in misses:
                 print(f"MISS {m['id']}: {m['question']}\n   expected {m['expected']}\n   got {m['got']}")
@@ -168,8 +191,11 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         payload["systems"]["bm25s (whole files)"] = {"metrics": agg}  # type: ignore[index]
         for key, m in agg.items():
             rows.append(["bm25s whole files", key, m["n"], m["doc@1"], m["doc@5"], "-", "-", m["mrr"]])
-    table(["system", "subset", "n", "doc hit@1", "doc hit@5", "section hit@5", "section hit@5 (alnum)", "MRR"], rows,
-          title=f"OpenTelemetry questions ({len(questions)})")
+    table(
+        ["system", "subset", "n", "doc hit@1", "doc hit@5", "section hit@5", "section hit@5 (alnum)", "MRR"],
+        rows,
+        title=f"OpenTelemetry questions ({len(questions)})",
+    )
     write_results("otel_quality", payload)
     return payload
 

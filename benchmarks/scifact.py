@@ -82,8 +82,9 @@ def evaluate(run: dict[str, list[str]], qrels: dict[str, dict[str, int]]) -> dic
     }
 
 
-def run_library(md_dir: Path, index_dir: Path, queries: dict[str, str], mode: str = "keyword",
-                embeddings: str = "none") -> tuple[dict[str, list[str]], dict[str, float]]:
+def run_library(
+    md_dir: Path, index_dir: Path, queries: dict[str, str], mode: str = "keyword", embeddings: str = "none"
+) -> tuple[dict[str, list[str]], dict[str, float]]:
     from mcp_docs.library import Library
     from mcp_docs.settings import Settings
 
@@ -154,18 +155,37 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         run, timings = run_library(args.work_dir, index_dir, queries, mode, emb)
         metrics = evaluate(run, qrels)
         payload["systems"][f"mcp-docs {mode}"] = {**metrics, **timings}  # type: ignore[index]
-        rows.append([f"mcp-docs {mode}", metrics["ndcg@10"], metrics["recall@10"], metrics["recall@100"],
-                     metrics["empty_queries"], timings["query_p50_ms"]])
+        rows.append(
+            [
+                f"mcp-docs {mode}",
+                metrics["ndcg@10"],
+                metrics["recall@10"],
+                metrics["recall@100"],
+                metrics["empty_queries"],
+                timings["query_p50_ms"],
+            ]
+        )
     if not args.no_baseline:
         t0 = time.perf_counter()
         run, label = run_bm25s(corpus, queries)
         metrics = evaluate(run, qrels)
         payload["systems"]["bm25s"] = {**metrics, "label": label, "total_s": round(time.perf_counter() - t0, 2)}  # type: ignore[index]
-        rows.append(["bm25s baseline", metrics["ndcg@10"], metrics["recall@10"], metrics["recall@100"],
-                     metrics["empty_queries"], "-"])
+        rows.append(
+            [
+                "bm25s baseline",
+                metrics["ndcg@10"],
+                metrics["recall@10"],
+                metrics["recall@100"],
+                metrics["empty_queries"],
+                "-",
+            ]
+        )
         print(f"baseline: {label}")
-    table(["system", "nDCG@10", "R@10", "R@100", "empty", "query p50 ms"], rows,
-          title=f"SciFact test ({len(queries)} queries, target keyword nDCG@10 >= {TARGET_NDCG})")
+    table(
+        ["system", "nDCG@10", "R@10", "R@100", "empty", "query p50 ms"],
+        rows,
+        title=f"SciFact test ({len(queries)} queries, target keyword nDCG@10 >= {TARGET_NDCG})",
+    )
     write_results("scifact", payload)
     return payload
 

@@ -52,6 +52,7 @@ OTEL_BUILD = CACHE / "semantic-otel-build.json"
 
 # -- child: one cold build ---------------------------------------------------------------------
 
+
 def build(root: Path, index_dir: Path, embeddings: str = "local", fresh: bool = False) -> dict[str, object]:
     """Sync + embed everything in this process; what it cost."""
     from mcp_docs.library import Library
@@ -112,6 +113,7 @@ def main_build(argv: list[str]) -> None:
 
 # -- SciFact ----------------------------------------------------------------------------------
 
+
 def scifact_hits(lib, queries: dict[str, str], depth: int) -> dict[str, tuple[list, list]]:
     """Per query: the keyword section list and the vector section list, `depth` deep (for offline fusion)."""
     assert lib.vectors is not None
@@ -148,8 +150,18 @@ def tune(hits: dict[str, tuple[list, list]], qrels: dict, depth: int, min_sim: f
     for base in GRID_SHARE_BASE:
         for gain in GRID_SHARE_GAIN:
             run = {
-                qid: doc_run([s for s, _ in fuse(kw[:depth], vec[:depth], depth, keyword_share=_share(kw[:depth], base, gain),
-                                                 min_similarity=min_sim)])
+                qid: doc_run(
+                    [
+                        s
+                        for s, _ in fuse(
+                            kw[:depth],
+                            vec[:depth],
+                            depth,
+                            keyword_share=_share(kw[:depth], base, gain),
+                            min_similarity=min_sim,
+                        )
+                    ]
+                )
                 for qid, (kw, vec) in hits.items()
             }
             m = evaluate(run, qrels)
@@ -170,8 +182,11 @@ def scifact(args: argparse.Namespace, payload: dict) -> None:
     build_info = None
     if args.fresh or not (SCIFACT_INDEX / "vectors.sqlite").exists() or _pending(md, SCIFACT_INDEX):
         print("embedding SciFact (child process, cold unless resuming)…", flush=True)
-        build_info = run_child("benchmarks.semantic_eval", ["build", "--root", str(md), "--index-dir", str(SCIFACT_INDEX),
-                                                              *(["--fresh"] if args.fresh else [])], timeout=4 * 3600)
+        build_info = run_child(
+            "benchmarks.semantic_eval",
+            ["build", "--root", str(md), "--index-dir", str(SCIFACT_INDEX), *(["--fresh"] if args.fresh else [])],
+            timeout=4 * 3600,
+        )
         (CACHE / "semantic-scifact-build.json").write_text(json.dumps(build_info))
     elif (CACHE / "semantic-scifact-build.json").exists():
         build_info = json.loads((CACHE / "semantic-scifact-build.json").read_text())
@@ -183,8 +198,10 @@ def scifact(args: argparse.Namespace, payload: dict) -> None:
     systems: dict[str, dict] = {}
     rows = []
     for mode in ("keyword", "semantic", "hybrid"):
-        run = {qid: [r.id.removesuffix(".md") for r in lib.search(text, max_results=100, mode=mode).results]  # type: ignore[arg-type]
-               for qid, text in queries.items()}
+        run = {
+            qid: [r.id.removesuffix(".md") for r in lib.search(text, max_results=100, mode=mode).results]  # type: ignore[arg-type]
+            for qid, text in queries.items()
+        }
         m = evaluate(run, qrels)
         systems[mode] = m
         rows.append([mode, m["ndcg@10"], m["recall@10"], m["recall@100"]])
@@ -209,17 +226,22 @@ def scifact(args: argparse.Namespace, payload: dict) -> None:
         lib.vectors.embed_query(text)
         samples.append((time.perf_counter() - t0) * 1000)
     lat["query embedding only"] = percentiles(samples)
-    table(["search (max_results=10)", "p50 ms", "p95 ms", "max ms"],
-          [[k, v["p50"], v["p95"], v["max"]] for k, v in lat.items()], title="SciFact query latency (warm, 300 queries)")
+    table(
+        ["search (max_results=10)", "p50 ms", "p95 ms", "max ms"],
+        [[k, v["p50"], v["p95"], v["max"]] for k, v in lat.items()],
+        title="SciFact query latency (warm, 300 queries)",
+    )
     payload["scifact_latency_ms"] = lat
 
     if args.tune:
         hits = scifact_hits(lib, queries, 800)
         grid = tune(hits, qrels, 800, lib.vectors.embedder.min_similarity)  # type: ignore[union-attr]
         payload["scifact_tuning"] = grid
-        table(["share base", "share gain", "nDCG@10", "R@100"],
-              [[g["share_base"], g["share_gain"], g["ndcg@10"], g["recall@100"]] for g in grid[:15]],
-              title="SciFact fusion grid (best 15)")
+        table(
+            ["share base", "share gain", "nDCG@10", "R@100"],
+            [[g["share_base"], g["share_gain"], g["ndcg@10"], g["recall@100"]] for g in grid[:15]],
+            title="SciFact fusion grid (best 15)",
+        )
     lib.close()
 
 
@@ -234,6 +256,7 @@ def _pending(root: Path, index_dir: Path) -> bool:
 
 # -- OpenTelemetry -----------------------------------------------------------------------------
 
+
 def otel(args: argparse.Namespace, payload: dict) -> None:
     from mcp_docs.library import Library
     from mcp_docs.settings import Settings
@@ -243,17 +266,64 @@ def otel(args: argparse.Namespace, payload: dict) -> None:
     docs = require(args.data / "otel-docs", "OpenTelemetry docs")
     if args.fresh or not (OTEL_BUILD).exists():
         print("OpenTelemetry docs: cold build to fully hybrid-searchable (child process)…", flush=True)
-        info = run_child("benchmarks.semantic_eval", ["build", "--root", str(docs), "--index-dir", str(OTEL_INDEX), "--fresh"],
-                         timeout=4 * 3600)
+        info = run_child(
+            "benchmarks.semantic_eval",
+            ["build", "--root", str(docs), "--index-dir", str(OTEL_INDEX), "--fresh"],
+            timeout=4 * 3600,
+        )
         (OTEL_BUILD).write_text(json.dumps(info))
     info = json.loads((OTEL_BUILD).read_text())
     payload["otel_build"] = info
-    table(["corpus", "files", "chunks", "sync s", "chunk s", "model load s", "embed s", "chunks/s", "total s", "peak RSS MB", "vectors MB"],
-          [["otel-docs", info["documents"], info["chunks_total"], info["sync_s"], info["chunk_s"], info["model_load_s"],
-            info["embed_s"], info["chunks_per_s"], info["total_s"], info["peak_rss_mb"], info["vectors_mb"]]]
-          + ([["scifact", b["documents"], b["chunks_total"], b["sync_s"], b["chunk_s"], b["model_load_s"], b["embed_s"],
-               b["chunks_per_s"], b["total_s"], b["peak_rss_mb"], b["vectors_mb"]]] if (b := payload.get("scifact_build")) else []),
-          title="Cold build to fully hybrid-searchable (MiniLM int8, 2 threads)")
+    table(
+        [
+            "corpus",
+            "files",
+            "chunks",
+            "sync s",
+            "chunk s",
+            "model load s",
+            "embed s",
+            "chunks/s",
+            "total s",
+            "peak RSS MB",
+            "vectors MB",
+        ],
+        [
+            [
+                "otel-docs",
+                info["documents"],
+                info["chunks_total"],
+                info["sync_s"],
+                info["chunk_s"],
+                info["model_load_s"],
+                info["embed_s"],
+                info["chunks_per_s"],
+                info["total_s"],
+                info["peak_rss_mb"],
+                info["vectors_mb"],
+            ]
+        ]
+        + (
+            [
+                [
+                    "scifact",
+                    b["documents"],
+                    b["chunks_total"],
+                    b["sync_s"],
+                    b["chunk_s"],
+                    b["model_load_s"],
+                    b["embed_s"],
+                    b["chunks_per_s"],
+                    b["total_s"],
+                    b["peak_rss_mb"],
+                    b["vectors_mb"],
+                ]
+            ]
+            if (b := payload.get("scifact_build"))
+            else []
+        ),
+        title="Cold build to fully hybrid-searchable (MiniLM int8, 2 threads)",
+    )
     questions = load_questions()
     lib = Library(Settings.load(docs, OTEL_INDEX, embeddings="local"))
     lib.sync()
@@ -266,12 +336,17 @@ def otel(args: argparse.Namespace, payload: dict) -> None:
         for key in ("all", "lang=en", "lang=fr"):
             if key in agg:
                 m = agg[key]
-                rows.append([mode, key, m["n"], m["doc@1"], m["doc@5"], m["section@1 in doc"], m["section@5"], m["mrr"]])
+                rows.append(
+                    [mode, key, m["n"], m["doc@1"], m["doc@5"], m["section@1 in doc"], m["section@5"], m["mrr"]]
+                )
     if args.tune:
         payload["otel_tuning"] = otel_tune(lib, questions)
     lib.close()
-    table(["mode", "subset", "n", "doc hit@1", "doc hit@5", "section hit@1 in doc", "section hit@5", "MRR"], rows,
-          title=f"OpenTelemetry questions ({len(questions)})")
+    table(
+        ["mode", "subset", "n", "doc hit@1", "doc hit@5", "section hit@1 in doc", "section hit@5", "MRR"],
+        rows,
+        title=f"OpenTelemetry questions ({len(questions)})",
+    )
     payload["otel"] = results
 
 
@@ -285,8 +360,10 @@ def otel_tune(lib, questions: list[dict]) -> list[dict]:
 
     assert lib.vectors is not None
     min_sim = lib.vectors.embedder.min_similarity
-    hits = [(lib.keyword_sections(q["question"], 50), lib.vectors.section_hits(lib.vectors.embed_query(q["question"]), 50))
-            for q in questions]
+    hits = [
+        (lib.keyword_sections(q["question"], 50), lib.vectors.section_hits(lib.vectors.embed_query(q["question"]), 50))
+        for q in questions
+    ]
     grid = []
     for base in GRID_SHARE_BASE:
         for gain in GRID_SHARE_GAIN:
@@ -299,10 +376,34 @@ def otel_tune(lib, questions: list[dict]) -> list[dict]:
             m = aggregate(per_q, questions)["all"]
             grid.append({"share_base": base, "share_gain": gain, **m, "odd": halves[0], "even": halves[1]})
     grid.sort(key=lambda r: (-r["doc@1"], -r["doc@5"], -r["mrr"]))
-    table(["share base", "share gain", "doc@1", "doc@5", "section@1 in doc", "section@5", "MRR", "odd doc@1/@5", "even doc@1/@5"],
-          [[g["share_base"], g["share_gain"], g["doc@1"], g["doc@5"], g["section@1 in doc"], g["section@5"], g["mrr"],
-            f"{g['odd']['doc@1']}/{g['odd']['doc@5']}", f"{g['even']['doc@1']}/{g['even']['doc@5']}"]
-           for g in grid[:15]], title="OpenTelemetry fusion grid (best 15 by doc hit@1)")
+    table(
+        [
+            "share base",
+            "share gain",
+            "doc@1",
+            "doc@5",
+            "section@1 in doc",
+            "section@5",
+            "MRR",
+            "odd doc@1/@5",
+            "even doc@1/@5",
+        ],
+        [
+            [
+                g["share_base"],
+                g["share_gain"],
+                g["doc@1"],
+                g["doc@5"],
+                g["section@1 in doc"],
+                g["section@5"],
+                g["mrr"],
+                f"{g['odd']['doc@1']}/{g['odd']['doc@5']}",
+                f"{g['even']['doc@1']}/{g['even']['doc@5']}",
+            ]
+            for g in grid[:15]
+        ],
+        title="OpenTelemetry fusion grid (best 15 by doc hit@1)",
+    )
     return grid
 
 
@@ -378,15 +479,44 @@ def coverage(args: argparse.Namespace, payload: dict) -> None:
                         point[mode] = aggregate(per_q, questions)["all"]
                 out.append(point)
                 k, h = point["keyword"], point["hybrid"]
-                rows.append([order, f"{keep:.0%}", seed, kept, k["doc@1"], h["doc@1"], k["doc@5"], h["doc@5"],
-                             k["section@5"], h["section@5"], note or ""])
+                rows.append(
+                    [
+                        order,
+                        f"{keep:.0%}",
+                        seed,
+                        kept,
+                        k["doc@1"],
+                        h["doc@1"],
+                        k["doc@5"],
+                        h["doc@5"],
+                        k["section@5"],
+                        h["section@5"],
+                        note or "",
+                    ]
+                )
     shutil.rmtree(scratch, ignore_errors=True)
-    table(["vectors on", "coverage", "seed", "chunks", "kw doc@1", "hyb doc@1", "kw doc@5", "hyb doc@5",
-           "kw sec@5", "hyb sec@5", "hybrid note"], rows, title=f"Partial coverage: OpenTelemetry questions ({len(questions)})")
+    table(
+        [
+            "vectors on",
+            "coverage",
+            "seed",
+            "chunks",
+            "kw doc@1",
+            "hyb doc@1",
+            "kw doc@5",
+            "hyb doc@5",
+            "kw sec@5",
+            "hyb sec@5",
+            "hybrid note",
+        ],
+        rows,
+        title=f"Partial coverage: OpenTelemetry questions ({len(questions)})",
+    )
     payload["coverage"] = out
 
 
 # -- one-paragraph edit ------------------------------------------------------------------------
+
 
 def paragraph_edit(args: argparse.Namespace, payload: dict) -> None:
     from mcp_docs.library import Library
@@ -405,30 +535,53 @@ def paragraph_edit(args: argparse.Namespace, payload: dict) -> None:
         lib.vectors.build()
         conn = lib.vectors._conn()
         doc_id, n_chunks = conn.execute(
-            "select doc_id, count(*) c from chunks group by doc_id order by c desc limit 1").fetchone()
+            "select doc_id, count(*) c from chunks group by doc_id order by c desc limit 1"
+        ).fetchone()
         path = root / doc_id
         text = path.read_text()
-        paragraphs = [p for p in text.split("\n\n") if len(p) > 200 and not p.lstrip().startswith(("```", "|", "-", "{{"))]
+        paragraphs = [
+            p for p in text.split("\n\n") if len(p) > 200 and not p.lstrip().startswith(("```", "|", "-", "{{"))
+        ]
         target = paragraphs[len(paragraphs) // 2]
         path.write_text(text.replace(target, target + " This sentence was added by the edit benchmark.", 1))
         with Timer() as t_sync:
             lib.sync()
         with Timer() as t_embed:
             embedded = lib.vectors.build()
-    info = {"document": doc_id, "document_chunks": n_chunks, "chunks_reembedded": embedded,
-            "sync_s": round(t_sync.seconds, 3), "embed_s": round(t_embed.seconds, 3),
-            "total_s": round(t_sync.seconds + t_embed.seconds, 3)}
-    table(["document", "its chunks", "re-embedded", "sync s", "re-chunk + embed s"],
-          [[doc_id, n_chunks, embedded, info["sync_s"], info["embed_s"]]], title="One-paragraph edit")
+    info = {
+        "document": doc_id,
+        "document_chunks": n_chunks,
+        "chunks_reembedded": embedded,
+        "sync_s": round(t_sync.seconds, 3),
+        "embed_s": round(t_embed.seconds, 3),
+        "total_s": round(t_sync.seconds + t_embed.seconds, 3),
+    }
+    table(
+        ["document", "its chunks", "re-embedded", "sync s", "re-chunk + embed s"],
+        [[doc_id, n_chunks, embedded, info["sync_s"], info["embed_s"]]],
+        title="One-paragraph edit",
+    )
     payload["paragraph_edit"] = info
 
 
 def throughput(args: argparse.Namespace, payload: dict) -> None:
     """Embedding alone, on real chunks (the first 512 of the cached SciFact index), in a fresh child process."""
     info = run_child("benchmarks.semantic_eval", ["throughput", "--index-dir", str(SCIFACT_INDEX)])
-    table(["chunks", "avg chars", "model load s", "chunks/s", "RSS before load MB", "peak RSS MB", "load avg 1 min"],
-          [[info["chunks"], info["avg_chars"], info["load_s"], info["chunks_per_s"], info["rss_before_mb"],
-            info["peak_rss_mb"], info["loadavg"]]], title="Embedding throughput (MiniLM int8, 2 threads, batches of 8)")
+    table(
+        ["chunks", "avg chars", "model load s", "chunks/s", "RSS before load MB", "peak RSS MB", "load avg 1 min"],
+        [
+            [
+                info["chunks"],
+                info["avg_chars"],
+                info["load_s"],
+                info["chunks_per_s"],
+                info["rss_before_mb"],
+                info["peak_rss_mb"],
+                info["loadavg"],
+            ]
+        ],
+        title="Embedding throughput (MiniLM int8, 2 threads, batches of 8)",
+    )
     payload["throughput"] = info
 
 
@@ -454,11 +607,19 @@ def main_throughput(argv: list[str]) -> None:
     embedder.embed_passages(texts[:8])  # warm-up
     with Timer() as t:
         embedder.embed_passages(texts)
-    print(json.dumps({
-        "chunks": len(texts), "avg_chars": round(sum(map(len, texts)) / len(texts)), "load_s": round(t_load.seconds, 2),
-        "chunks_per_s": round(len(texts) / t.seconds, 1), "rss_before_mb": round(rss_before, 1),
-        "peak_rss_mb": peak_rss_mb(), "loadavg": round(os.getloadavg()[0], 2),
-    }))
+    print(
+        json.dumps(
+            {
+                "chunks": len(texts),
+                "avg_chars": round(sum(map(len, texts)) / len(texts)),
+                "load_s": round(t_load.seconds, 2),
+                "chunks_per_s": round(len(texts) / t.seconds, 1),
+                "rss_before_mb": round(rss_before, 1),
+                "peak_rss_mb": peak_rss_mb(),
+                "loadavg": round(os.getloadavg()[0], 2),
+            }
+        )
+    )
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -466,8 +627,11 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--data", type=Path, default=SHARED_BENCH)
     ap.add_argument("--fresh", action="store_true", help="rebuild the cached embedded indexes (slow)")
     ap.add_argument("--tune", action="store_true", help="print the SciFact fusion grid")
-    ap.add_argument("--only", default="scifact,otel,coverage,edit,throughput",
-                    help="comma-separated subset of scifact,otel,coverage,edit,throughput")
+    ap.add_argument(
+        "--only",
+        default="scifact,otel,coverage,edit,throughput",
+        help="comma-separated subset of scifact,otel,coverage,edit,throughput",
+    )
     args = ap.parse_args(argv)
     payload: dict = {}
     steps = {"scifact": scifact, "otel": otel, "coverage": coverage, "edit": paragraph_edit, "throughput": throughput}

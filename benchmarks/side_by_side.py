@@ -54,8 +54,9 @@ async def _count_mvm(client) -> int:
     return int((r.structured_content or {}).get("document_count", 0))
 
 
-async def run_server(params, tool: str, make_args, parse, queries: dict[str, str], count, files: int,
-                     probe: str) -> dict[str, object]:
+async def run_server(
+    params, tool: str, make_args, parse, queries: dict[str, str], count, files: int, probe: str
+) -> dict[str, object]:
     """Start the server, wait until it has indexed every file and a probe search is stable, then query."""
     from mcp import Client
 
@@ -100,31 +101,63 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
 
     idx = CACHE / "sbs-mcp-docs-index"
     shutil.rmtree(idx, ignore_errors=True)
-    params = StdioServerParameters(command=sys.executable, env=dict(os.environ), args=[
-        "-m", "mcp_docs", "serve", "--root", str(args.work_dir), "--index-dir", str(idx), "--embeddings", "none",
-        "--no-watch"])
-    systems["mcp-docs keyword"] = asyncio.run(run_server(
-        params, "search_documents", lambda q: {"query": q, "max_results": LIMIT, "mode": "keyword"}, _ids_mcp_docs,
-        queries, _count_mcp_docs, len(corpus), PROBE))
+    params = StdioServerParameters(
+        command=sys.executable,
+        env=dict(os.environ),
+        args=[
+            "-m",
+            "mcp_docs",
+            "serve",
+            "--root",
+            str(args.work_dir),
+            "--index-dir",
+            str(idx),
+            "--embeddings",
+            "none",
+            "--no-watch",
+        ],
+    )
+    systems["mcp-docs keyword"] = asyncio.run(
+        run_server(
+            params,
+            "search_documents",
+            lambda q: {"query": q, "max_results": LIMIT, "mode": "keyword"},
+            _ids_mcp_docs,
+            queries,
+            _count_mcp_docs,
+            len(corpus),
+            PROBE,
+        )
+    )
 
-    mvm = args.mvm or shutil.which("markdown-vault-mcp") or (
-        "/tmp/mvm-venv/bin/markdown-vault-mcp" if Path("/tmp/mvm-venv/bin/markdown-vault-mcp").exists() else None)
+    mvm = (
+        args.mvm
+        or shutil.which("markdown-vault-mcp")
+        or ("/tmp/mvm-venv/bin/markdown-vault-mcp" if Path("/tmp/mvm-venv/bin/markdown-vault-mcp").exists() else None)
+    )
     if mvm:
         for label, make in (
             ("markdown-vault-mcp keyword (default)", lambda q: {"query": q, "limit": LIMIT, "mode": "keyword"}),
-            ("markdown-vault-mcp keyword, words OR-ed", lambda q: {
-                "query": " OR ".join(re.findall(r"[^\W_]+", q)), "limit": LIMIT, "mode": "keyword"}),
+            (
+                "markdown-vault-mcp keyword, words OR-ed",
+                lambda q: {"query": " OR ".join(re.findall(r"[^\W_]+", q)), "limit": LIMIT, "mode": "keyword"},
+            ),
         ):
             state = CACHE / "sbs-mvm"
             shutil.rmtree(state, ignore_errors=True)
             state.mkdir(parents=True)
-            env = dict(os.environ, MARKDOWN_VAULT_MCP_SOURCE_DIR=str(args.work_dir),
-                       MARKDOWN_VAULT_MCP_INDEX_PATH=str(state / "index.db"), MARKDOWN_VAULT_MCP_READ_ONLY="true",
-                       MARKDOWN_VAULT_MCP_FILE_WATCHER="false")
+            env = dict(
+                os.environ,
+                MARKDOWN_VAULT_MCP_SOURCE_DIR=str(args.work_dir),
+                MARKDOWN_VAULT_MCP_INDEX_PATH=str(state / "index.db"),
+                MARKDOWN_VAULT_MCP_READ_ONLY="true",
+                MARKDOWN_VAULT_MCP_FILE_WATCHER="false",
+            )
             p = StdioServerParameters(command=mvm, args=["serve"], env=env)
             try:
-                systems[label] = asyncio.run(run_server(p, "search", make, _ids_mvm, queries, _count_mvm,
-                                                        len(corpus), PROBE))
+                systems[label] = asyncio.run(
+                    run_server(p, "search", make, _ids_mvm, queries, _count_mvm, len(corpus), PROBE)
+                )
             except Exception as exc:  # a peer failing is a finding, not a crash of the benchmark
                 print(f"{label}: failed ({type(exc).__name__}: {exc})")
     else:
@@ -136,10 +169,22 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         m.pop("recall@100")
         m["recall@20"] = round(sum(recall_at_k(r["run"].get(q, []), qrels[q], 20) for q in qrels) / len(qrels), 4)
         payload[name] = {**m, "start_to_ready_s": r["start_to_ready_s"], "latency_ms": r["latency_ms"]}
-        rows.append([name, m["ndcg@10"], m["recall@20"], m["empty_queries"], r["start_to_ready_s"],
-                     r["latency_ms"].get("p50"), r["latency_ms"].get("p95")])
-    table(["system (stdio MCP)", "nDCG@10", "R@20", "empty", "start→all indexed s", "search p50 ms", "p95 ms"],
-          rows, title=f"SciFact through MCP stdio, same run ({len(queries)} queries, {LIMIT} results)")
+        rows.append(
+            [
+                name,
+                m["ndcg@10"],
+                m["recall@20"],
+                m["empty_queries"],
+                r["start_to_ready_s"],
+                r["latency_ms"].get("p50"),
+                r["latency_ms"].get("p95"),
+            ]
+        )
+    table(
+        ["system (stdio MCP)", "nDCG@10", "R@20", "empty", "start→all indexed s", "search p50 ms", "p95 ms"],
+        rows,
+        title=f"SciFact through MCP stdio, same run ({len(queries)} queries, {LIMIT} results)",
+    )
     write_results("side_by_side", {"systems": payload})
     return payload
 

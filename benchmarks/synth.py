@@ -17,16 +17,24 @@ import random
 import time
 from pathlib import Path
 
-_SYLLABLES = ("ka lo mi ne ru sa ti vo xe an el is or um ber cor dan fel gor hin jul kem lar mon nor "
-              "pel quin ros sul tam vel wen yor zan tra pre sto gre pla".split())
-_TAGS = [f"topic/{w}" for w in ("infra", "design", "notes", "research", "ops", "howto", "meeting", "api")] + \
-        ["draft", "todo", "reference", "idea", "archive", "python", "kubernetes", "security"]
+_SYLLABLES = (
+    ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "xe", "an", "el", "is", "or", "um", "ber", "cor", "dan", "fel", "gor", "hin", "jul", "kem", "lar", "mon", "nor", "pel", "quin", "ros", "sul", "tam", "vel", "wen", "yor", "zan", "tra", "pre", "sto", "gre", "pla"]
+)
+_TAGS = [f"topic/{w}" for w in ("infra", "design", "notes", "research", "ops", "howto", "meeting", "api")] + [
+    "draft",
+    "todo",
+    "reference",
+    "idea",
+    "archive",
+    "python",
+    "kubernetes",
+    "security",
+]
 
 
 def _vocabulary(rng: random.Random, size: int = 6000) -> list[str]:
     words: dict[str, None] = {}
-    common = ("the of and to in is that for it as with on be by this are or from at an which can not "
-              "but have has was will more one all use when data file system user time new also").split()
+    common = ["the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "with", "on", "be", "by", "this", "are", "or", "from", "at", "an", "which", "can", "not", "but", "have", "has", "was", "will", "more", "one", "all", "use", "when", "data", "file", "system", "user", "time", "new", "also"]
     for w in common:
         words[w] = None
     while len(words) < size:
@@ -84,8 +92,10 @@ class VaultWriter:
         parts: list[str] = []
         if rng.random() < 0.85:
             tags = ", ".join(rng.sample(_TAGS, rng.randint(0, 3)))
-            parts.append(f"---\ntitle: {title}\ntags: [{tags}]\ndate: 2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}\n"
-                         f"aliases: [{' '.join(self._words(2))}]\n---\n")
+            parts.append(
+                f"---\ntitle: {title}\ntags: [{tags}]\ndate: 2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}\n"
+                f"aliases: [{' '.join(self._words(2))}]\n---\n"
+            )
         parts.append(f"# {title}\n")
         sections = max(1, min(12, size // 700))
         per = max(200, size // (sections + 1))
@@ -98,8 +108,10 @@ class VaultWriter:
             if r < 0.25:
                 parts.append("\n" + "\n".join(f"- {self._sentence()}" for _ in range(rng.randint(2, 6))) + "\n")
             elif r < 0.35:
-                code = "\n".join(f"{'_'.join(self._words(2))} = {rng.randint(0, 999)}  # {' '.join(self._words(3))}"
-                                 for _ in range(rng.randint(2, 10)))
+                code = "\n".join(
+                    f"{'_'.join(self._words(2))} = {rng.randint(0, 999)}  # {' '.join(self._words(3))}"
+                    for _ in range(rng.randint(2, 10))
+                )
                 parts.append(f"\n```python\n{code}\n```\n")
             elif r < 0.42:
                 other = rng.choice(self.names)

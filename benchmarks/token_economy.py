@@ -55,8 +55,10 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         return tok((args.docs / doc_id).read_text(encoding="utf-8", errors="replace"))
 
     questions = load_questions()
-    acc = {k: {"tokens": 0, "json_tokens": 0, "hits": 0} for k in
-           ("outline+section", "top doc, its sections", "sections top-3", "whole top-1 file", "whole top-3 files")}
+    acc = {
+        k: {"tokens": 0, "json_tokens": 0, "hits": 0}
+        for k in ("outline+section", "top doc, its sections", "sections top-3", "whole top-1 file", "whole top-3 files")
+    }
     per_q = []
     for q in questions:
         res = tools.search_documents(q["question"], max_results=5, mode="keyword")
@@ -106,8 +108,15 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             acc[key]["tokens"] += t
             acc[key]["json_tokens"] += j
             acc[key]["hits"] += h
-        row.update({"outline+section": t1, "hit": hit1, "whole_top1": w1,
-                    "outline": tok(render_read_document(o)), "section": tok(render_read_section(rs)) if rs else 0})
+        row.update(
+            {
+                "outline+section": t1,
+                "hit": hit1,
+                "whole_top1": w1,
+                "outline": tok(render_read_document(o)),
+                "section": tok(render_read_section(rs)) if rs else 0,
+            }
+        )
         per_q.append(row)
 
     n = len(questions)
@@ -118,8 +127,17 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     for k, v in acc.items():
         mean = v["tokens"] / n
         rows.append([k, round(mean), round(v["json_tokens"] / n), round(v["hits"] / n, 3), round(base / mean, 2)])
-    table(["strategy", "tokens/question (text)", "tokens incl. structured JSON", "section hit rate",
-           "whole-top-1 / this"], rows, title=f"Token economy, OpenTelemetry questions ({n}, keyword mode)")
+    table(
+        [
+            "strategy",
+            "tokens/question (text)",
+            "tokens incl. structured JSON",
+            "section hit rate",
+            "whole-top-1 / this",
+        ],
+        rows,
+        title=f"Token economy, OpenTelemetry questions ({n}, keyword mode)",
+    )
 
     # Outline and summary sizes of the longest documents.
     longest = sorted(lib.catalog.fingerprints().items(), key=lambda kv: -kv[1].size)[:10]
@@ -129,19 +147,49 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         outline_t = tok(render_read_document(tools.read_document(doc_id, mode="outline", max_chars=big)))
         summary_t = tok(render_read_document(tools.read_document(doc_id, mode="summary", max_chars=big)))
         default_summary = tools.read_document(doc_id, mode="summary")
-        size_rows.append([doc_id, fp.size, full, outline_t, summary_t, default_summary.estimated_tokens,
-                          round(full / max(outline_t, 1), 1)])
-    table(["document", "bytes", "full tokens", "outline tokens", "summary tokens (all)",
-           "summary tokens (default max_chars)", "full / outline"], size_rows,
-          title="Outline and summary sizes of the 10 longest documents")
+        size_rows.append(
+            [
+                doc_id,
+                fp.size,
+                full,
+                outline_t,
+                summary_t,
+                default_summary.estimated_tokens,
+                round(full / max(outline_t, 1), 1),
+            ]
+        )
+    table(
+        [
+            "document",
+            "bytes",
+            "full tokens",
+            "outline tokens",
+            "summary tokens (all)",
+            "summary tokens (default max_chars)",
+            "full / outline",
+        ],
+        size_rows,
+        title="Outline and summary sizes of the 10 longest documents",
+    )
     lib.close()
-    payload = {"questions": n, "strategies": {k: {"tokens_per_question": round(v["tokens"] / n, 1),
-                                                  "tokens_incl_json_per_question": round(v["json_tokens"] / n, 1),
-                                                  "section_hit_rate": round(v["hits"] / n, 3)} for k, v in acc.items()},
-               "long_documents": [dict(zip(["id", "bytes", "full", "outline", "summary_all", "summary_default",
-                                            "ratio"], r)) for r in size_rows],
-               "per_question": per_q, "mean_tokens_per_call": parts,
-               "note": "tokens estimated as the server does (~4 bytes/token); DocsTools + mcp_docs.render"}
+    payload = {
+        "questions": n,
+        "strategies": {
+            k: {
+                "tokens_per_question": round(v["tokens"] / n, 1),
+                "tokens_incl_json_per_question": round(v["json_tokens"] / n, 1),
+                "section_hit_rate": round(v["hits"] / n, 3),
+            }
+            for k, v in acc.items()
+        },
+        "long_documents": [
+            dict(zip(["id", "bytes", "full", "outline", "summary_all", "summary_default", "ratio"], r))
+            for r in size_rows
+        ],
+        "per_question": per_q,
+        "mean_tokens_per_call": parts,
+        "note": "tokens estimated as the server does (~4 bytes/token); DocsTools + mcp_docs.render",
+    }
     write_results("token_economy", payload)
     return payload
 

@@ -29,13 +29,20 @@ def _common(p: argparse.ArgumentParser, root_required: bool = False) -> None:
 
 
 def _embeddings(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--embeddings", choices=["local", "openai", "none"], help="embedder (or MCP_DOCS_EMBEDDINGS; default local)")
-    p.add_argument("--embeddings-model", help="embedding model: a name for --embeddings openai, or multilingual-e5-small for --embeddings local ([multilingual] extra)")
+    p.add_argument(
+        "--embeddings", choices=["local", "openai", "none"], help="embedder (or MCP_DOCS_EMBEDDINGS; default local)"
+    )
+    p.add_argument(
+        "--embeddings-model",
+        help="embedding model: a name for --embeddings openai, or multilingual-e5-small for --embeddings local ([multilingual] extra)",
+    )
     p.add_argument("--embeddings-base-url", help="base URL of an OpenAI-compatible embeddings endpoint")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mcp-docs", description="Search and read a Markdown knowledge base, for people and LLM agents (MCP).")
+    parser = argparse.ArgumentParser(
+        prog="mcp-docs", description="Search and read a Markdown knowledge base, for people and LLM agents (MCP)."
+    )
     parser.add_argument("--version", action="version", version=f"mcp-docs {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 

@@ -85,7 +85,11 @@ def render_client_config(
         if token:
             server["headers"] = {"Authorization": "Bearer ${input:mcp-docs-token}"}
             config["inputs"] = [
-                {"type": "promptString", "id": "mcp-docs-token", "description": "mcp-docs bearer token",
-                 "password": True}
+                {
+                    "type": "promptString",
+                    "id": "mcp-docs-token",
+                    "description": "mcp-docs bearer token",
+                    "password": True,
+                }
             ]
     return json.dumps(config, indent=2)

@@ -47,7 +47,11 @@ def _err_console() -> Console:
 
 def _clock(seconds: float) -> str:
     whole = round(seconds)
-    return f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}" if whole >= 3600 else f"{whole // 60}:{whole % 60:02d}"
+    return (
+        f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
+        if whole >= 3600
+        else f"{whole // 60}:{whole % 60:02d}"
+    )
 
 
 def progress_detail(done: int, total: int | None, unit: str, seconds: float, prior_rate: float | None = None) -> str:
@@ -87,8 +91,12 @@ class StageProgress:
 
 def _progress(console: Console) -> Progress:
     return Progress(
-        TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"), TimeElapsedColumn(),
-        console=console, transient=True,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.fields[detail]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
     )
 
 
@@ -168,7 +176,9 @@ def cmd_index(args: argparse.Namespace, settings: Settings | None) -> int:
             if empty:
                 console.print(f"[yellow]{empty}[/]", highlight=False)
             for problem in report.skipped[:20]:
-                console.print(f"  skipped [yellow]{problem.path}[/]: {problem.kind} — {problem.detail}", highlight=False)
+                console.print(
+                    f"  skipped [yellow]{problem.path}[/]: {problem.kind} — {problem.detail}", highlight=False
+                )
             if len(report.skipped) > 20:
                 console.print(f"  … and {len(report.skipped) - 20} more (see `mcp-docs status`)")
             console.print(f"index: {settings.index_dir}", highlight=False)
@@ -231,7 +241,7 @@ def print_emphasised(text: str) -> None:
     styled = Text()
     at = 0
     for m in _BOLD.finditer(text):
-        styled.append(text[at:m.start()])
+        styled.append(text[at : m.start()])
         styled.append(m.group(1), style="bold")
         at = m.end()
     styled.append(text[at:])
@@ -340,4 +350,3 @@ def cmd_config(args: argparse.Namespace, settings: Settings | None) -> int:
         raise UserError("config needs --root DIR (the documents folder the client should serve).")
     print(render_client_config(args.client, settings, transport=args.transport, url=args.url))
     return 0
-

@@ -317,8 +317,12 @@ def make_embedder(settings: Settings) -> Embedder | None:
     if settings.embeddings == "none":
         return None
     if settings.embeddings == "openai":
-        return OpenAIEmbedder(settings.embeddings_model, settings.embeddings_base_url, settings.embeddings_api_key,
-                              settings.embeddings_api_key_env)
+        return OpenAIEmbedder(
+            settings.embeddings_model,
+            settings.embeddings_base_url,
+            settings.embeddings_api_key,
+            settings.embeddings_api_key_env,
+        )
     name = (settings.embeddings_model or "all-MiniLM-L6-v2").strip().lower()
     if name in MINILM_NAMES:
         return MiniLMEmbedder()

@@ -69,8 +69,8 @@ def bind_policy_error(host: str, token: str | None) -> str | None:
     if len(token) < MIN_NETWORK_TOKEN_CHARS:
         return (
             f"refusing to listen on {host} with a {len(token)}-character token: it must have at least "
-            f"{MIN_NETWORK_TOKEN_CHARS} characters (for example `python -c \"import secrets; "
-            f"print(secrets.token_urlsafe(32))\"`)."
+            f'{MIN_NETWORK_TOKEN_CHARS} characters (for example `python -c "import secrets; '
+            f'print(secrets.token_urlsafe(32))"`).'
         )
     return None
 
@@ -178,5 +178,11 @@ async def _plain(status: int, text: str, scope: Scope, receive: Receive, send: S
     await Response(text, status_code=status, media_type="text/plain")(scope, receive, send)
 
 
-__all__ = ["SecurityMiddleware", "allowed_hosts_for", "bind_policy_error", "is_loopback", "load_token",
-           "parse_host_header"]
+__all__ = [
+    "SecurityMiddleware",
+    "allowed_hosts_for",
+    "bind_policy_error",
+    "is_loopback",
+    "load_token",
+    "parse_host_header",
+]

@@ -131,15 +131,19 @@ class SessionLimiter:
                 del self._sessions[sid]
                 victims.append(sid)
                 excess -= 1
-                log.info("ended the least recently used idle HTTP session to stay within %d sessions",
-                         self.max_sessions)
+                log.info(
+                    "ended the least recently used idle HTTP session to stay within %d sessions", self.max_sessions
+                )
         return victims
 
     async def _end(self, session_id: str, opening: Scope) -> None:
         """DELETE the session through the app, as its client would have (404 if the SDK already expired it)."""
         scope: Scope = {
-            **{k: v for k, v in opening.items()
-               if k in ("type", "asgi", "http_version", "scheme", "server", "root_path", "app", "state")},
+            **{
+                k: v
+                for k, v in opening.items()
+                if k in ("type", "asgi", "http_version", "scheme", "server", "root_path", "app", "state")
+            },
             "method": "DELETE",
             "path": self.path,
             "raw_path": self.path.encode("ascii"),

@@ -80,7 +80,11 @@ class Library:
 
     def _check_compatibility(self) -> None:
         """Rebuild from scratch when the catalog schema, the root or the root language changed."""
-        expected = {"schema_version": str(SCHEMA_VERSION), "root": str(self.settings.root), "language": self.settings.language}
+        expected = {
+            "schema_version": str(SCHEMA_VERSION),
+            "root": str(self.settings.root),
+            "language": self.settings.language,
+        }
         stored = {k: self.catalog.get_meta(k) for k in expected}
         if stored == expected:
             return
@@ -113,7 +117,8 @@ class Library:
         if catalogued and self.fulltext.num_sections() < catalogued // 2:
             log.warning(
                 "the full-text index holds %d sections but the catalog lists %d: rebuilding the index",
-                self.fulltext.num_sections(), catalogued,
+                self.fulltext.num_sections(),
+                catalogued,
             )
             self.catalog.clear()
 

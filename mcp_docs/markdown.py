@@ -171,8 +171,11 @@ def parse_markdown(text: str, file_stem: str = "untitled", *, seconds: float | N
         # A note of front matter alone (a stub, a tag hub): the front matter is its one section, so the
         # note can be found by its title and tags and read like any other.
         body = "\n".join(lines[:content_start])
-        sections = [Section(0, PREAMBLE_HEADING, PREAMBLE_HEADING, 0, 1, content_start, content_start, body,
-                            estimate_tokens(body))]
+        sections = [
+            Section(
+                0, PREAMBLE_HEADING, PREAMBLE_HEADING, 0, 1, content_start, content_start, body, estimate_tokens(body)
+            )
+        ]
     title = _first_str(front_matter.get("title"))
     if not title:
         title = next((h[3] for h in headings if h[0] == 1 and h[3]), "") or file_stem
@@ -274,9 +277,7 @@ def _build_sections(
         body = "\n".join(pre_lines).strip("\n")
         start = content_start + 1
         end = _trim_end(lines, start, first_heading)
-        sections.append(
-            Section(0, PREAMBLE_HEADING, PREAMBLE_HEADING, 0, start, end, end, body, estimate_tokens(body))
-        )
+        sections.append(Section(0, PREAMBLE_HEADING, PREAMBLE_HEADING, 0, start, end, end, body, estimate_tokens(body)))
     subtree_next = _subtree_ends(headings, n_lines)
     stack: list[tuple[int, str]] = []
     seen_paths: dict[str, int] = {}
@@ -423,9 +424,7 @@ def _collect_tags(
     return tuple(seen)
 
 
-def _collect_links(
-    lines: list[str], content_start: int, code_lines: set[int], deadline: _Deadline
-) -> tuple[Link, ...]:
+def _collect_links(lines: list[str], content_start: int, code_lines: set[int], deadline: _Deadline) -> tuple[Link, ...]:
     links: list[Link] = []
     for n in range(content_start, len(lines)):
         if n % _CHECK_EVERY == 0:

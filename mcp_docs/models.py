@@ -69,7 +69,9 @@ class SearchResult(BaseModel):
     mode_used: SearchMode
     results: list[DocumentMatch]
     index: IndexInfo
-    note: Note | None = Field(default=None, description="Why the mode used differs from the one asked, or other advice.")
+    note: Note | None = Field(
+        default=None, description="Why the mode used differs from the one asked, or other advice."
+    )
     estimated_tokens: int = 0
 
 

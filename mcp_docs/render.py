@@ -44,15 +44,20 @@ def render_search(result: SearchResult, next_step: Callable[[SearchResult], str]
             snippet = clip(s.snippet, FIRST_SNIPPET_CHARS if i == 0 else OTHER_SNIPPET_CHARS)
             lines.append(f"   § {s.heading_path} (L{s.line_start}-{s.line_end})" + (f": {snippet}" if snippet else ""))
     if result.results:
-        lines.append(next_step(result) if next_step else
-                     "Next: read_section(id, heading path) for the text, or read_document(id, mode='outline').")
+        lines.append(
+            next_step(result)
+            if next_step
+            else "Next: read_section(id, heading path) for the text, or read_document(id, mode='outline')."
+        )
     return "\n".join(lines)
 
 
 def render_list(result: ListResult) -> str:
     where = result.folder or "(root)"
-    lines = [f"{where}: {result.total} document{'s' if result.total != 1 else ''}"
-             + (f", showing {len(result.documents)}" if len(result.documents) != result.total else "")]
+    lines = [
+        f"{where}: {result.total} document{'s' if result.total != 1 else ''}"
+        + (f", showing {len(result.documents)}" if len(result.documents) != result.total else "")
+    ]
     if result.note:
         lines.append(f"note: {result.note}")
     if result.folders:

@@ -99,7 +99,9 @@ class Scanner:
         try:
             entries = list(os.scandir(folder))
         except OSError as exc:
-            result.problems.append(Problem(rel_folder or ".", "unreadable", f"folder could not be listed: {exc.strerror}"))
+            result.problems.append(
+                Problem(rel_folder or ".", "unreadable", f"folder could not be listed: {exc.strerror}")
+            )
             return
         entries.sort(key=lambda e: e.name)
         rules = self.jail.rules
@@ -133,7 +135,9 @@ class Scanner:
         except PathOutsideRoot:
             result.problems.append(Problem(rel, "outside_root", "folder link leads outside the root: not followed"))
         except NotServed:
-            if not self.jail.rules.excludes(rel, is_dir=True):  # a link whose own name is excluded is not ours to report
+            if not self.jail.rules.excludes(
+                rel, is_dir=True
+            ):  # a link whose own name is excluded is not ours to report
                 result.problems.append(Problem(rel, "excluded_link", EXCLUDED_LINK))
         except OSError as exc:
             result.problems.append(Problem(rel, "unreadable", str(exc.strerror or exc)))

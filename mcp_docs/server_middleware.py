@@ -24,8 +24,14 @@ ResourcePage = Callable[[str | None], tuple[list[Resource], str | None]]
 """(cursor) → (resources, next cursor); raises ValueError for a cursor it did not issue."""
 
 _SHOWN_VALUE_CHARS = 60
-_KINDS = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "true or false",
-          "object": "an object", "null": "null"}
+_KINDS = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "object": "an object",
+    "null": "null",
+}
 
 
 class DocsMiddleware:
@@ -66,8 +72,9 @@ class DocsMiddleware:
             if model is not None and isinstance(arguments, dict):
                 message = argument_error(str(params["name"]), model, arguments)
                 if message is not None:
-                    result["content"] = [TextContent(type="text", text=message).model_dump(mode="json", by_alias=True,
-                                                                                           exclude_none=True)]
+                    result["content"] = [
+                        TextContent(type="text", text=message).model_dump(mode="json", by_alias=True, exclude_none=True)
+                    ]
         return result
 
 
@@ -193,5 +200,13 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     return resolved
 
 
-__all__ = ["DocsMiddleware", "ResourcePage", "argument_error", "arguments_model", "compact_tool", "describe",
-           "inline_refs", "strip_titles"]
+__all__ = [
+    "DocsMiddleware",
+    "ResourcePage",
+    "argument_error",
+    "arguments_model",
+    "compact_tool",
+    "describe",
+    "inline_refs",
+    "strip_titles",
+]

@@ -31,10 +31,24 @@ DEFAULT_MAX_SESSIONS = 256
 
 # Languages with a Tantivy Snowball stemmer; the key is what users write in `lang:` or `--language`.
 STEMMER_LANGUAGES: dict[str, str] = {
-    "ar": "arabic", "da": "danish", "nl": "dutch", "en": "english", "fi": "finnish",
-    "fr": "french", "de": "german", "el": "greek", "hu": "hungarian", "it": "italian",
-    "no": "norwegian", "pt": "portuguese", "ro": "romanian", "ru": "russian",
-    "es": "spanish", "sv": "swedish", "ta": "tamil", "tr": "turkish",
+    "ar": "arabic",
+    "da": "danish",
+    "nl": "dutch",
+    "en": "english",
+    "fi": "finnish",
+    "fr": "french",
+    "de": "german",
+    "el": "greek",
+    "hu": "hungarian",
+    "it": "italian",
+    "no": "norwegian",
+    "pt": "portuguese",
+    "ro": "romanian",
+    "ru": "russian",
+    "es": "spanish",
+    "sv": "swedish",
+    "ta": "tamil",
+    "tr": "turkish",
 }
 
 
@@ -118,8 +132,9 @@ class Settings:
             if exts_env
             else DEFAULT_EXTENSIONS
         )
-        api_key_env = str(overrides.get("embeddings_api_key_env") or
-                          env.get("MCP_DOCS_EMBEDDINGS_API_KEY_ENV") or "OPENAI_API_KEY")
+        api_key_env = str(
+            overrides.get("embeddings_api_key_env") or env.get("MCP_DOCS_EMBEDDINGS_API_KEY_ENV") or "OPENAI_API_KEY"
+        )
         token_file = env.get("MCP_DOCS_TOKEN_FILE", "").strip()
         settings = cls(
             root=root_path,

@@ -39,8 +39,11 @@ def error_reply(exc: Exception) -> JSONRPCError | None:
     if message is _BLANK:
         return None
     if message is _UNREADABLE:
-        return JSONRPCError(jsonrpc="2.0", id=None,
-                            error=ErrorData(code=PARSE_ERROR, message="Parse error: the line is not valid JSON."))
+        return JSONRPCError(
+            jsonrpc="2.0",
+            id=None,
+            error=ErrorData(code=PARSE_ERROR, message="Parse error: the line is not valid JSON."),
+        )
     if isinstance(message, dict):
         if "method" not in message:
             return None  # a malformed response: replying could start an error ping-pong
@@ -128,8 +131,9 @@ class _AnsweringReadStream:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.aclose()
 
 
@@ -150,8 +154,9 @@ async def serve_stdio(mcp: MCPServer) -> None:
     """What `MCPServer.run_stdio_async` does, with unreadable lines answered."""
     server = lowlevel_server(mcp)
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(_AnsweringReadStream(read_stream, write_stream), write_stream,
-                         server.create_initialization_options())
+        await server.run(
+            _AnsweringReadStream(read_stream, write_stream), write_stream, server.create_initialization_options()
+        )
 
 
 __all__ = ["error_reply", "lowlevel_server", "serve_stdio"]

@@ -70,7 +70,9 @@ MAX_SEARCH_RESULTS = 20
 MAX_QUERY_CHARS = 1000
 MAX_TAGS = 20
 MAX_LIST_LIMIT = 200
-DEFAULT_SEARCH_CHARS = 24_000  # JSON; ~5k chars for five typical results, and 20 fit (~12k tokens with the text, worst case)
+DEFAULT_SEARCH_CHARS = (
+    24_000  # JSON; ~5k chars for five typical results, and 20 fit (~12k tokens with the text, worst case)
+)
 MIN_SEARCH_CHARS = 1000
 LIST_DOCUMENTS_CHARS = 40_000  # one list_documents page (JSON), ~170 typical entries; the rest goes to next_cursor
 LIST_FOLDERS_CHARS = 6000
@@ -274,7 +276,9 @@ class DocsTools:
     def load(self, doc_id: Any) -> LoadedDocument:
         """Resolve an id inside the root and read and parse the file as it is on disk now."""
         if not isinstance(doc_id, str) or not doc_id.strip():
-            raise ToolInputError("The id is empty: use a document id like 'guides/setup.md' from search or list results.")
+            raise ToolInputError(
+                "The id is empty: use a document id like 'guides/setup.md' from search or list results."
+            )
         jail = self.library.jail
         try:
             path = jail.resolve_id(doc_id.strip())
@@ -302,7 +306,9 @@ class DocsTools:
         try:
             loaded = self.parse_cache.parse(data, file_stem(clean_id), self.library.settings.parse_seconds)
         except ParseTimeout as exc:
-            raise ToolInputError(f"'{clean_id}' is not served: {exc}, so it is skipped (see `mcp-docs status`).") from None
+            raise ToolInputError(
+                f"'{clean_id}' is not served: {exc}, so it is skipped (see `mcp-docs status`)."
+            ) from None
         return LoadedDocument(clean_id, path, loaded.parsed, loaded.text)
 
     def _require_root(self) -> None:
@@ -339,7 +345,11 @@ class DocsTools:
     def _folder_missing_message(self, folder: str) -> str:
         top = [p for p, _ in self.library.catalog.subfolders("", None)]
         msg = f"No folder '{printable(folder)}'."
-        return msg + (" Top-level folders: " + clip_list(top, LISTED_CHARS, ID_CHARS) + "." if top else " The root has no subfolders.")
+        return msg + (
+            " Top-level folders: " + clip_list(top, LISTED_CHARS, ID_CHARS) + "."
+            if top
+            else " The root has no subfolders."
+        )
 
     def _exists(self, doc_id: str) -> bool:
         try:
@@ -370,7 +380,9 @@ class DocsTools:
         return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
     def _decode_cursor(self, cursor: Any, folder: str, tag: str | None) -> int:
-        bad = ToolInputError("Invalid cursor: pass next_cursor from the previous list_documents result unchanged, or omit it.")
+        bad = ToolInputError(
+            "Invalid cursor: pass next_cursor from the previous list_documents result unchanged, or omit it."
+        )
         if not isinstance(cursor, str) or len(cursor) > 200:
             raise bad
         try:
@@ -380,7 +392,9 @@ class DocsTools:
         except (ValueError, KeyError, TypeError, binascii.Error):
             raise bad from None
         if key != self._cursor_key(folder, tag) or offset < 0:
-            raise ToolInputError("This cursor belongs to another listing: use the same folder and tag as the call that returned it.")
+            raise ToolInputError(
+                "This cursor belongs to another listing: use the same folder and tag as the call that returned it."
+            )
         return offset
 
 
@@ -566,7 +580,9 @@ def outline(parsed: ParsedDocument) -> str:
     Headings are clipped so that one huge heading cannot fill the whole budget.
     """
     total = sum(s.tokens for s in parsed.sections)
-    lines = [f"{clip(parsed.title, HEADING_CHARS)} — {len(parsed.lines)} lines, ~{_size(total)} tokens. Sections (lines, ~tokens):"]
+    lines = [
+        f"{clip(parsed.title, HEADING_CHARS)} — {len(parsed.lines)} lines, ~{_size(total)} tokens. Sections (lines, ~tokens):"
+    ]
     for s, tokens in zip(parsed.sections, _subtree_tokens(parsed.sections)):
         marker = "#" * s.level + " " if s.level else ""
         lines.append(f"{marker}{clip(s.heading, HEADING_CHARS)} (L{s.line_start}-{s.subtree_end}, ~{_size(tokens)})")

@@ -52,7 +52,9 @@ def vault(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def settings(vault: Path, tmp_path: Path) -> Settings:
-    return Settings.load(vault, tmp_path / "index", embeddings="none", environ={})  # the developer's MCP_DOCS_* must not leak in
+    return Settings.load(
+        vault, tmp_path / "index", embeddings="none", environ={}
+    )  # the developer's MCP_DOCS_* must not leak in
 
 
 @pytest.fixture

@@ -27,7 +27,9 @@ def test_index_then_search_json_contract(vault: Path, index_dir: Path) -> None:
     assert "9 documents indexed" in out.stdout
     assert "huge.md" in out.stdout and "too_large" in out.stdout  # skips are reported, not silent
 
-    out = run("search", "restore drill", "--root", str(vault), "--index-dir", str(index_dir), "--json", "--mode", "keyword")
+    out = run(
+        "search", "restore drill", "--root", str(vault), "--index-dir", str(index_dir), "--json", "--mode", "keyword"
+    )
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert set(data) >= {"query", "mode_used", "results", "index"}
@@ -47,7 +49,11 @@ def test_search_without_prior_index_builds_it(vault: Path, index_dir: Path) -> N
 
 def test_env_settings_and_max_results(vault: Path, index_dir: Path) -> None:
     out = run(
-        "search", "the", "--json", "--max-results", "2",
+        "search",
+        "the",
+        "--json",
+        "--max-results",
+        "2",
         env_extra={"MCP_DOCS_ROOT": str(vault), "MCP_DOCS_INDEX_DIR": str(index_dir)},
     )
     assert out.returncode == 0, out.stderr
@@ -98,7 +104,13 @@ def test_one_shot_search_embeds_a_small_vault_and_answers_hybrid(tmp_path: Path)
     (root / "a.md").write_text("# Cats\n\nCats are small domestic felines that purr.\n")
     (root / "b.md").write_text("# Databases\n\nPostgreSQL stores rows in tables.\n")
     out = run(
-        "search", "kitten", "--root", str(root), "--index-dir", str(tmp_path / "i"), "--json",
+        "search",
+        "kitten",
+        "--root",
+        str(root),
+        "--index-dir",
+        str(tmp_path / "i"),
+        "--json",
         env_extra={"MCP_DOCS_EMBEDDINGS": "local"},
     )
     assert out.returncode == 0, out.stderr
@@ -114,8 +126,15 @@ def _closed_reader(*args: str) -> subprocess.CompletedProcess[str]:
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        proc = subprocess.run([sys.executable, "-m", "mcp_docs", *args], stdout=write_end, stderr=subprocess.PIPE, check=False,
-                              text=True, env=env, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "mcp_docs", *args],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            check=False,
+            text=True,
+            env=env,
+            timeout=120,
+        )
     finally:
         os.close(write_end)
     return proc

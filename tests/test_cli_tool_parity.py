@@ -43,7 +43,12 @@ READS: list[tuple[str, dict[str, Any]]] = [
 
 def search_argv(args: dict[str, Any]) -> list[str]:
     argv = ["search", args["query"]]
-    for key, flag in (("mode", "--mode"), ("max_results", "--max-results"), ("folder", "--folder"), ("max_chars", "--max-chars")):
+    for key, flag in (
+        ("mode", "--mode"),
+        ("max_results", "--max-results"),
+        ("folder", "--folder"),
+        ("max_chars", "--max-chars"),
+    ):
         if key in args:
             argv += [flag, str(args[key])]
     for tag in args.get("tags", []):
@@ -78,7 +83,9 @@ async def mcp_answer(client: Client, tool: str, args: dict[str, Any]) -> tuple[b
     return (True, r.content[0].text) if r.is_error else (False, r.structured_content)
 
 
-async def test_cli_search_and_read_answer_exactly_as_the_mcp_tools(library: Library, vault: Path, tmp_path: Path) -> None:
+async def test_cli_search_and_read_answer_exactly_as_the_mcp_tools(
+    library: Library, vault: Path, tmp_path: Path
+) -> None:
     async with Client(build_server(library), raise_exceptions=True) as client:
         for args in SEARCHES:
             expected = await mcp_answer(client, "search_documents", args)
@@ -94,7 +101,13 @@ async def test_the_cases_cover_what_the_cli_used_to_get_wrong(library: Library) 
     async with Client(build_server(library), raise_exceptions=True) as client:
         error, text = await mcp_answer(client, "search_documents", {"query": "install", "folder": "nosuch"})
         assert error and text.startswith("No folder 'nosuch'")
-        _, result = await mcp_answer(client, "search_documents", {"query": "install", "mode": "keyword", "max_results": 50})
+        _, result = await mcp_answer(
+            client, "search_documents", {"query": "install", "mode": "keyword", "max_results": 50}
+        )
         assert "used 20" in result["note"] and result["estimated_tokens"] > 0
         error, text = await mcp_answer(client, "search_documents", {"query": "install", "mode": "fuzzy"})
-        assert error and text == 'search_documents: argument \'mode\' must be one of "hybrid", "keyword", "semantic", not "fuzzy".'
+        assert (
+            error
+            and text
+            == 'search_documents: argument \'mode\' must be one of "hybrid", "keyword", "semantic", not "fuzzy".'
+        )

@@ -80,8 +80,15 @@ class EmbeddingsServer:
                 ]
                 data.reverse()  # clients must order by index
                 tokens = sum(len(t.split()) for t in inputs)
-                self._reply(200, {"object": "list", "data": data, "model": request["model"],
-                                  "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+                self._reply(
+                    200,
+                    {
+                        "object": "list",
+                        "data": data,
+                        "model": request["model"],
+                        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+                    },
+                )
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -113,6 +120,7 @@ def minilm() -> MiniLMEmbedder:
 
 
 # -- local MiniLM --------------------------------------------------------------------------------
+
 
 def test_tokenizer_is_package_data_with_its_license() -> None:
     with __import__("importlib").resources.as_file(DATA / MINILM_TOKENIZER) as path:
@@ -183,6 +191,7 @@ def test_minilm_loads_lazily() -> None:
 
 # -- OpenAI-compatible endpoint ------------------------------------------------------------------
 
+
 def test_openai_embedder_speaks_the_wire_format(embeddings_server: EmbeddingsServer) -> None:
     embedder = OpenAIEmbedder("nomic-embed-text", embeddings_server.base_url, FAKE_KEY)
     embedder.batch_size = 2
@@ -222,6 +231,7 @@ def test_openai_without_key_or_base_url_is_refused() -> None:
 
 # -- selection ------------------------------------------------------------------------------------
 
+
 def test_make_embedder_follows_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "root"
     root.mkdir()
@@ -232,8 +242,13 @@ def test_make_embedder_follows_settings(tmp_path: Path, monkeypatch: pytest.Monk
         make_embedder(Settings(**base, embeddings="local", embeddings_model="bert-huge"))
     monkeypatch.setenv("SOME_KEY", "k")
     openai = make_embedder(
-        Settings(**base, embeddings="openai", embeddings_model="mxbai", embeddings_base_url="http://127.0.0.1:1/v1",
-                 embeddings_api_key_env="SOME_KEY")
+        Settings(
+            **base,
+            embeddings="openai",
+            embeddings_model="mxbai",
+            embeddings_base_url="http://127.0.0.1:1/v1",
+            embeddings_api_key_env="SOME_KEY",
+        )
     )
     assert isinstance(openai, OpenAIEmbedder) and openai.model == "mxbai"
 

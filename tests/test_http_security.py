@@ -20,20 +20,49 @@ from mcp_docs.http_security import (
 TOKEN = "a-long-enough-test-token-0123456789"
 
 
-@pytest.mark.parametrize("header, host", [
-    ("localhost", "localhost"), ("LocalHost:8000", "localhost"), ("127.0.0.1", "127.0.0.1"),
-    ("127.0.0.1:65535", "127.0.0.1"), ("[::1]", "::1"), ("[::1]:8000", "::1"), ("[0:0:0:0:0:0:0:1]:80", "::1"),
-    ("docs.example.com.", "docs.example.com"), ("my-host", "my-host"),
-])
+@pytest.mark.parametrize(
+    "header, host",
+    [
+        ("localhost", "localhost"),
+        ("LocalHost:8000", "localhost"),
+        ("127.0.0.1", "127.0.0.1"),
+        ("127.0.0.1:65535", "127.0.0.1"),
+        ("[::1]", "::1"),
+        ("[::1]:8000", "::1"),
+        ("[0:0:0:0:0:0:0:1]:80", "::1"),
+        ("docs.example.com.", "docs.example.com"),
+        ("my-host", "my-host"),
+    ],
+)
 def test_well_formed_host_headers(header: str, host: str) -> None:
     assert parse_host_header(header) == host
 
 
-@pytest.mark.parametrize("header", [
-    "127.0.0.1:8000@evil.com", "localhost:evil", "localhost:", "localhost:99999", "localhost:8000:80",
-    "user@localhost", "localhost/evil", "localhost?x", "localhost#x", "::1", "[::1", "[::1]x", "[evil]",
-    "-localhost", "local_host", "a..b", "", " ", "localhost\x00.evil.com", "lоcalhost",  # noqa: RUF001 (a Cyrillic o)
-])
+@pytest.mark.parametrize(
+    "header",
+    [
+        "127.0.0.1:8000@evil.com",
+        "localhost:evil",
+        "localhost:",
+        "localhost:99999",
+        "localhost:8000:80",
+        "user@localhost",
+        "localhost/evil",
+        "localhost?x",
+        "localhost#x",
+        "::1",
+        "[::1",
+        "[::1]x",
+        "[evil]",
+        "-localhost",
+        "local_host",
+        "a..b",
+        "",
+        " ",
+        "localhost\x00.evil.com",
+        "lоcalhost",
+    ],
+)
 def test_malformed_host_headers_name_no_host(header: str) -> None:
     assert parse_host_header(header) is None
 
@@ -65,8 +94,13 @@ async def _status(mw: SecurityMiddleware, headers: dict[str, str], path: str = "
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    scope = {"type": "http", "method": "POST", "path": path, "query_string": b"",
-             "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]}
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": path,
+        "query_string": b"",
+        "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()],
+    }
     await mw(scope, receive, send)
     return next(m["status"] for m in sent if m["type"] == "http.response.start")
 

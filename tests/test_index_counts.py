@@ -52,7 +52,12 @@ def test_a_server_process_sees_what_another_process_indexed(tmp_path: Path) -> N
         assert lib.index_info().documents == 1
         for i in range(4):
             write(tmp_path / "root", f"new/n{i}.md", f"# N{i}\n\nnote {i}\n")
-        proc = subprocess.run([sys.executable, "-c", SYNC_IN_CHILD, str(settings.root), str(settings.index_dir)],
-                              capture_output=True, text=True, timeout=120, env=child_env())
+        proc = subprocess.run(
+            [sys.executable, "-c", SYNC_IN_CHILD, str(settings.root), str(settings.index_dir)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=child_env(),
+        )
         assert proc.returncode == 0, proc.stderr
         assert lib.index_info().documents == 5

@@ -50,7 +50,13 @@ def test_comment_dropping_matches_the_regex(text: str) -> None:
 
 def test_ordinary_inline_markdown() -> None:
     assert clean_inline("**Bold** and *it* and ==mark== and ~~gone~~") == "Bold and it and mark and gone"
-    assert clean_inline("`OTEL_SERVICE_NAME` and __init__ and snake_case_kept") == "OTEL_SERVICE_NAME and init and snake_case_kept"
-    assert clean_inline("See [[Page#Part|the part]], [label](http://x.org 'T') and <b>tags</b>") == "See the part, label and tags"
+    assert (
+        clean_inline("`OTEL_SERVICE_NAME` and __init__ and snake_case_kept")
+        == "OTEL_SERVICE_NAME and init and snake_case_kept"
+    )
+    assert (
+        clean_inline("See [[Page#Part|the part]], [label](http://x.org 'T') and <b>tags</b>")
+        == "See the part, label and tags"
+    )
     assert clean_inline("``code with ` inside`` then *x*") == "code with ` inside then x"
     assert clean_inline("[[1](https://example.org/a)") == "[1"  # the inner link's label; the stray '[' stays

@@ -22,9 +22,7 @@ def test_stemming_and_accent_folding(library: Library) -> None:
     assert top(library, "réunion")[0] == "fr/eleves.md"  # French stemming: réunion ~ réunions
 
 
-@pytest.mark.parametrize(
-    "identifier", ["OTEL_EXPORTER_OTLP_ENDPOINT", "vm.swappiness", "C++"]
-)
+@pytest.mark.parametrize("identifier", ["OTEL_EXPORTER_OTLP_ENDPOINT", "vm.swappiness", "C++"])
 def test_exact_identifiers_match(library: Library, identifier: str) -> None:
     result = library.search(identifier, mode="keyword")
     assert result.results[0].id == "guides/setup/install.md"
@@ -77,7 +75,20 @@ def test_folder_and_tag_filters(library: Library) -> None:
 
 @pytest.mark.parametrize(
     "query",
-    ["", "   ", "foo:bar", '"unclosed', "AND", "OR NOT", "(((", "*", "title:x^3", "a" * 10_000, "\x00\x1b[31m", "💥 ∑ 漢字"],
+    [
+        "",
+        "   ",
+        "foo:bar",
+        '"unclosed',
+        "AND",
+        "OR NOT",
+        "(((",
+        "*",
+        "title:x^3",
+        "a" * 10_000,
+        "\x00\x1b[31m",
+        "💥 ∑ 漢字",
+    ],
 )
 def test_any_text_is_a_valid_query(library: Library, query: str) -> None:
     result = library.search(query, mode="keyword")

@@ -114,17 +114,42 @@ def test_rules_excludes(rel: str, is_dir: bool, excluded: bool) -> None:
 @pytest.fixture
 def rules_root(tmp_path: Path) -> Path:
     root = tmp_path / "root"
-    for rel in ("ok.md", "secret/s.md", "secret/relay-target.md", ".hidden/h.md", "dir/inner.md", "dir/.dot.md",
-                "notes.txt", "top/private.md"):
+    for rel in (
+        "ok.md",
+        "secret/s.md",
+        "secret/relay-target.md",
+        ".hidden/h.md",
+        "dir/inner.md",
+        "dir/.dot.md",
+        "notes.txt",
+        "top/private.md",
+    ):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(rel)
     (tmp_path / "outside.md").write_text("outside")
-    links = {"to-ok.md": "ok.md", "to-secret.md": "secret/s.md", "to-txt.md": "notes.txt", "to-hidden": ".hidden",
-             "hop.md": "to-secret.md", "chain.md": "hop.md", "via-secret.md": "secret/relay.md",
-             "secret/relay.md": "../ok.md", "dir-link": "dir", "ghost.md": "secret/none.md", "gone.md": "none.md",
-             "out.md": "../outside.md", "loop-a.md": "loop-b.md", "loop-b.md": "loop-a.md",
-             "up-and-in.md": "../root/secret/s.md", "dot-named-hop.md": ".dot-link.md", ".dot-link.md": "ok.md",
-             "top-link": "top", "txt-hop.md": "hop.txt", "hop.txt": "ok.md", "dir/back.md": "../secret/../ok.md"}
+    links = {
+        "to-ok.md": "ok.md",
+        "to-secret.md": "secret/s.md",
+        "to-txt.md": "notes.txt",
+        "to-hidden": ".hidden",
+        "hop.md": "to-secret.md",
+        "chain.md": "hop.md",
+        "via-secret.md": "secret/relay.md",
+        "secret/relay.md": "../ok.md",
+        "dir-link": "dir",
+        "ghost.md": "secret/none.md",
+        "gone.md": "none.md",
+        "out.md": "../outside.md",
+        "loop-a.md": "loop-b.md",
+        "loop-b.md": "loop-a.md",
+        "up-and-in.md": "../root/secret/s.md",
+        "dot-named-hop.md": ".dot-link.md",
+        ".dot-link.md": "ok.md",
+        "top-link": "top",
+        "txt-hop.md": "hop.txt",
+        "hop.txt": "ok.md",
+        "dir/back.md": "../secret/../ok.md",
+    }
     for name, target in links.items():
         os.symlink(target, root / name)
     return root
@@ -132,9 +157,25 @@ def rules_root(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize(
     "rel",
-    ["to-secret.md", "to-txt.md", "to-hidden/h.md", "to-hidden", "hop.md", "chain.md", "via-secret.md",
-     "dir-link/.dot.md", "ghost.md", "up-and-in.md", "dot-named-hop.md", "top-link/private.md", "txt-hop.md",
-     "dir/back.md", "secret/relay.md", "notes.txt", ".hidden/h.md"],
+    [
+        "to-secret.md",
+        "to-txt.md",
+        "to-hidden/h.md",
+        "to-hidden",
+        "hop.md",
+        "chain.md",
+        "via-secret.md",
+        "dir-link/.dot.md",
+        "ghost.md",
+        "up-and-in.md",
+        "dot-named-hop.md",
+        "top-link/private.md",
+        "txt-hop.md",
+        "dir/back.md",
+        "secret/relay.md",
+        "notes.txt",
+        ".hidden/h.md",
+    ],
 )
 def test_check_servable_refuses_every_way_to_an_excluded_place(rules_root: Path, rel: str) -> None:
     jail = Jail(rules_root, RULES)

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from mcp_docs.errors import ERROR_CHARS, FileTooLarge
 from mcp_docs.library import Library
 from mcp_docs.models import HEADING_PATH_CHARS, TITLE_CHARS
-from mcp_docs.errors import ERROR_CHARS, FileTooLarge
 from mcp_docs.paths import Jail
 from mcp_docs.server import build_server
 from mcp_docs.settings import Settings
@@ -45,7 +45,9 @@ def hostile(tmp_path: Path) -> Path:
         "# Parts\n\n" + "".join(f"## Part {i} {'y' * 300}\n\nalpha part {i}\n\n" for i in range(400))
     )
     for i in range(40):
-        (root / f"doc{i:02d}.md").write_text(f"# Doc {i}\n\n" + "alpha beta gamma " * 40 + "\n\n## Alpha more\n\nalpha\n")
+        (root / f"doc{i:02d}.md").write_text(
+            f"# Doc {i}\n\n" + "alpha beta gamma " * 40 + "\n\n## Alpha more\n\nalpha\n"
+        )
     return root
 
 
@@ -58,7 +60,9 @@ async def client(hostile: Path, tmp_path: Path) -> AsyncIterator[Client]:
 
 
 def sizes(r: Any) -> tuple[int, int]:
-    structured = json.dumps(r.structured_content, ensure_ascii=False, separators=(",", ":")) if r.structured_content else ""
+    structured = (
+        json.dumps(r.structured_content, ensure_ascii=False, separators=(",", ":")) if r.structured_content else ""
+    )
     return len(r.content[0].text), len(structured)
 
 
@@ -205,8 +209,23 @@ def test_fit_search_is_what_the_cli_uses(hostile: Path, tmp_path: Path) -> None:
 def test_cli_search_max_chars(hostile: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from mcp_docs.cli import main
 
-    code = main(["search", "alpha", "--root", str(hostile), "--index-dir", str(tmp_path / "ix"), "--embeddings", "none",
-                 "--max-results", "20", "--max-chars", "2000", "--json"])
+    code = main(
+        [
+            "search",
+            "alpha",
+            "--root",
+            str(hostile),
+            "--index-dir",
+            str(tmp_path / "ix"),
+            "--embeddings",
+            "none",
+            "--max-results",
+            "20",
+            "--max-chars",
+            "2000",
+            "--json",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0 and len(out.strip()) <= 2000
     assert "left out" in json.loads(out)["note"]

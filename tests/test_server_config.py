@@ -36,10 +36,26 @@ def test_claude_desktop_stdio_entry_starts_the_server(cfg_settings: Settings) ->
     assert args[args.index("--root") + 1] == str(cfg_settings.root)
     assert args[args.index("--index-dir") + 1] == str(cfg_settings.index_dir)
     assert args[args.index("--embeddings") + 1] == "none"
-    init = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
-    proc = subprocess.run([entry["command"], *args, "--no-watch"], input=init + "\n", capture_output=True, text=True,
-                          timeout=30, env={k: v for k, v in os.environ.items() if not k.startswith("MCP_DOCS_")})
+    init = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+    )
+    proc = subprocess.run(
+        [entry["command"], *args, "--no-watch"],
+        input=init + "\n",
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={k: v for k, v in os.environ.items() if not k.startswith("MCP_DOCS_")},
+    )
     reply = json.loads(proc.stdout.splitlines()[0])
     assert reply["result"]["serverInfo"]["name"] == "mcp-docs"
 
@@ -71,7 +87,9 @@ def test_http_entries_reference_the_token_never_contain_it(tmp_path: Path) -> No
 def test_cli_config_prints_the_entry(cfg_settings: Settings) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "mcp_docs", "config", "vscode", "--root", str(cfg_settings.root)],
-        capture_output=True, text=True, timeout=30,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["servers"]["docs"]["args"][:3] == ["serve", "--root", str(cfg_settings.root)]

@@ -102,9 +102,16 @@ async def test_client_without_token_is_refused(http_server: str) -> None:
 
 def test_non_loopback_bind_without_token_refuses_to_start(vault, tmp_path) -> None:  # noqa: F811
     proc = subprocess.run(
-        [sys.executable, *serve_args(vault, tmp_path / "index", "--transport", "http", "--host", "0.0.0.0",
-                                     "--port", str(free_port()))],
-        capture_output=True, text=True, timeout=30, env=child_env(),
+        [
+            sys.executable,
+            *serve_args(
+                vault, tmp_path / "index", "--transport", "http", "--host", "0.0.0.0", "--port", str(free_port())
+            ),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=child_env(),
     )
     assert proc.returncode != 0
     assert "token" in proc.stderr and "MCP_DOCS_TOKEN" in proc.stderr
@@ -113,8 +120,12 @@ def test_non_loopback_bind_without_token_refuses_to_start(vault, tmp_path) -> No
 
 # -- sessions: abandoned ones are bounded ------------------------------------------------------------
 
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
 SESSION_HEADERS = {**POST_HEADERS, "MCP-Protocol-Version": "2025-11-25"}
 
 
@@ -143,8 +154,12 @@ async def _initialize(base: str, n: int, concurrency: int = 4) -> list[str]:
 
 
 def _ping(base: str, session: str) -> httpx2.Response:
-    return httpx2.post(f"{base}/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "ping"},
-                       headers={**SESSION_HEADERS, "mcp-session-id": session}, timeout=30)
+    return httpx2.post(
+        f"{base}/mcp",
+        json={"jsonrpc": "2.0", "id": 2, "method": "ping"},
+        headers={**SESSION_HEADERS, "mcp-session-id": session},
+        timeout=30,
+    )
 
 
 @pytest.fixture
@@ -177,8 +192,12 @@ def test_a_busy_session_is_never_evicted(capped_server) -> None:
     """A session with an open GET stream is in use even while it sends nothing: newer idle ones go first."""
     base, _ = capped_server
     busy = anyio.run(_initialize, base, 1, 1)[0]
-    with httpx2.stream("GET", f"{base}/mcp", headers={"accept": "text/event-stream", "mcp-session-id": busy,
-                                                      "MCP-Protocol-Version": "2025-11-25"}, timeout=60) as stream:
+    with httpx2.stream(
+        "GET",
+        f"{base}/mcp",
+        headers={"accept": "text/event-stream", "mcp-session-id": busy, "MCP-Protocol-Version": "2025-11-25"},
+        timeout=60,
+    ) as stream:
         assert stream.status_code == 200
         anyio.run(_initialize, base, 250)
         assert _ping(base, busy).status_code == 200
@@ -187,8 +206,9 @@ def test_a_busy_session_is_never_evicted(capped_server) -> None:
 
 def test_an_idle_session_expires_and_a_new_one_works(tmp_path) -> None:
     port = free_port()
-    proc = start_http(make_vault(tmp_path), tmp_path / "index", port,
-                      child_env(MCP_DOCS_SESSION_IDLE_SECONDS="1"), "--no-watch")
+    proc = start_http(
+        make_vault(tmp_path), tmp_path / "index", port, child_env(MCP_DOCS_SESSION_IDLE_SECONDS="1"), "--no-watch"
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         session = anyio.run(_initialize, base, 1, 1)[0]
@@ -206,9 +226,13 @@ def test_an_idle_session_expires_and_a_new_one_works(tmp_path) -> None:
 
 @pytest.mark.parametrize("name, value", [("MCP_DOCS_MAX_SESSIONS", "0"), ("MCP_DOCS_SESSION_IDLE_SECONDS", "soon")])
 def test_bad_session_settings_are_one_sentence(vault, tmp_path, name: str, value: str) -> None:  # noqa: F811
-    proc = subprocess.run([sys.executable, *serve_args(vault, tmp_path / "index", "--transport", "http",
-                                                       "--port", str(free_port()))],
-                          capture_output=True, text=True, timeout=60, env=child_env(**{name: value}))
+    proc = subprocess.run(
+        [sys.executable, *serve_args(vault, tmp_path / "index", "--transport", "http", "--port", str(free_port()))],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=child_env(**{name: value}),
+    )
     assert proc.returncode != 0 and name in proc.stderr and "Traceback" not in proc.stderr
 
 
@@ -220,9 +244,13 @@ def test_port_in_use_is_reported_before_serving(vault, tmp_path) -> None:  # noq
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        proc = subprocess.run([sys.executable, *serve_args(vault, tmp_path / "index", "--transport", "http",
-                                                           "--port", str(port))],
-                              capture_output=True, text=True, timeout=60, env=child_env())
+        proc = subprocess.run(
+            [sys.executable, *serve_args(vault, tmp_path / "index", "--transport", "http", "--port", str(port))],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=child_env(),
+        )
     assert proc.returncode != 0
     assert f"port {port} is already in use" in proc.stderr and "--port" in proc.stderr
     assert "serving" not in proc.stderr and "Traceback" not in proc.stderr

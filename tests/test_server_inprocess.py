@@ -77,8 +77,19 @@ async def test_read_section(client) -> None:
     assert not r.is_error
     s = r.structured_content
     assert s["heading"] == "Windows" and "MSI" in s["content"] and s["level"] == 2
-    assert set(s) >= {"id", "heading", "heading_path", "level", "line_start", "line_end", "content", "offset",
-                      "next_offset", "truncated", "estimated_tokens"}
+    assert set(s) >= {
+        "id",
+        "heading",
+        "heading_path",
+        "level",
+        "line_start",
+        "line_end",
+        "content",
+        "offset",
+        "next_offset",
+        "truncated",
+        "estimated_tokens",
+    }
 
 
 @pytest.mark.parametrize(

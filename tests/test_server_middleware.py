@@ -30,8 +30,11 @@ BAD_ARGUMENTS = [
     ("read_document", {"id": 3}, ["'id'", "a string", "not 3"]),
     ("read_document", {"id": "a.md", "mode": "everything"}, ["'mode'", '"full", "outline", "summary"']),
     ("read_section", {"id": "guides/install.md"}, ["'section' is required"]),
-    ("read_section", {"id": "x", "section": "y", "include_subsections": "perhaps"}, ["'include_subsections'",
-                                                                                   "true or false"]),
+    (
+        "read_section",
+        {"id": "x", "section": "y", "include_subsections": "perhaps"},
+        ["'include_subsections'", "true or false"],
+    ),
 ]
 
 
@@ -42,8 +45,9 @@ async def client(library: Library):
 
 
 @pytest.mark.parametrize(("tool", "arguments", "expected"), BAD_ARGUMENTS)
-async def test_a_bad_argument_is_one_sentence_naming_it(client: Client, tool: str, arguments: dict,
-                                                        expected: list[str]) -> None:
+async def test_a_bad_argument_is_one_sentence_naming_it(
+    client: Client, tool: str, arguments: dict, expected: list[str]
+) -> None:
     r = await client.call_tool(tool, arguments)
     assert r.is_error
     text = r.content[0].text
@@ -70,8 +74,11 @@ async def test_what_the_sdk_accepts_is_still_accepted(client: Client) -> None:
 def _titles(schema: object) -> list[str]:
     if isinstance(schema, dict):
         own = [v for k, v in schema.items() if k == "title" and isinstance(v, str)]
-        return own + [t for k, v in schema.items() if k != "properties" for t in _titles(v)] + [
-            t for v in (schema.get("properties") or {}).values() for t in _titles(v)]
+        return (
+            own
+            + [t for k, v in schema.items() if k != "properties" for t in _titles(v)]
+            + [t for v in (schema.get("properties") or {}).values() for t in _titles(v)]
+        )
     if isinstance(schema, list):
         return [t for v in schema for t in _titles(v)]
     return []

@@ -60,12 +60,22 @@ def test_stdout_carries_only_protocol_messages(vault, tmp_path) -> None:  # noqa
     """Malformed input gets JSON-RPC errors (or nothing) on stdout, never a traceback; the server survives."""
     lines = [
         "this is not json",
-        "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"nope\"}",
-        "{\"jsonrpc\": \"2.0\", \"id\": 2, \"method\": \"tools/call\", \"params\": {\"name\": \"read_document\"}}",
+        '{"jsonrpc": "2.0", "id": 1, "method": "nope"}',
+        '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "read_document"}}',
         "[1, 2, 3]",
         "\x00\x01garbage",
-        json.dumps({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            }
+        ),
     ]
     proc = subprocess.run(
         [sys.executable, *serve_args(vault, tmp_path / "index", "--no-watch")],

@@ -70,10 +70,16 @@ def test_separate_folders_are_fine(base: Path) -> None:
 
 def test_environment_variables_become_typed_fields(base: Path, tmp_path: Path) -> None:
     env = {
-        "MCP_DOCS_MAX_FILE_BYTES": "1000", "MCP_DOCS_PARSE_WORKERS": "3", "MCP_DOCS_PARSE_SECONDS": "1.5",
-        "MCP_DOCS_TOKEN": " s3cret-token ", "MCP_DOCS_TOKEN_FILE": "~/token.txt",
-        "MCP_DOCS_ALLOWED_HOSTS": "Docs.LAN, 10.0.0.5,,docs.lan", "MCP_DOCS_ALLOWED_ORIGINS": "https://App.example/",
-        "MCP_DOCS_EMBEDDINGS": "openai", "MCP_DOCS_EMBEDDINGS_API_KEY_ENV": "MY_KEY", "MY_KEY": "sk-test",
+        "MCP_DOCS_MAX_FILE_BYTES": "1000",
+        "MCP_DOCS_PARSE_WORKERS": "3",
+        "MCP_DOCS_PARSE_SECONDS": "1.5",
+        "MCP_DOCS_TOKEN": " s3cret-token ",
+        "MCP_DOCS_TOKEN_FILE": "~/token.txt",
+        "MCP_DOCS_ALLOWED_HOSTS": "Docs.LAN, 10.0.0.5,,docs.lan",
+        "MCP_DOCS_ALLOWED_ORIGINS": "https://App.example/",
+        "MCP_DOCS_EMBEDDINGS": "openai",
+        "MCP_DOCS_EMBEDDINGS_API_KEY_ENV": "MY_KEY",
+        "MY_KEY": "sk-test",
         "OPENAI_BASE_URL": "http://127.0.0.1:11434/v1",
     }
     s = Settings.load(base / "notes", base / "elsewhere" / "idx", environ=env)
@@ -86,15 +92,27 @@ def test_environment_variables_become_typed_fields(base: Path, tmp_path: Path) -
     bare = _load(base / "notes", base / "elsewhere" / "idx")
     assert bare.parse_workers is None and bare.token is None and bare.allowed_hosts == ()
     # a flag still beats the variable
-    assert Settings.load(base / "notes", base / "elsewhere" / "idx", environ=env,
-                         embeddings_base_url="http://h/v1").embeddings_base_url == "http://h/v1"
+    assert (
+        Settings.load(
+            base / "notes", base / "elsewhere" / "idx", environ=env, embeddings_base_url="http://h/v1"
+        ).embeddings_base_url
+        == "http://h/v1"
+    )
 
 
-@pytest.mark.parametrize(("name", "value"), [
-    ("MCP_DOCS_MAX_FILE_BYTES", "5MB"), ("MCP_DOCS_PARSE_WORKERS", "many"), ("MCP_DOCS_PARSE_WORKERS", "-2"),
-    ("MCP_DOCS_PARSE_SECONDS", "nan"), ("MCP_DOCS_MAX_SESSIONS", "2.5"), ("MCP_DOCS_SESSION_IDLE_SECONDS", "0"),
-    ("MCP_DOCS_LANGUAGE", "klingon"), ("MCP_DOCS_EMBEDDINGS", "magic"),
-])
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("MCP_DOCS_MAX_FILE_BYTES", "5MB"),
+        ("MCP_DOCS_PARSE_WORKERS", "many"),
+        ("MCP_DOCS_PARSE_WORKERS", "-2"),
+        ("MCP_DOCS_PARSE_SECONDS", "nan"),
+        ("MCP_DOCS_MAX_SESSIONS", "2.5"),
+        ("MCP_DOCS_SESSION_IDLE_SECONDS", "0"),
+        ("MCP_DOCS_LANGUAGE", "klingon"),
+        ("MCP_DOCS_EMBEDDINGS", "magic"),
+    ],
+)
 def test_a_bad_value_is_one_sentence_naming_the_variable(base: Path, name: str, value: str) -> None:
     with pytest.raises(ValueError) as caught:
         Settings.load(base / "notes", base / "elsewhere" / "idx", environ={name: value})
@@ -106,7 +124,8 @@ def test_nothing_else_in_the_package_reads_the_environment() -> None:
     package = Path(__file__).parent.parent / "mcp_docs"
     readers = [
         f"{path.relative_to(package)}:{n}"
-        for path in package.rglob("*.py") if path.name != "settings.py"
+        for path in package.rglob("*.py")
+        if path.name != "settings.py"
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
         if any(word in line for word in ("os.environ", "getenv(", "environ.get(")) and not line.lstrip().startswith("#")
     ]

@@ -35,5 +35,7 @@ def test_fold_keeps_length() -> None:
 
 
 def test_link_targets_are_left_out_of_snippets() -> None:
-    snippet = make_snippet("See [the sampling spec](https://example.org/specs/sampling#probability) and ![chart](img.png).", ["sampling"])
+    snippet = make_snippet(
+        "See [the sampling spec](https://example.org/specs/sampling#probability) and ![chart](img.png).", ["sampling"]
+    )
     assert snippet == "See the **sampling** spec and chart."

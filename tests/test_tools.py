@@ -7,16 +7,16 @@ import time
 
 import pytest
 
+from mcp_docs.errors import ToolInputError
 from mcp_docs.render import render_list, render_read_document, render_read_section, render_search
 from mcp_docs.tokens import estimate_tokens
-from mcp_docs.errors import ToolInputError
 from mcp_docs.tools import MAX_MAX_CHARS, MAX_SEARCH_RESULTS, DocsTools
 
 from .server_fixtures import vault, write  # noqa: F401
 
 
 @pytest.fixture
-def tools(library) -> DocsTools:  # noqa: F811
+def tools(library) -> DocsTools:
     return DocsTools(library)
 
 
@@ -89,7 +89,9 @@ def test_list_paginates_with_an_opaque_cursor(tools: DocsTools) -> None:
         cursor = page.next_cursor
     assert seen == [f"misc/note{i:02d}.md" for i in range(12)]
     entry = first.documents[0]
-    assert entry.title == "Note 0" and entry.sections == 1 and entry.size_bytes > 0 and entry.modified.endswith("+00:00")
+    assert (
+        entry.title == "Note 0" and entry.sections == 1 and entry.size_bytes > 0 and entry.modified.endswith("+00:00")
+    )
     assert "More:" in render_list(first)
 
 
@@ -162,8 +164,15 @@ def test_reads_come_from_disk(tools: DocsTools, vault) -> None:  # noqa: F811
 
 @pytest.mark.parametrize(
     "bad",
-    ["../../etc/passwd", "/etc/passwd", "..\\..\\etc\\passwd", "%2e%2e/%2e%2e/etc/passwd", "guides/\x00.md",
-     "../vault_evil/leak.md", "C:\\Windows\\win.ini"],
+    [
+        "../../etc/passwd",
+        "/etc/passwd",
+        "..\\..\\etc\\passwd",
+        "%2e%2e/%2e%2e/etc/passwd",
+        "guides/\x00.md",
+        "../vault_evil/leak.md",
+        "C:\\Windows\\win.ini",
+    ],
 )
 def test_paths_outside_the_root_are_refused(tools: DocsTools, bad: str) -> None:
     with pytest.raises(ToolInputError) as exc:
@@ -216,14 +225,18 @@ def test_read_section_by_path_heading_and_partial(tools: DocsTools) -> None:
     assert tools.read_section("guides/install.md", "## WINDOWS").heading == "Windows"
     assert tools.read_section("guides/install.md", "trouble").heading_path.endswith("Linux > Troubleshooting")
     assert tools.read_section("guides/config.md", "Exporters > OTLP").heading_path == "Configuration > Exporters > OTLP"
-    assert "read_section" not in render_read_section(r) and "§ Installing the collector > Linux" in render_read_section(r)
+    assert "read_section" not in render_read_section(r) and "§ Installing the collector > Linux" in render_read_section(
+        r
+    )
 
 
 def test_read_section_ambiguous_and_missing(tools: DocsTools) -> None:
     with pytest.raises(ToolInputError) as exc:
         tools.read_section("guides/config.md", "otlp")
     msg = str(exc.value)
-    assert "ambiguous" in msg and "Configuration > Receivers > OTLP" in msg and "Configuration > Exporters > OTLP" in msg
+    assert (
+        "ambiguous" in msg and "Configuration > Receivers > OTLP" in msg and "Configuration > Exporters > OTLP" in msg
+    )
     with pytest.raises(ToolInputError) as exc:
         tools.read_section("guides/install.md", "Kubernetes")
     assert "Its headings are" in str(exc.value) and "Installing the collector > Windows" in str(exc.value)

@@ -38,7 +38,9 @@ def test_new_folders_are_watched_and_their_files_indexed(library: Library, vault
         assert wait_for(lambda: found() == ["newdir/deeper/a.md"])
         # a file added later in the new folder is seen through the re-armed watch
         (vault / "newdir" / "deeper" / "b.md").write_text("# B\n\nsecondfolderword\n")
-        assert wait_for(lambda: [r.id for r in library.search("secondfolderword", mode="keyword").results] == ["newdir/deeper/b.md"])
+        assert wait_for(
+            lambda: [r.id for r in library.search("secondfolderword", mode="keyword").results] == ["newdir/deeper/b.md"]
+        )
     finally:
         watcher.stop()
 
@@ -52,7 +54,12 @@ def test_atomic_saves_do_not_rearm_but_folder_changes_do(library: Library, vault
         tmp = vault / "notes" / "meeting-2026-01.md.tmp4913"
         tmp.write_text("# Meeting\n\natomicsaveword\n")
         os.replace(tmp, target)  # how editors save: write a temporary file, rename it over the note
-        assert wait_for(lambda: [r.id for r in library.search("atomicsaveword", mode="keyword").results] == [target.relative_to(vault).as_posix()])
+        assert wait_for(
+            lambda: (
+                [r.id for r in library.search("atomicsaveword", mode="keyword").results]
+                == [target.relative_to(vault).as_posix()]
+            )
+        )
         time.sleep(0.3)
         assert watcher.arms == 1
         (vault / "archive").mkdir()

@@ -152,9 +152,7 @@ class Catalog:
         """Raise sqlite3.DatabaseError unless every page of the file reads back as a valid b-tree."""
         # "NULL value in <table>.<column>" is not damage: our writes never store NULL there, and SQLite 3.40
         # reports it falsely for WITHOUT ROWID tables whose key order differs from the column order (doc_tags).
-        problems = [
-            r[0] for r in self._conn().execute("pragma quick_check") if not r[0].startswith("NULL value in ")
-        ]
+        problems = [r[0] for r in self._conn().execute("pragma quick_check") if not r[0].startswith("NULL value in ")]
         if problems not in (["ok"], []):
             raise sqlite3.DatabaseError("; ".join(problems[:3]))
 
@@ -194,11 +192,21 @@ class Catalog:
         conn.execute(
             "insert into documents values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
-                doc.id, doc.folder, doc.hash, doc.mtime_ns, doc.size, doc.title, doc.summary,
-                json.dumps(list(doc.tags)), json.dumps(list(doc.aliases)),
-                json.dumps(doc.front_matter, ensure_ascii=False, default=str), doc.lang,
-                json.dumps(list(doc.links), ensure_ascii=False), json.dumps(list(doc.warnings)),
-                doc.tokens, doc.indexed_at or time.time(),
+                doc.id,
+                doc.folder,
+                doc.hash,
+                doc.mtime_ns,
+                doc.size,
+                doc.title,
+                doc.summary,
+                json.dumps(list(doc.tags)),
+                json.dumps(list(doc.aliases)),
+                json.dumps(doc.front_matter, ensure_ascii=False, default=str),
+                doc.lang,
+                json.dumps(list(doc.links), ensure_ascii=False),
+                json.dumps(list(doc.warnings)),
+                doc.tokens,
+                doc.indexed_at or time.time(),
             ),
         )
         conn.executemany(
@@ -226,8 +234,12 @@ class Catalog:
         if scope is None:
             conn.execute("delete from problems")
         else:
-            conn.execute("delete from problems where path = ? or substr(path, 1, ?) = ?", (scope, len(scope) + 1, scope + "/"))
-        conn.executemany("insert or replace into problems values (?,?,?)", [(p.path, p.kind, p.detail) for p in problems])
+            conn.execute(
+                "delete from problems where path = ? or substr(path, 1, ?) = ?", (scope, len(scope) + 1, scope + "/")
+            )
+        conn.executemany(
+            "insert or replace into problems values (?,?,?)", [(p.path, p.kind, p.detail) for p in problems]
+        )
 
     @staticmethod
     def delete_problems(conn: sqlite3.Connection, paths: Iterable[str]) -> None:
@@ -235,7 +247,9 @@ class Catalog:
 
     @staticmethod
     def add_problems(conn: sqlite3.Connection, problems: Iterable[Problem]) -> None:
-        conn.executemany("insert or replace into problems values (?,?,?)", [(p.path, p.kind, p.detail) for p in problems])
+        conn.executemany(
+            "insert or replace into problems values (?,?,?)", [(p.path, p.kind, p.detail) for p in problems]
+        )
 
     def clear(self) -> None:
         with self.transaction() as conn:
@@ -308,9 +322,7 @@ class Catalog:
         rows = self._conn().execute("select id, warnings from documents where warnings != '[]' order by id")
         return [(r[0], json.loads(r[1])) for r in rows]
 
-    def list_documents(
-        self, folder: str, tag: str | None, limit: int, offset: int
-    ) -> tuple[list[DocumentRecord], int]:
+    def list_documents(self, folder: str, tag: str | None, limit: int, offset: int) -> tuple[list[DocumentRecord], int]:
         where, args = _folder_filter(folder)
         if tag:
             where.append("id in (select doc_id from doc_tags where tag = ?)")
@@ -347,8 +359,19 @@ def _folder_filter(folder: str) -> tuple[list[str], list[Any]]:
 
 def _doc_from_row(row: tuple[Any, ...]) -> DocumentRecord:
     return DocumentRecord(
-        id=row[0], folder=row[1], hash=row[2], mtime_ns=row[3], size=row[4], title=row[5], summary=row[6],
-        tags=tuple(json.loads(row[7])), aliases=tuple(json.loads(row[8])), front_matter=json.loads(row[9]),
-        lang=row[10], links=tuple(json.loads(row[11])), warnings=tuple(json.loads(row[12])), tokens=row[13],
+        id=row[0],
+        folder=row[1],
+        hash=row[2],
+        mtime_ns=row[3],
+        size=row[4],
+        title=row[5],
+        summary=row[6],
+        tags=tuple(json.loads(row[7])),
+        aliases=tuple(json.loads(row[8])),
+        front_matter=json.loads(row[9]),
+        lang=row[10],
+        links=tuple(json.loads(row[11])),
+        warnings=tuple(json.loads(row[12])),
+        tokens=row[13],
         indexed_at=row[14],
     )

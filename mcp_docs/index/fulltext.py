@@ -47,7 +47,99 @@ HYPHEN_IDENT_BOOST = 1.0
 # Function words dropped from natural-language queries (when other words remain): they match nearly every
 # section and only add noise to BM25. Lucene's English list plus the French articles and prepositions.
 QUERY_STOPWORDS = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with", "how", "what", "which", "who", "why", "when", "where", "do", "does", "did", "can", "could", "should", "would", "i", "me", "my", "we", "our", "you", "your", "au", "aux", "c", "ce", "ces", "d", "dans", "de", "des", "du", "elle", "en", "est", "et", "il", "l", "la", "le", "les", "leur", "n", "ne", "ou", "par", "pas", "pour", "qu", "que", "qui", "s", "sa", "se", "ses", "son", "sur", "un", "une"]
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
+        "how",
+        "what",
+        "which",
+        "who",
+        "why",
+        "when",
+        "where",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "should",
+        "would",
+        "i",
+        "me",
+        "my",
+        "we",
+        "our",
+        "you",
+        "your",
+        "au",
+        "aux",
+        "c",
+        "ce",
+        "ces",
+        "d",
+        "dans",
+        "de",
+        "des",
+        "du",
+        "elle",
+        "en",
+        "est",
+        "et",
+        "il",
+        "l",
+        "la",
+        "le",
+        "les",
+        "leur",
+        "n",
+        "ne",
+        "ou",
+        "par",
+        "pas",
+        "pour",
+        "qu",
+        "que",
+        "qui",
+        "s",
+        "sa",
+        "se",
+        "ses",
+        "son",
+        "sur",
+        "un",
+        "une",
+    ]
 )
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -133,7 +225,9 @@ class FullTextIndex:
         self.path = path
         self.schema = _build_schema()
         version_file = path / "schema-version"
-        if path.exists() and (not version_file.exists() or version_file.read_text(errors="replace").strip() != FULLTEXT_SCHEMA_VERSION):
+        if path.exists() and (
+            not version_file.exists() or version_file.read_text(errors="replace").strip() != FULLTEXT_SCHEMA_VERSION
+        ):
             log.info("full-text schema changed: rebuilding %s", path)
             ownership.remove(path)
         path.mkdir(parents=True, exist_ok=True)
@@ -287,7 +381,10 @@ class FullTextIndex:
         filters: list[tuple[tantivy.Occur, tantivy.Query]] = []
         if folder:
             filters.append(
-                (tantivy.Occur.Must, tantivy.Query.const_score_query(tantivy.Query.term_query(schema, "folder", folder), 0.0))
+                (
+                    tantivy.Occur.Must,
+                    tantivy.Query.const_score_query(tantivy.Query.term_query(schema, "folder", folder), 0.0),
+                )
             )
         for tag in tags:
             filters.append(

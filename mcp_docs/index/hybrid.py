@@ -44,8 +44,15 @@ KeywordSearch = Callable[[str, int, str | None, list[str]], list[tuple[RankedSec
 
 def _ranked(hit: VectorHit) -> RankedSection:
     return RankedSection(
-        hit.doc_id, hit.section_idx, hit.title, hit.heading, hit.heading_path,
-        hit.line_start, hit.line_end, hit.piece, hit.tags,
+        hit.doc_id,
+        hit.section_idx,
+        hit.title,
+        hit.heading,
+        hit.heading_path,
+        hit.line_start,
+        hit.line_end,
+        hit.piece,
+        hit.tags,
     )
 
 
@@ -128,6 +135,7 @@ def search(
     vector_hits = store.section_hits(vector, n, folder, tags)
     keyword_hits = keyword(query, n, folder, tags)
     cutoff = getattr(store.embedder, "min_similarity", MIN_SIMILARITY)
-    waiting = store.waiting_sections([(s.doc_id, s.section_idx) for s, _ in keyword_hits]
-                                     + [(h.doc_id, h.section_idx) for h in vector_hits])
+    waiting = store.waiting_sections(
+        [(s.doc_id, s.section_idx) for s, _ in keyword_hits] + [(h.doc_id, h.section_idx) for h in vector_hits]
+    )
     return fuse(keyword_hits, vector_hits, limit, waiting=waiting, min_similarity=cutoff)

@@ -91,9 +91,7 @@ class Prepared:
     missing: bool = False
 
 
-def prepare(
-    jail: Jail, max_bytes: int, f: ScannedFile, old_hash: str | None, parse_seconds: float | None
-) -> Prepared:
+def prepare(jail: Jail, max_bytes: int, f: ScannedFile, old_hash: str | None, parse_seconds: float | None) -> Prepared:
     """Pure step of sync (no index access), so it can run in a worker process."""
     try:
         data = read_markdown(jail, f.path, max_bytes)
@@ -303,7 +301,9 @@ class Synchronizer:
                 gone.update(i for i in fingerprints if i.startswith(rel + "/"))
         return scan, sorted(gone)
 
-    def _apply(self, f: ScannedFile, old: Fingerprint | None, prep: Prepared, batch: _Batch, report: SyncReport) -> None:
+    def _apply(
+        self, f: ScannedFile, old: Fingerprint | None, prep: Prepared, batch: _Batch, report: SyncReport
+    ) -> None:
         if prep.missing:
             if old is not None:
                 self._drop(f.doc_id, batch, report)
@@ -320,9 +320,18 @@ class Synchronizer:
         self.fulltext.delete_document(f.doc_id)
         self.fulltext.add_sections(
             SectionDoc(
-                doc_id=f.doc_id, section_idx=s.index, title=parsed.title, heading=s.heading,
-                heading_path=s.heading_path, level=s.level, line_start=s.line_start, line_end=s.line_end,
-                body=s.body, tags=parsed.tags, folder=record.folder, lang=record.lang,
+                doc_id=f.doc_id,
+                section_idx=s.index,
+                title=parsed.title,
+                heading=s.heading,
+                heading_path=s.heading_path,
+                level=s.level,
+                line_start=s.line_start,
+                line_end=s.line_end,
+                body=s.body,
+                tags=parsed.tags,
+                folder=record.folder,
+                lang=record.lang,
             )
             for s in parsed.sections
         )
@@ -356,12 +365,16 @@ class Synchronizer:
             tokens=sum(s.tokens for s in parsed.sections),
         )
         sections = [
-            SectionRecord(s.index, s.heading, s.heading_path, s.level, s.line_start, s.line_end, s.subtree_end, s.tokens)
+            SectionRecord(
+                s.index, s.heading, s.heading_path, s.level, s.line_start, s.line_end, s.subtree_end, s.tokens
+            )
             for s in parsed.sections
         ]
         return record, sections
 
-    def _skip(self, f: ScannedFile, old: Fingerprint | None, problem: Problem, batch: _Batch, report: SyncReport) -> None:
+    def _skip(
+        self, f: ScannedFile, old: Fingerprint | None, problem: Problem, batch: _Batch, report: SyncReport
+    ) -> None:
         report.skipped.append(problem)
         if old is not None:  # it was indexed before; it must not stay searchable
             self._drop(f.doc_id, batch, report)

@@ -106,6 +106,7 @@ create index if not exists chunks_pending on chunks(id) where embedded = 0;
 
 # -- the store ----------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class VectorHit:
     doc_id: str
@@ -230,7 +231,11 @@ class VectorStore:
             return
         with self._write() as conn:
             if any(v is not None for v in stored.values()):
-                log.info("embedding model changed (%s → %s): vectors will be rebuilt", stored["model_id"], expected["model_id"])
+                log.info(
+                    "embedding model changed (%s → %s): vectors will be rebuilt",
+                    stored["model_id"],
+                    expected["model_id"],
+                )
             conn.execute("drop table if exists vec")
             for table in ("docs", "doc_tags", "sections", "chunks"):
                 conn.execute(f"delete from {table}")
@@ -349,7 +354,8 @@ class VectorStore:
             kept = existing.get(h)
             if kept:
                 conn.execute(
-                    "update chunks set section_idx = ?, ord = ? where id = ?", (chunk.section_idx, chunk.ord, kept.pop())
+                    "update chunks set section_idx = ?, ord = ? where id = ?",
+                    (chunk.section_idx, chunk.ord, kept.pop()),
                 )
                 continue
             vector = None
@@ -403,7 +409,9 @@ class VectorStore:
                 self.chunk_dirty(stop)
             rows = [
                 (int(r[0]), str(r[1]))
-                for r in conn.execute("select id, text from chunks where embedded = 0 order by id desc limit ?", (EMBED_BATCH,))
+                for r in conn.execute(
+                    "select id, text from chunks where embedded = 0 order by id desc limit ?", (EMBED_BATCH,)
+                )
             ]
             if not rows:
                 break
@@ -429,7 +437,9 @@ class VectorStore:
             raise  # the embedder itself cannot run (model, endpoint): nothing is marked, the run stops
         except Exception as exc:  # noqa: BLE001 - any input-specific failure (a tokenizer's), isolated below
             if len(rows) == 1:
-                log.warning("chunk %d of %s cannot be embedded (%s): skipped", rows[0][0], self._doc_of(rows[0][0]), exc)
+                log.warning(
+                    "chunk %d of %s cannot be embedded (%s): skipped", rows[0][0], self._doc_of(rows[0][0]), exc
+                )
                 with self._write() as wconn:
                     wconn.execute("update chunks set embedded = ? where id = ? and embedded = 0", (FAILED, rows[0][0]))
                 return
@@ -621,7 +631,10 @@ class VectorStore:
             return set()
         docs = json.dumps(sorted({doc_id for doc_id, _ in keys}))
         conn = self._conn()
-        chunked = {r[0] for r in conn.execute("select doc_id from docs where doc_id in (select value from json_each(?))", (docs,))}
+        chunked = {
+            r[0]
+            for r in conn.execute("select doc_id from docs where doc_id in (select value from json_each(?))", (docs,))
+        }
         unembedded = {
             (r[0], r[1])
             for r in conn.execute(
@@ -698,7 +711,9 @@ class VectorStore:
             args.append(tag)
         return " and ".join(where), args
 
-    def knn(self, query: np.ndarray, k: int, folder: str | None = None, tags: Sequence[str] = ()) -> list[tuple[int, float]]:
+    def knn(
+        self, query: np.ndarray, k: int, folder: str | None = None, tags: Sequence[str] = ()
+    ) -> list[tuple[int, float]]:
         """The k nearest embedded chunks (id, cosine distance), filters applied before the cut."""
         if not self._vec_exists():
             return []
@@ -709,9 +724,7 @@ class VectorStore:
         if not where:
             return [
                 (int(r[0]), float(r[1]))
-                for r in conn.execute(
-                    "select chunk_id, distance from vec where embedding match ? and k = ?", (q, k)
-                )
+                for r in conn.execute("select chunk_id, distance from vec where embedding match ? and k = ?", (q, k))
                 if r[1] is not None
             ]
         allowed = [
@@ -733,7 +746,9 @@ class VectorStore:
         fetch = min(MAX_K, int(k * total / len(allowed) * 2) + k)
         allowed_set = set(allowed)
         out = []
-        for cid, dist in conn.execute("select chunk_id, distance from vec where embedding match ? and k = ?", (q, fetch)):
+        for cid, dist in conn.execute(
+            "select chunk_id, distance from vec where embedding match ? and k = ?", (q, fetch)
+        ):
             if cid in allowed_set and dist is not None:
                 out.append((int(cid), float(dist)))
                 if len(out) >= k:
@@ -747,14 +762,18 @@ class VectorStore:
         nearest = self.knn(query, limit * 3, folder, tags)
         if not nearest:
             return []
-        rows: list[tuple[Any, ...]] = self._conn().execute(
-            "select c.id, c.doc_id, c.section_idx, c.text, c.prefix_len, d.title, d.tags, "
-            "s.heading, s.heading_path, s.line_start, s.line_end "
-            "from chunks c join docs d on d.doc_id = c.doc_id "
-            "join sections s on s.doc_id = c.doc_id and s.idx = c.section_idx "
-            "where c.id in (select value from json_each(?))",
-            (json.dumps([cid for cid, _ in nearest]),),
-        ).fetchall()
+        rows: list[tuple[Any, ...]] = (
+            self._conn()
+            .execute(
+                "select c.id, c.doc_id, c.section_idx, c.text, c.prefix_len, d.title, d.tags, "
+                "s.heading, s.heading_path, s.line_start, s.line_end "
+                "from chunks c join docs d on d.doc_id = c.doc_id "
+                "join sections s on s.doc_id = c.doc_id and s.idx = c.section_idx "
+                "where c.id in (select value from json_each(?))",
+                (json.dumps([cid for cid, _ in nearest]),),
+            )
+            .fetchall()
+        )
         by_id = {r[0]: r for r in rows}
         hits: dict[tuple[str, int], VectorHit] = {}
         for cid, dist in nearest:
@@ -765,8 +784,16 @@ class VectorStore:
             if key in hits:
                 continue
             hits[key] = VectorHit(
-                doc_id=r[1], section_idx=r[2], similarity=1.0 - dist, title=r[5], heading=r[7], heading_path=r[8],
-                line_start=r[9], line_end=r[10], piece=r[3][r[4]:], tags=tuple(json.loads(r[6])),
+                doc_id=r[1],
+                section_idx=r[2],
+                similarity=1.0 - dist,
+                title=r[5],
+                heading=r[7],
+                heading_path=r[8],
+                line_start=r[9],
+                line_end=r[10],
+                piece=r[3][r[4] :],
+                tags=tuple(json.loads(r[6])),
             )
             if len(hits) >= limit:
                 break

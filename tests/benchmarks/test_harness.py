@@ -6,8 +6,8 @@ import pytest
 
 pytest.importorskip("psutil")
 
-from benchmarks import otel_quality, scifact, synth  # noqa: E402
-from benchmarks.indexing import TreeRss  # noqa: E402
+from benchmarks import otel_quality, scifact, synth
+from benchmarks.indexing import TreeRss
 
 
 def test_metrics_formulas() -> None:
@@ -48,12 +48,17 @@ def test_embed_throughput_runs_both_sides_and_skips_without_data(tmp_path, monke
 
     out = subprocess.run(
         [sys.executable, "-m", "benchmarks.embed_throughput", "--data", str(tmp_path / "absent")],
-        capture_output=True, text=True, timeout=120, cwd=str(REPO),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=str(REPO),
     )
     assert out.returncode == 0 and out.stdout.startswith("skipped: OTel docs (English) not found"), out.stderr
     docs = tmp_path / "docs"
     docs.mkdir()
-    (docs / "a.md").write_text("# Exporters\n\nSend spans to a backend.\n\n## Batching\n\nThe batch processor groups spans.\n")
+    (docs / "a.md").write_text(
+        "# Exporters\n\nSend spans to a backend.\n\n## Batching\n\nThe batch processor groups spans.\n"
+    )
     (docs / "b.md").write_text("# Sampling\n\nHead sampling decides at the root span.\n")
     monkeypatch.setattr(embed_throughput, "CACHE", tmp_path / "cache")
     texts = embed_throughput.sample_texts(docs, 3)

@@ -28,7 +28,9 @@ def test_one_huge_paragraph_is_split_at_sentences_then_words() -> None:
 
 
 def test_chunks_carry_title_and_heading_path_and_skip_empty_sections() -> None:
-    parsed = parse_markdown("# Guide\n\n## Install\n\nRun the installer.\n\n## Empty\n\n## Usage\n\nType `go`.\n", "guide")
+    parsed = parse_markdown(
+        "# Guide\n\n## Install\n\nRun the installer.\n\n## Empty\n\n## Usage\n\nType `go`.\n", "guide"
+    )
     chunks = chunk_document(parsed, 1000)
     assert [c.text for c in chunks] == ["Guide > Install\nRun the installer.", "Guide > Usage\nType go."]
     assert chunks[0].piece == "Run the installer." and len({c.hash for c in chunks}) == 2

@@ -42,7 +42,10 @@ def interrupt_after(n: int):  # type: ignore[no-untyped-def]
 
 
 def test_an_interrupted_run_resumes_without_reembedding(
-    minilm_loaded: None, vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+    minilm_loaded: None,
+    vault: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(vectors_mod, "EMBED_BATCH", 3)
     with open_lib(vault, tmp_path / "idx") as lib:
@@ -65,7 +68,10 @@ def test_an_interrupted_run_resumes_without_reembedding(
 
 
 def test_the_worker_stops_between_batches_and_keeps_what_it_committed(
-    minilm_loaded: None, vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+    minilm_loaded: None,
+    vault: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(vectors_mod, "EMBED_BATCH", 2)
     stop = threading.Event()
@@ -84,7 +90,10 @@ def test_the_worker_stops_between_batches_and_keeps_what_it_committed(
 
 
 def test_recently_modified_documents_are_embedded_first(
-    minilm_loaded: None, vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+    minilm_loaded: None,
+    vault: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(vectors_mod, "EMBED_BATCH", 1)
     newest = "ops/telescope.md"  # last in name order, first in modification time
@@ -172,7 +181,10 @@ def test_a_model_that_fails_to_load_leaves_keyword_search_and_a_reason_in_status
 
 
 def test_status_gives_coverage_and_time_left_from_the_last_rate(
-    minilm_loaded: None, vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+    minilm_loaded: None,
+    vault: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(vectors_mod, "EMBED_BATCH", 2)
     monkeypatch.setattr(vectors_mod, "RATE_SAVE_SECONDS", 0.0)

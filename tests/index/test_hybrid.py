@@ -40,6 +40,7 @@ def kw(*doc_ids: str) -> list[tuple[RankedSection, float]]:
 
 # -- the pure fusion ----------------------------------------------------------------------------
 
+
 def test_a_section_without_vectors_does_not_lose_to_one_that_merely_has_them() -> None:
     # "install" is keyword rank 1 but not embedded yet; "blog" is keyword rank 2 and the vector side's top hit.
     keyword_hits = kw("install.md", "blog.md", "chart.md")
@@ -79,7 +80,10 @@ def test_fully_embedded_each_side_is_scaled_to_its_best_hit_and_weighed_by_the_s
     both = fuse(keyword_hits, vector_hits, 10, keyword_share=0.5, min_similarity=0.4)
     # a: .5 * 20/20 + .5 * .4/.8;  b: .5 * 10/20 + .5 * .7/.8;  c: .5 * .8/.8
     assert [(k, score) for k, (_, score) in zip(keys(both), both)] == [
-        (("a.md", 0), 0.75), (("b.md", 0), 0.6875), (("c.md", 0), 0.5)]
+        (("a.md", 0), 0.75),
+        (("b.md", 0), 0.6875),
+        (("c.md", 0), 0.5),
+    ]
     only_keyword = fuse(keyword_hits, vector_hits, 10, keyword_share=1.0, min_similarity=0.4)
     assert keys(only_keyword)[:2] == [("a.md", 0), ("b.md", 0)]
     only_vector = fuse(keyword_hits, vector_hits, 10, keyword_share=0.0, min_similarity=0.4)
@@ -175,8 +179,15 @@ def write_vault(root: Path) -> Path:
 
 
 def endpoint_settings(vault: Path, index: Path, server: EmbeddingsServer) -> Settings:
-    return Settings.load(vault, index, embeddings="openai", environ={"EMB_KEY": FAKE_KEY},
-                         embeddings_base_url=server.base_url, embeddings_model="bow", embeddings_api_key_env="EMB_KEY")
+    return Settings.load(
+        vault,
+        index,
+        embeddings="openai",
+        environ={"EMB_KEY": FAKE_KEY},
+        embeddings_base_url=server.base_url,
+        embeddings_model="bow",
+        embeddings_api_key_env="EMB_KEY",
+    )
 
 
 @pytest.fixture

@@ -39,8 +39,23 @@ def test_notes_in_a_folder_named_fulltext_survive_the_index_command(tmp_path: Pa
     (work / "fulltext" / "note1.md").write_text("# note\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_DOCS_")}
     out = subprocess.run(
-        [sys.executable, "-m", "mcp_docs", "index", "--root", str(work / "fulltext"), "--index-dir", str(work),
-         "--embeddings", "none"], capture_output=True, text=True, env=env, timeout=120, check=False,
+        [
+            sys.executable,
+            "-m",
+            "mcp_docs",
+            "index",
+            "--root",
+            str(work / "fulltext"),
+            "--index-dir",
+            str(work),
+            "--embeddings",
+            "none",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
     )
     assert out.returncode == 2, out.stderr
     assert "Traceback" not in out.stderr and "inside the index folder" in out.stderr

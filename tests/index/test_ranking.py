@@ -16,15 +16,25 @@ def paths(hits: list[RankedSection]) -> list[str]:
 
 def test_a_section_whose_subsections_also_match_leads_them() -> None:
     # "span kind producer and consumer": the subsection repeats its parent's heading and adds one matching word
-    hits = [(1.0, sec("Spans > Span Kind > Consumer", idx=17)), (0.93, sec("Spans > Span Kind", idx=12)),
-            (0.82, sec("Spans > Span Kind > Producer", idx=16)), (0.44, sec("Spans > Span Kind > Client", idx=13))]
+    hits = [
+        (1.0, sec("Spans > Span Kind > Consumer", idx=17)),
+        (0.93, sec("Spans > Span Kind", idx=12)),
+        (0.82, sec("Spans > Span Kind > Producer", idx=16)),
+        (0.44, sec("Spans > Span Kind > Client", idx=13)),
+    ]
     [group] = group_by_document([(s.doc_id, score, s) for score, s in hits], 5)
     assert paths(group.hits) == ["Spans > Span Kind", "Spans > Span Kind > Consumer", "Spans > Span Kind > Producer"]
 
 
 def test_the_document_score_and_order_do_not_depend_on_which_section_leads() -> None:
-    hits = [("a.md", 1.0, sec("X > Y", "a.md", 1)), ("b.md", 0.99, sec("Z", "b.md", 0)), ("a.md", 0.92, sec("X", "a.md", 0)),
-            ("b.md", 0.5, sec("Z > W", "b.md", 1)), ("a.md", 0.2, sec("Q", "a.md", 2)), ("a.md", 0.1, sec("R", "a.md", 3))]
+    hits = [
+        ("a.md", 1.0, sec("X > Y", "a.md", 1)),
+        ("b.md", 0.99, sec("Z", "b.md", 0)),
+        ("a.md", 0.92, sec("X", "a.md", 0)),
+        ("b.md", 0.5, sec("Z > W", "b.md", 1)),
+        ("a.md", 0.2, sec("Q", "a.md", 2)),
+        ("a.md", 0.1, sec("R", "a.md", 3)),
+    ]
     groups = group_by_document(hits, 5)
     assert [(g.doc_id, round(g.score, 6)) for g in groups] == [("a.md", 1.112), ("b.md", 1.04)]
     assert paths(groups[0].hits) == ["X", "X > Y", "Q"] and paths(groups[1].hits) == ["Z", "Z > W"]
@@ -44,8 +54,13 @@ def test_a_parent_beyond_the_first_few_hits_can_come_in() -> None:
 
 def test_only_whole_headings_make_a_parent_and_repeated_paths_share_the_credit() -> None:
     # "Span" is a prefix of "Span Kind" as text, not as a heading; two "Example" sections under one parent
-    hits = [(1.0, sec("Span Kind > Consumer", idx=3)), (0.95, sec("Span", idx=1)),
-            (0.9, sec("Ex > Example", idx=7)), (0.8, sec("Ex", idx=5)), (0.8, sec("Ex", idx=6))]
+    hits = [
+        (1.0, sec("Span Kind > Consumer", idx=3)),
+        (0.95, sec("Span", idx=1)),
+        (0.9, sec("Ex > Example", idx=7)),
+        (0.8, sec("Ex", idx=5)),
+        (0.8, sec("Ex", idx=6)),
+    ]
     [group] = group_by_document([(s.doc_id, score, s) for score, s in hits], 5, per_document=5)
     assert paths(group.hits) == ["Span Kind > Consumer", "Span", "Ex > Example", "Ex", "Ex"]
     assert [h.section_idx for h in group.hits[-2:]] == [5, 6]

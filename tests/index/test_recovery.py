@@ -39,7 +39,9 @@ def _docs(tmp_path: Path, n: int = 60) -> Path:
     root.mkdir()
     for i in range(n):
         body = "\n\n".join(f"## Part {k}\n\nfiller text {i} {k} " + "lorem ipsum " * 40 for k in range(4))
-        (root / f"d{i}.md").write_text(f"---\ntags: [zeta, alpha{i % 3}]\n---\n# Doc {i}\n\nuniq{i}word commonword\n\n{body}\n")
+        (root / f"d{i}.md").write_text(
+            f"---\ntags: [zeta, alpha{i % 3}]\n---\n# Doc {i}\n\nuniq{i}word commonword\n\n{body}\n"
+        )
     return root
 
 
@@ -49,10 +51,14 @@ def _settings(root: Path, index: Path, embeddings: str = "none") -> Settings:
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_DOCS_")}
-    return subprocess.run([sys.executable, "-m", "mcp_docs", *args], capture_output=True, text=True, env=env, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "mcp_docs", *args], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
 
 
-def test_lost_fulltext_meta_json_is_detected_and_the_index_rebuilt(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_lost_fulltext_meta_json_is_detected_and_the_index_rebuilt(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """Tantivy recreates an empty index without meta.json while the catalog still lists every document."""
     root = _docs(tmp_path)
     index = tmp_path / "index"
@@ -74,8 +80,19 @@ def test_lost_fulltext_meta_json_is_repaired_by_the_index_command(tmp_path: Path
     (index / "fulltext" / "meta.json").unlink()
     out = _cli("index", "--root", str(root), "--index-dir", str(index), "--embeddings", "none")
     assert out.returncode == 0 and "rebuilding the index" in out.stderr, out.stderr
-    out = _cli("search", "uniq3word", "--root", str(root), "--index-dir", str(index), "--embeddings", "none",
-               "--json", "--mode", "keyword")
+    out = _cli(
+        "search",
+        "uniq3word",
+        "--root",
+        str(root),
+        "--index-dir",
+        str(index),
+        "--embeddings",
+        "none",
+        "--json",
+        "--mode",
+        "keyword",
+    )
     assert [r["id"] for r in json.loads(out.stdout)["results"]] == ["d3.md"]
 
 
@@ -86,8 +103,19 @@ def test_a_damaged_catalog_is_rebuilt_by_search(tmp_path: Path, how: str) -> Non
     with Library(_settings(root, index)) as lib:
         lib.sync()
     corrupt(index / "catalog.sqlite", how)
-    out = _cli("search", "uniq5word", "--root", str(root), "--index-dir", str(index), "--embeddings", "none",
-               "--json", "--mode", "keyword")
+    out = _cli(
+        "search",
+        "uniq5word",
+        "--root",
+        str(root),
+        "--index-dir",
+        str(index),
+        "--embeddings",
+        "none",
+        "--json",
+        "--mode",
+        "keyword",
+    )
     assert out.returncode == 0, out.stderr
     assert "Traceback" not in out.stderr and "catalog" in out.stderr and "damaged" in out.stderr
     data = json.loads(out.stdout)

@@ -48,7 +48,8 @@ def test_first_sync_indexes_markdown_and_reports_every_skip(library: Library) ->
 
 
 @pytest.mark.parametrize(
-    "marker", ["obsidianhiddenmarker", "nodemodulesmarker", "ignoredraftmarker", "tmpmarker", "txtmarker", OUTSIDE_MARKER]
+    "marker",
+    ["obsidianhiddenmarker", "nodemodulesmarker", "ignoredraftmarker", "tmpmarker", "txtmarker", OUTSIDE_MARKER],
 )
 def test_excluded_content_is_never_searchable(library: Library, marker: str) -> None:
     assert found(library, marker) == []
@@ -222,7 +223,11 @@ def test_a_script_without_main_guard_is_not_re_run_by_parse_workers(tmp_path: Pa
     script.write_text(UNGUARDED_SCRIPT)
     env = {k: v for k, v in os.environ.items() if k != "MCP_DOCS_PARSE_WORKERS"}
     out = subprocess.run(
-        [sys.executable, str(script), str(root), str(tmp_path / "idx")], capture_output=True, text=True, env=env, timeout=120
+        [sys.executable, str(script), str(root), str(tmp_path / "idx")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("TOP-LEVEL RAN") == 1

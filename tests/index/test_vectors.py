@@ -42,8 +42,7 @@ Once a quarter, restore the latest dump into a scratch server and check the row 
 """
 
 LONG_PARAGRAPHS = [
-    f"Paragraph {i} talks about telescope maintenance, mirror cleaning and collimation step {i}. " * 4
-    for i in range(8)
+    f"Paragraph {i} talks about telescope maintenance, mirror cleaning and collimation step {i}. " * 4 for i in range(8)
 ]
 TELESCOPE = "# Telescope care\n\n## Routine\n\n" + "\n\n".join(LONG_PARAGRAPHS) + "\n"
 
@@ -80,6 +79,7 @@ def doc_chunks(lib: Library, doc_id: str) -> int:
 # -- chunking -------------------------------------------------------------------------------------
 
 # -- store, with the real model ---------------------------------------------------------------------
+
 
 def test_sqlite_vec_goes_through_apsw() -> None:
     # The stdlib module here may or may not load extensions; the store never relies on it.
@@ -172,11 +172,16 @@ def test_deleting_a_file_deletes_its_vectors(minilm_loaded: None, vault: Path, t
         lib.sync()
         assert doc_chunks(lib, "pets/cats.md") == 0
         conn = lib.vectors._conn()
-        assert conn.execute("select count(*) from vec").fetchone()[0] == conn.execute("select count(*) from chunks").fetchone()[0]
+        assert (
+            conn.execute("select count(*) from vec").fetchone()[0]
+            == conn.execute("select count(*) from chunks").fetchone()[0]
+        )
         assert all(r.id != "pets/cats.md" for r in lib.search("cat naps", mode="semantic").results)
 
 
-def test_an_interrupted_run_resumes(minilm_loaded: None, vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_interrupted_run_resumes(
+    minilm_loaded: None, vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(vectors_mod, "EMBED_BATCH", 2)
     with open_lib(vault, tmp_path / "idx") as lib:
         lib.sync()
@@ -203,7 +208,9 @@ def test_a_crash_between_catalog_and_vectors_is_caught_up(minilm_loaded: None, v
         assert lib.vectors is not None
         lib.vectors.build()
     # the catalog moves on without the vector store listening (as if the process died in between)
-    (vault / "ops" / "backups.md").write_text(BACKUPS + "\n## Offsite copies\n\nA weekly copy goes to a safe deposit box.\n")
+    (vault / "ops" / "backups.md").write_text(
+        BACKUPS + "\n## Offsite copies\n\nA weekly copy goes to a safe deposit box.\n"
+    )
     (vault / "pets" / "cats.md").unlink()
     with open_lib(vault, tmp_path / "idx", embeddings="none") as plain:
         plain.sync()
@@ -240,9 +247,15 @@ def test_changing_the_model_reembeds_and_never_mixes(
         n = lib.vectors.build()
         assert lib.vectors.status()["dimension"] == 384
     with EmbeddingsServer() as server:
-        settings = Settings.load(vault, index, embeddings="openai", environ={"EMB_KEY": FAKE_KEY},
-                                 embeddings_base_url=server.base_url, embeddings_model="bow",
-                                 embeddings_api_key_env="EMB_KEY")
+        settings = Settings.load(
+            vault,
+            index,
+            embeddings="openai",
+            environ={"EMB_KEY": FAKE_KEY},
+            embeddings_base_url=server.base_url,
+            embeddings_model="bow",
+            embeddings_api_key_env="EMB_KEY",
+        )
         monkeypatch.setenv("EMB_KEY", FAKE_KEY)
         with Library(settings) as lib:
             assert lib.vectors is not None
@@ -258,8 +271,9 @@ def test_changing_the_model_reembeds_and_never_mixes(
 
 
 def test_unavailable_embedder_falls_back_to_keyword(vault: Path, tmp_path: Path) -> None:
-    settings = Settings.load(vault, tmp_path / "idx", embeddings="openai", environ={},
-                             embeddings_api_key_env="MCP_DOCS_TEST_NO_SUCH_KEY")
+    settings = Settings.load(
+        vault, tmp_path / "idx", embeddings="openai", environ={}, embeddings_api_key_env="MCP_DOCS_TEST_NO_SUCH_KEY"
+    )
     with Library(settings) as lib:
         lib.sync()
         assert lib.vectors is not None and lib.vectors.embedder is None

@@ -86,7 +86,9 @@ def make_attack_vault(base: Path, big: bool = True) -> Path:
     para = ("Plain prose about the near-limit document, words and more words for the budget test. " * 12 + "\n") * 3
     (vault / "near-limit.md").write_text("# Near limit\n" + "".join(f"\n## Part {i}\n\n{para}" for i in range(1500)))
     (vault / "binary2.md").write_bytes(bytes(range(256)) * 64)
-    (vault / "badutf8.md").write_bytes(b"# Bad \xff\xfe\xc3\x28 bytes\n\n\xed\xa0\x80 surrogate \xf8\x88\x80\x80\x80 text\n")
+    (vault / "badutf8.md").write_bytes(
+        b"# Bad \xff\xfe\xc3\x28 bytes\n\n\xed\xa0\x80 surrogate \xf8\x88\x80\x80\x80 text\n"
+    )
     return vault
 
 
@@ -167,7 +169,9 @@ def serve_cmd(root: Path, index: Path, *more: str) -> list[str]:
     return [sys.executable, *serve_args(root, index, *more)]
 
 
-def wait_http(port: int, proc: subprocess.Popen[bytes] | None = None, timeout: float = 30.0, host: str = "127.0.0.1") -> None:
+def wait_http(
+    port: int, proc: subprocess.Popen[bytes] | None = None, timeout: float = 30.0, host: str = "127.0.0.1"
+) -> None:
     import httpx2
 
     deadline = time.monotonic() + timeout
@@ -185,15 +189,18 @@ def wait_http(port: int, proc: subprocess.Popen[bytes] | None = None, timeout: f
 
 
 @contextmanager
-def http_server(root: Path, index: Path, *more: str, env: dict[str, str] | None = None,
-                port: int | None = None) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+def http_server(
+    root: Path, index: Path, *more: str, env: dict[str, str] | None = None, port: int | None = None
+) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
     port = port or free_port()
-    proc = subprocess.Popen(serve_cmd(root, index, "--transport", "http", "--port", str(port), "--no-watch", *more),
-                            env=env or child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        serve_cmd(root, index, "--transport", "http", "--port", str(port), "--no-watch", *more),
+        env=env or child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         wait_http(port, proc)
         yield port, proc
     finally:
         stop_process(proc)
-
-

@@ -35,8 +35,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-WORDS = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau "
-         "upsilon phi chi psi omega collector pipeline exporter receiver sampling").split()
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega", "collector", "pipeline", "exporter", "receiver", "sampling"]
 
 
 # -- the documents ----------------------------------------------------------------------------------
@@ -179,15 +178,28 @@ def _killpg(proc: subprocess.Popen[bytes]) -> None:
     proc.wait(30)
 
 
-def run_child(code: str, vault: Vault, extra: list[str], kill_after: float | None, *, after_open: bool = True,
-              timeout: float = 180) -> tuple[str, float, float]:
+def run_child(
+    code: str,
+    vault: Vault,
+    extra: list[str],
+    kill_after: float | None,
+    *,
+    after_open: bool = True,
+    timeout: float = 180,
+) -> tuple[str, float, float]:
     """Run a child; with `kill_after`, SIGKILL its process group that many seconds after it opened the index
     (or after it started, with after_open=False). Returns what happened, the start-up and the work durations."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_DOCS_")}
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     spawned = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", code, str(vault.root), str(vault.index), *extra], cwd=REPO, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(vault.root), str(vault.index), *extra],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     assert proc.stdout is not None
     opened = spawned
     try:
@@ -288,8 +300,9 @@ def check_vectors(vault: Vault) -> str:
 # -- trials ---------------------------------------------------------------------------------------------
 
 
-def run_trials(trials: int, seed: int, workdir: Path, *, docs: int = 500, embed: bool = True,
-               log: Any = print) -> list[str]:
+def run_trials(
+    trials: int, seed: int, workdir: Path, *, docs: int = 500, embed: bool = True, log: Any = print
+) -> list[str]:
     """Runs `trials` index trials (and as many embedding trials when possible); returns the failures."""
     rng = random.Random(seed)
     vault = Vault(workdir / "docs", workdir / "index", rng)
@@ -316,8 +329,9 @@ def run_trials(trials: int, seed: int, workdir: Path, *, docs: int = 500, embed:
             kill_at = rng.uniform(0.0, startup if early else window[kind])
             try:
                 if kind == "index":
-                    what, _, _ = run_child(CHILD_INDEX, vault, [str(rng.choice([10, 40, 200, 2000]))], kill_at,
-                                           after_open=not early)
+                    what, _, _ = run_child(
+                        CHILD_INDEX, vault, [str(rng.choice([10, 40, 200, 2000]))], kill_at, after_open=not early
+                    )
                     result = check_index(vault, before, after)
                 else:
                     what, _, _ = run_child(CHILD_EMBED, vault, [], kill_at, after_open=not early)

@@ -81,11 +81,22 @@ HOSTILE: dict[str, Callable[[int], str]] = {
 
 
 # Classes made of many short lines or blocks: their cost is markdown-it's per block, so they are timed smaller.
-BLOCK_CLASSES = frozenset({
-    "40k_headings", "nested_headings", "long_setext_heading", "html_blocks", "link_reference_defs",
-    "nested_lists", "blockquote_lines", "setext_after_list", "fences", "unclosed_fence_then_headings",
-    "long_front_matter", "front_matter_list",
-})
+BLOCK_CLASSES = frozenset(
+    {
+        "40k_headings",
+        "nested_headings",
+        "long_setext_heading",
+        "html_blocks",
+        "link_reference_defs",
+        "nested_lists",
+        "blockquote_lines",
+        "setext_after_list",
+        "fences",
+        "unclosed_fence_then_headings",
+        "long_front_matter",
+        "front_matter_list",
+    }
+)
 
 
 def time_parse(text: str) -> float:
@@ -101,8 +112,8 @@ def time_parse(text: str) -> float:
 
 def time_text_passes(text: str) -> float:
     """The other passes over a section's text: search snippet, identifier field, embedding pieces."""
-    from mcp_docs.index.fulltext import identifiers
     from mcp_docs.index.chunking import split_pieces
+    from mcp_docs.index.fulltext import identifiers
     from mcp_docs.snippets import make_snippet
 
     started = time.perf_counter()

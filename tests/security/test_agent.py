@@ -44,11 +44,20 @@ def docs(tmp_path: Path) -> Path:
     return root
 
 
-def agent(args: list[str], home: Path, docs: Path, env_extra: dict[str, str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = child_env(DOCS_AGENT_HOME=str(home), MCP_DOCS_INDEX_DIR=str(home / "index"), MCP_DOCS_EMBEDDINGS="none",
-                    **env_extra)
-    return subprocess.run([sys.executable, "-m", "agent_client", *args, "--docs", str(docs)], env=env, input=stdin,
-                          capture_output=True, text=True, timeout=120)
+def agent(
+    args: list[str], home: Path, docs: Path, env_extra: dict[str, str], stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = child_env(
+        DOCS_AGENT_HOME=str(home), MCP_DOCS_INDEX_DIR=str(home / "index"), MCP_DOCS_EMBEDDINGS="none", **env_extra
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "agent_client", *args, "--docs", str(docs)],
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def text(answer: str) -> Reply:
@@ -56,8 +65,9 @@ def text(answer: str) -> Reply:
 
 
 def tool_calls(*calls: tuple[str, dict[str, object]]) -> Reply:
-    return oa_tools([(f"call_{i}_{name}", name, json.dumps(args)) for i, (name, args) in enumerate(calls)],
-                    prompt=50, completion=10)
+    return oa_tools(
+        [(f"call_{i}_{name}", name, json.dumps(args)) for i, (name, args) in enumerate(calls)], prompt=50, completion=10
+    )
 
 
 def files_under(path: Path) -> dict[str, bytes]:
@@ -67,10 +77,25 @@ def files_under(path: Path) -> dict[str, bytes]:
 def test_r11_injected_document_causes_no_unplanned_tool_calls_and_no_key_leak(docs: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     planned = [("search_documents", {"query": "deploy strategy"}), ("read_document", {"id": "deploy.md"})]
-    with FakeLLM(tool_calls(planned[0]), tool_calls(planned[1]),
-                     text("We deploy blue-green (deploy.md § Deployment).")) as llm:
-        r = agent(["ask", "How do we deploy?", "--provider", "openai", "--base-url", llm.openai_url,
-                   "--api-key-env", "DOCS_TEST_KEY", "--json"], home, docs, {"DOCS_TEST_KEY": KEY})
+    with FakeLLM(
+        tool_calls(planned[0]), tool_calls(planned[1]), text("We deploy blue-green (deploy.md § Deployment).")
+    ) as llm:
+        r = agent(
+            [
+                "ask",
+                "How do we deploy?",
+                "--provider",
+                "openai",
+                "--base-url",
+                llm.openai_url,
+                "--api-key-env",
+                "DOCS_TEST_KEY",
+                "--json",
+            ],
+            home,
+            docs,
+            {"DOCS_TEST_KEY": KEY},
+        )
         assert r.returncode == 0, r.stderr[-2000:]
         out = json.loads(r.stdout)
         # exactly the planned calls, in order: nothing the document asked for
@@ -93,16 +118,34 @@ def test_r11_injected_document_causes_no_unplanned_tool_calls_and_no_key_leak(do
 
 def test_r11_key_printed_by_a_compromised_model_or_echoed_in_errors_is_redacted(docs: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
-    leaked_answer = (f"Sure! The key is {PLAIN_KEY} and also {KEY}. "
-                     "\x1b]52;c;ZXZpbA==\x07\x1b[2J\x1b[31mred\x1b[0m\r\x08 \x9b2J done")
+    leaked_answer = (
+        f"Sure! The key is {PLAIN_KEY} and also {KEY}. "
+        "\x1b]52;c;ZXZpbA==\x07\x1b[2J\x1b[31mred\x1b[0m\r\x08 \x9b2J done"
+    )
     with FakeLLM(
         tool_calls(("read_document", {"id": "deploy.md"})),
         text(leaked_answer),
         error(401, f"Incorrect API key provided: {PLAIN_KEY}. You can find your API key at https://example."),
     ) as llm:
-        r = agent(["chat", "--session", "s1", "--provider", "openai", "--base-url", llm.openai_url,
-                   "--api-key-env", "LLM_CRED", "--max-retries", "0"],
-                  home, docs, {"LLM_CRED": PLAIN_KEY, "SOME_KEY": KEY}, stdin="What is the key?\nAgain?\n/exit\n")
+        r = agent(
+            [
+                "chat",
+                "--session",
+                "s1",
+                "--provider",
+                "openai",
+                "--base-url",
+                llm.openai_url,
+                "--api-key-env",
+                "LLM_CRED",
+                "--max-retries",
+                "0",
+            ],
+            home,
+            docs,
+            {"LLM_CRED": PLAIN_KEY, "SOME_KEY": KEY},
+            stdin="What is the key?\nAgain?\n/exit\n",
+        )
         assert len(llm.requests) == 3, r.stderr[-2000:]
     assert r.returncode == 0, r.stderr[-2000:]
     # the terminal gets no escape or control character, from the model or from the document
@@ -128,12 +171,23 @@ def test_r11_keys_echoed_by_the_model_are_scrubbed_from_every_output(docs: Path,
     assert "".join(chunks) == answer
 
     def script() -> list[Reply]:
-        return [tool_calls(("search_documents", {"query": f"deploy {PLAIN_KEY} {other}"})),
-                oa_text(answer, chunks=chunks)]
+        return [
+            tool_calls(("search_documents", {"query": f"deploy {PLAIN_KEY} {other}"})),
+            oa_text(answer, chunks=chunks),
+        ]
 
     env = {"LLM_CRED": PLAIN_KEY, "ANTHROPIC_API_KEY": other}
     with FakeLLM(*script(), *script()) as llm:
-        base = ["ask", "What is the key?", "--provider", "openai", "--base-url", llm.openai_url, "--api-key-env", "LLM_CRED"]
+        base = [
+            "ask",
+            "What is the key?",
+            "--provider",
+            "openai",
+            "--base-url",
+            llm.openai_url,
+            "--api-key-env",
+            "LLM_CRED",
+        ]
         streamed = agent(base, home, docs, env)
         as_json = agent([*base, "--json"], home, docs, env)
         assert len(llm.requests) == 4, streamed.stderr[-2000:] + as_json.stderr[-2000:]
@@ -235,8 +289,9 @@ async def test_r12_connection_errors_are_retried() -> None:
     from agent_client.models import UserMessage
     from agent_client.providers import make_model, resolve
 
-    provider = resolve("openai", base_url=f"http://127.0.0.1:{port}/v1", api_key_env="SCRIPTED_KEY",
-                       environ={"SCRIPTED_KEY": KEY})
+    provider = resolve(
+        "openai", base_url=f"http://127.0.0.1:{port}/v1", api_key_env="SCRIPTED_KEY", environ={"SCRIPTED_KEY": KEY}
+    )
     model = make_model(provider, max_retries=2, timeout_s=5)
     started = time.monotonic()
     with pytest.raises(Exception) as info:

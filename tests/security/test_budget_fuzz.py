@@ -154,8 +154,21 @@ async def exercise(root: Path, index: Path, spec: dict[str, Any], max_chars: int
 @settings(max_examples=8, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec=vaults(), max_chars=st.sampled_from([1, 200, 1000, 8000, 50_000, 10**9]))
 @example(  # the reported case: a 1 MB heading over a few sections, a read_section miss asked for 200 characters
-    spec={"heading": 1_000_000, "children": 3, "many": 60, "pad": 200, "title": 200_000, "tags": 400, "tag_len": 3000,
-          "summary": 100_000, "depth": 8, "part": 250, "name": 250, "folders": 300, "unicode": True},
+    spec={
+        "heading": 1_000_000,
+        "children": 3,
+        "many": 60,
+        "pad": 200,
+        "title": 200_000,
+        "tags": 400,
+        "tag_len": 3000,
+        "summary": 100_000,
+        "depth": 8,
+        "part": 250,
+        "name": 250,
+        "folders": 300,
+        "unicode": True,
+    },
     max_chars=200,
 )
 def test_no_reply_outgrows_its_budget_on_hostile_vaults(spec: dict[str, Any], max_chars: int) -> None:

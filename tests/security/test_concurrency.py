@@ -30,8 +30,10 @@ CALLS_PER_CLIENT = 75  # 300 calls, all in flight at once
 
 
 def doc_text(i: int, gen: int) -> str:
-    return (f"# Doc {i}\n\nstableword alpha{i} generation{gen} lorem ipsum.\n\n## Part\n\n"
-            f"Second part of doc {i}, stableword again, gen {gen}.\n\nEND-OF-DOC-{i}\n")
+    return (
+        f"# Doc {i}\n\nstableword alpha{i} generation{gen} lorem ipsum.\n\n## Part\n\n"
+        f"Second part of doc {i}, stableword again, gen {gen}.\n\nEND-OF-DOC-{i}\n"
+    )
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -90,7 +92,9 @@ async def test_r9_concurrent_calls_during_rebuilds_all_succeed_and_are_consisten
         doc_id = paths[i].relative_to(root).as_posix()
         kind = k % 5
         if kind in (0, 1):
-            r = await client.call_tool("search_documents", {"query": "stableword", "max_results": 10, "mode": "keyword"})
+            r = await client.call_tool(
+                "search_documents", {"query": "stableword", "max_results": 10, "mode": "keyword"}
+            )
             s = r.structured_content or {}
             ok = not r.is_error and s["index"]["documents"] == DOCS and len(s["results"]) == 10
         elif kind == 2:

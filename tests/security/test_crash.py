@@ -88,8 +88,14 @@ def test_r10_parse_workers_die_with_a_killed_indexer(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_DOCS_")}
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     env["MCP_DOCS_PARSE_WORKERS"] = "2"
-    proc = subprocess.Popen([sys.executable, "-c", CHILD_INDEX, str(vault.root), str(vault.index), "2000"], cwd=REPO,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD_INDEX, str(vault.root), str(vault.index), "2000"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     assert proc.stdout is not None
     try:
         assert proc.stdout.readline().strip() == b"OPEN"

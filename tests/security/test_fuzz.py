@@ -23,18 +23,61 @@ from tests.conftest import OUTSIDE_MARKER
 
 from .common import TRAVERSALS, OpenAudit, assert_clean, child_env, forbidden_dirs, opened_outside, serve_cmd
 
-FUZZ = settings(max_examples=50, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    max_examples=50,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
-ATOMS = ["..", ".", "", "guides", "setup", "install.md", "index.md", "leak.md", "dangling.md", "outside-folder", "up",
-         "outside", "secret.md", "vault_evil", "evil.md", "evil-link.md", "evil-folder", "loop", "big50.md", "binary.md",
-         "%2e%2e", "%252e%252e", "%2e", "..%2f", "%00", "\x00", "C:", "~", "$HOME", "\u2024\u2024", "..\\", "con", "*", "?"]
+ATOMS = [
+    "..",
+    ".",
+    "",
+    "guides",
+    "setup",
+    "install.md",
+    "index.md",
+    "leak.md",
+    "dangling.md",
+    "outside-folder",
+    "up",
+    "outside",
+    "secret.md",
+    "vault_evil",
+    "evil.md",
+    "evil-link.md",
+    "evil-folder",
+    "loop",
+    "big50.md",
+    "binary.md",
+    "%2e%2e",
+    "%252e%252e",
+    "%2e",
+    "..%2f",
+    "%00",
+    "\x00",
+    "C:",
+    "~",
+    "$HOME",
+    "\u2024\u2024",
+    "..\\",
+    "con",
+    "*",
+    "?",
+]
 SEPARATORS = ["/", "\\", "%2f", "%5c", "%252f", "//", "/./"]
 
-json_scalars = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
-                         st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=40))
-json_values = st.recursive(json_scalars, lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=6), c, max_size=3),
-                           max_leaves=6)
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=40),
+)
+json_values = st.recursive(
+    json_scalars, lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=6), c, max_size=3), max_leaves=6
+)
 
 
 @st.composite
@@ -55,27 +98,50 @@ def junk_or(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 
 
 ints = st.one_of(st.integers(-5, 60_000), st.sampled_from([0, -1, 2**31, 2**63, 10**12, 10**30, -(2**63)]))
-queries = st.one_of(st.text(max_size=300), st.text(alphabet="\"'()[]{}:*~^!+-&|\\/ AND OR NOT", max_size=200),
-                    st.builds(lambda w, n: (w + " ") * n, st.sampled_from(["collector", "setup", "secret must never be served", "sibling folder", "x"]),
-                              st.integers(1, 1500)))
-sections = st.one_of(st.text(max_size=200), st.sampled_from(["Setup", "Secret", "Evil", ">", " > ", "A > B > C", "#", "##"]))
+queries = st.one_of(
+    st.text(max_size=300),
+    st.text(alphabet="\"'()[]{}:*~^!+-&|\\/ AND OR NOT", max_size=200),
+    st.builds(
+        lambda w, n: (w + " ") * n,
+        st.sampled_from(["collector", "setup", "secret must never be served", "sibling folder", "x"]),
+        st.integers(1, 1500),
+    ),
+)
+sections = st.one_of(
+    st.text(max_size=200), st.sampled_from(["Setup", "Secret", "Evil", ">", " > ", "A > B > C", "#", "##"])
+)
 
 TOOL_ARGS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
     "search_documents": st.fixed_dictionaries(
         {"query": junk_or(queries)},
-        optional={"max_results": junk_or(ints), "mode": junk_or(st.sampled_from(["hybrid", "keyword", "semantic", "x"])),
-                  "folder": junk_or(st.one_of(st.none(), paths())),
-                  "tags": junk_or(st.one_of(st.none(), st.lists(st.text(max_size=30), max_size=30)))}),
+        optional={
+            "max_results": junk_or(ints),
+            "mode": junk_or(st.sampled_from(["hybrid", "keyword", "semantic", "x"])),
+            "folder": junk_or(st.one_of(st.none(), paths())),
+            "tags": junk_or(st.one_of(st.none(), st.lists(st.text(max_size=30), max_size=30))),
+        },
+    ),
     "list_documents": st.fixed_dictionaries(
-        {}, optional={"folder": junk_or(paths()), "tag": junk_or(st.one_of(st.none(), st.text(max_size=50))),
-                      "limit": junk_or(ints), "cursor": junk_or(st.one_of(st.none(), st.text(max_size=120)))}),
+        {},
+        optional={
+            "folder": junk_or(paths()),
+            "tag": junk_or(st.one_of(st.none(), st.text(max_size=50))),
+            "limit": junk_or(ints),
+            "cursor": junk_or(st.one_of(st.none(), st.text(max_size=120))),
+        },
+    ),
     "read_document": st.fixed_dictionaries(
         {"id": junk_or(paths())},
-        optional={"mode": junk_or(st.sampled_from(["full", "outline", "summary", "raw"])),
-                  "max_chars": junk_or(ints), "offset": junk_or(ints)}),
+        optional={
+            "mode": junk_or(st.sampled_from(["full", "outline", "summary", "raw"])),
+            "max_chars": junk_or(ints),
+            "offset": junk_or(ints),
+        },
+    ),
     "read_section": st.fixed_dictionaries(
         {"id": junk_or(paths()), "section": junk_or(sections)},
-        optional={"max_chars": junk_or(ints), "offset": junk_or(ints), "include_subsections": junk_or(st.booleans())}),
+        optional={"max_chars": junk_or(ints), "offset": junk_or(ints), "include_subsections": junk_or(st.booleans())},
+    ),
 }
 ANY_CALL = st.sampled_from(sorted(TOOL_ARGS)).flatmap(lambda name: TOOL_ARGS[name].map(lambda args: (name, args)))
 
@@ -137,8 +203,11 @@ def test_fuzz_tool_arguments_in_process(tool: str, inprocess: tuple[BlockingPort
 
 
 def test_fuzz_over_stdio_subprocess(attack_base: Path, attack_vault: Path, tmp_path: Path) -> None:
-    params = StdioServerParameters(command=serve_cmd(attack_vault, tmp_path / "idx")[0],
-                                   args=serve_cmd(attack_vault, tmp_path / "idx", "--no-watch")[1:], env=child_env())
+    params = StdioServerParameters(
+        command=serve_cmd(attack_vault, tmp_path / "idx")[0],
+        args=serve_cmd(attack_vault, tmp_path / "idx", "--no-watch")[1:],
+        env=child_env(),
+    )
     with start_blocking_portal() as portal:
         with portal.wrap_async_context_manager(Client(params, raise_exceptions=False)) as client:
 
@@ -155,7 +224,9 @@ def test_fuzz_over_stdio_subprocess(attack_base: Path, attack_vault: Path, tmp_p
 
 
 @pytest.mark.anyio
-async def test_an_internal_error_reaches_the_client_without_traceback(library: Library, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_an_internal_error_reaches_the_client_without_traceback(
+    library: Library, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(f"boom in /very/secret/path {OUTSIDE_MARKER}")
 

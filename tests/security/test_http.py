@@ -28,10 +28,17 @@ from tests.conftest import make_vault
 from .common import child_env, free_port, http_server, serve_cmd, stop_process
 
 TOKEN = "s3cret-token-for-tests-0123456789abcdef"
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
-               "MCP-Protocol-Version": "2025-11-25"}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
+MCP_HEADERS = {
+    "Accept": "application/json, text/event-stream",
+    "Content-Type": "application/json",
+    "MCP-Protocol-Version": "2025-11-25",
+}
 CONFORMANCE_DIR = Path(os.environ.get("MCP_DOCS_CI_CACHE", Path.home() / ".cache" / "mcp-docs-ci" / "node"))
 
 
@@ -49,12 +56,17 @@ def open_server(http_vault: Path, tmp_path_factory: pytest.TempPathFactory) -> I
 
 @pytest.fixture(scope="module")
 def token_server(http_vault: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    with http_server(http_vault, tmp_path_factory.mktemp("idx-token"), env=child_env(MCP_DOCS_TOKEN=TOKEN)) as (port, _):
+    with http_server(http_vault, tmp_path_factory.mktemp("idx-token"), env=child_env(MCP_DOCS_TOKEN=TOKEN)) as (
+        port,
+        _,
+    ):
         yield port
 
 
 def post(port: int, headers: dict[str, str] | None = None, path: str = "/mcp", body: Any = INIT) -> httpx2.Response:
-    return httpx2.post(f"http://127.0.0.1:{port}{path}", json=body, headers={**MCP_HEADERS, **(headers or {})}, timeout=10)
+    return httpx2.post(
+        f"http://127.0.0.1:{port}{path}", json=body, headers={**MCP_HEADERS, **(headers or {})}, timeout=10
+    )
 
 
 def listening_addresses(port: int) -> set[str]:
@@ -75,7 +87,7 @@ def listening_addresses(port: int) -> set[str]:
                 found.add(socket.inet_ntop(socket.AF_INET, bytes.fromhex(addr_hex)[::-1]))
             else:
                 raw = bytes.fromhex(addr_hex)
-                found.add(socket.inet_ntop(socket.AF_INET6, b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))))
+                found.add(socket.inet_ntop(socket.AF_INET6, b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4))))
     return found
 
 
@@ -105,8 +117,9 @@ def test_r6_default_host_is_loopback(open_server: int) -> None:
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "", "192.0.2.10", "example.com"])
 @pytest.mark.parametrize("token_env", [{}, {"MCP_DOCS_TOKEN": "   "}, {"MCP_DOCS_TOKEN_FILE": "EMPTY"}])
-def test_r6_non_loopback_bind_without_token_refuses(host: str, token_env: dict[str, str], http_vault: Path,
-                                                    tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_r6_non_loopback_bind_without_token_refuses(
+    host: str, token_env: dict[str, str], http_vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """In-process: run_server refuses before opening anything (no index folder is even created)."""
     from mcp_docs.errors import UserError
     from mcp_docs.settings import Settings
@@ -125,8 +138,14 @@ def test_r6_non_loopback_bind_without_token_refuses(host: str, token_env: dict[s
 
 def test_r6_cli_refuses_non_loopback_without_token(http_vault: Path, tmp_path: Path) -> None:
     port = free_port()
-    proc = subprocess.run(serve_cmd(http_vault, tmp_path / "idx", "--transport", "http", "--host", "0.0.0.0",
-                                    "--port", str(port), "--no-watch"), env=child_env(), capture_output=True, timeout=60)
+    proc = subprocess.run(
+        serve_cmd(
+            http_vault, tmp_path / "idx", "--transport", "http", "--host", "0.0.0.0", "--port", str(port), "--no-watch"
+        ),
+        env=child_env(),
+        capture_output=True,
+        timeout=60,
+    )
     assert proc.returncode != 0
     err = proc.stderr.decode()
     assert "token" in err.lower() and "Traceback" not in err, err[-800:]
@@ -136,9 +155,14 @@ def test_r6_cli_refuses_non_loopback_without_token(http_vault: Path, tmp_path: P
 @pytest.mark.parametrize("token", ["short", "fifteen-chars-x"])
 def test_r6_cli_refuses_non_loopback_with_a_short_token(token: str, http_vault: Path, tmp_path: Path) -> None:
     port = free_port()
-    proc = subprocess.run(serve_cmd(http_vault, tmp_path / "idx", "--transport", "http", "--host", "0.0.0.0",
-                                    "--port", str(port), "--no-watch"), env=child_env(MCP_DOCS_TOKEN=token),
-                          capture_output=True, timeout=60)
+    proc = subprocess.run(
+        serve_cmd(
+            http_vault, tmp_path / "idx", "--transport", "http", "--host", "0.0.0.0", "--port", str(port), "--no-watch"
+        ),
+        env=child_env(MCP_DOCS_TOKEN=token),
+        capture_output=True,
+        timeout=60,
+    )
     assert proc.returncode != 0
     err = proc.stderr.decode()
     assert f"{len(token)}-character token" in err and "at least 16" in err and "Traceback" not in err, err[-800:]
@@ -149,9 +173,14 @@ def test_r6_cli_refuses_non_loopback_with_a_short_token(token: str, http_vault: 
 def test_r6_non_loopback_bind_with_token_starts_and_requires_it(http_vault: Path, tmp_path: Path) -> None:
     env = child_env(MCP_DOCS_TOKEN=TOKEN)
     port = free_port()
-    proc = subprocess.Popen(serve_cmd(http_vault, tmp_path / "idx", "--transport", "http", "--host", "0.0.0.0",
-                                      "--port", str(port), "--no-watch"), env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        serve_cmd(
+            http_vault, tmp_path / "idx", "--transport", "http", "--host", "0.0.0.0", "--port", str(port), "--no-watch"
+        ),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -169,11 +198,22 @@ def test_r6_non_loopback_bind_with_token_starts_and_requires_it(http_vault: Path
 # -- 7. DNS rebinding --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("origin", ["http://evil.example", "null", "http://127.0.0.1.evil.example",
-                                    "http://localhost.evil.example:8000", "https://attacker.test", "file://",
-                                    "http://evil.example@127.0.0.1.nip.io", "chrome-extension://abc",
-                                    "http://localhost:evil", "http://127.0.0.1:{port}@evil.com",
-                                    "http://localhost:{port}/path"])
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "http://evil.example",
+        "null",
+        "http://127.0.0.1.evil.example",
+        "http://localhost.evil.example:8000",
+        "https://attacker.test",
+        "file://",
+        "http://evil.example@127.0.0.1.nip.io",
+        "chrome-extension://abc",
+        "http://localhost:evil",
+        "http://127.0.0.1:{port}@evil.com",
+        "http://localhost:{port}/path",
+    ],
+)
 def test_r7_foreign_origin_gets_403(open_server: int, origin: str) -> None:
     origin = origin.format(port=open_server)
     r = post(open_server, {"Origin": origin})
@@ -181,12 +221,31 @@ def test_r7_foreign_origin_gets_403(open_server: int, origin: str) -> None:
     assert "Traceback" not in r.text
 
 
-@pytest.mark.parametrize("host", ["evil.example", "evil.example:80", "127.0.0.1.evil.example", "localhost.evil.example",
-                                  "attacker.test:{port}", "10.0.0.1", "[::2]",
-                                  # loopback-looking prefixes of a malformed header: parsed strictly, never guessed
-                                  "127.0.0.1:{port}@evil.com", "localhost:evil", "localhost:{port}@evil.example",
-                                  "127.0.0.1:{port}:80", "localhost:99999", "localhost:", "user@127.0.0.1:{port}",
-                                  "127.0.0.1/evil.example", "[::1", "::1", "127.0.0.1:{port}#@evil.com", ""])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "evil.example",
+        "evil.example:80",
+        "127.0.0.1.evil.example",
+        "localhost.evil.example",
+        "attacker.test:{port}",
+        "10.0.0.1",
+        "[::2]",
+        # loopback-looking prefixes of a malformed header: parsed strictly, never guessed
+        "127.0.0.1:{port}@evil.com",
+        "localhost:evil",
+        "localhost:{port}@evil.example",
+        "127.0.0.1:{port}:80",
+        "localhost:99999",
+        "localhost:",
+        "user@127.0.0.1:{port}",
+        "127.0.0.1/evil.example",
+        "[::1",
+        "::1",
+        "127.0.0.1:{port}#@evil.com",
+        "",
+    ],
+)
 def test_r7_foreign_host_gets_421(open_server: int, host: str) -> None:
     host = host.format(port=open_server)
     r = post(open_server, {"Host": host})
@@ -196,8 +255,13 @@ def test_r7_foreign_host_gets_421(open_server: int, host: str) -> None:
 
 
 def test_r7_loopback_host_and_origin_are_served(open_server: int) -> None:
-    for headers in ({}, {"Host": f"127.0.0.1:{open_server}"}, {"Host": f"localhost:{open_server}"},
-                    {"Origin": f"http://localhost:{open_server}"}, {"Origin": f"http://127.0.0.1:{open_server}"}):
+    for headers in (
+        {},
+        {"Host": f"127.0.0.1:{open_server}"},
+        {"Host": f"localhost:{open_server}"},
+        {"Origin": f"http://localhost:{open_server}"},
+        {"Origin": f"http://127.0.0.1:{open_server}"},
+    ):
         assert post(open_server, headers).status_code == 200, headers
 
 
@@ -206,17 +270,42 @@ def test_r7_conformance_dns_rebinding_scenario(open_server: int, tmp_path: Path)
     suite = CONFORMANCE_DIR / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
     if not (node.exists() and suite.exists()):
         pytest.skip("conformance suite not installed (run .ci/conformance.sh once)")
-    r = subprocess.run([str(node), str(suite), "server", "--url", f"http://127.0.0.1:{open_server}/mcp",
-                        "--scenario", "dns-rebinding-protection"], cwd=tmp_path, capture_output=True, timeout=120)
+    r = subprocess.run(
+        [
+            str(node),
+            str(suite),
+            "server",
+            "--url",
+            f"http://127.0.0.1:{open_server}/mcp",
+            "--scenario",
+            "dns-rebinding-protection",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stdout.decode()[-2000:]
 
 
 # -- 8. bearer token ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("auth", [None, "", "Bearer", "Bearer wrong", f"Bearer {TOKEN}x", f"Bearer {TOKEN[:-1]}",
-                                  f"Basic {TOKEN}", f"Token {TOKEN}", TOKEN, f"Bearer {TOKEN.upper()}",
-                                  "Bearer \u00e9\u00e9\u00e9"])
+@pytest.mark.parametrize(
+    "auth",
+    [
+        None,
+        "",
+        "Bearer",
+        "Bearer wrong",
+        f"Bearer {TOKEN}x",
+        f"Bearer {TOKEN[:-1]}",
+        f"Basic {TOKEN}",
+        f"Token {TOKEN}",
+        TOKEN,
+        f"Bearer {TOKEN.upper()}",
+        "Bearer \u00e9\u00e9\u00e9",
+    ],
+)
 def test_r8_missing_or_wrong_bearer_gets_401(token_server: int, auth: str | None) -> None:
     headers: dict[str, Any] = {} if auth is None else {"Authorization": auth.encode("latin-1")}
     r = post(token_server, headers)
@@ -269,8 +358,13 @@ async def test_r8_comparison_is_constant_time(monkeypatch: pytest.MonkeyPatch) -
         async def send(message: dict[str, Any]) -> None:
             sent.append(message)
 
-        scope = {"type": "http", "method": "POST", "path": "/mcp", "query_string": b"",
-                 "headers": [(b"host", b"127.0.0.1:8000"), (b"authorization", auth.encode())]}
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "path": "/mcp",
+            "query_string": b"",
+            "headers": [(b"host", b"127.0.0.1:8000"), (b"authorization", auth.encode())],
+        }
         await mw(scope, receive, send)
         return next(m["status"] for m in sent if m["type"] == "http.response.start")
 
@@ -296,6 +390,8 @@ def test_unsupported_protocol_version_gets_400_and_a_huge_body_is_refused(open_s
     headers = {"MCP-Protocol-Version": "1999-01-01", **({"mcp-session-id": session} if session else {})}
     r = post(open_server, headers, body={"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
     assert r.status_code == 400
-    r = httpx2.post(f"http://127.0.0.1:{open_server}/mcp", content=b"{" + b" " * 20_000_000, headers=MCP_HEADERS, timeout=30)
+    r = httpx2.post(
+        f"http://127.0.0.1:{open_server}/mcp", content=b"{" + b" " * 20_000_000, headers=MCP_HEADERS, timeout=30
+    )
     assert r.status_code == 413
     assert httpx2.get(f"http://127.0.0.1:{open_server}/health", timeout=5).status_code == 200  # and it still serves

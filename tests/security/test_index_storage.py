@@ -18,14 +18,34 @@ from mcp_docs.index.ownership import MARKER_NAME
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
 
-FUZZ = settings(max_examples=25, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    max_examples=25,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 # Our own names (what an index of the previous release holds) and names a user's folder may hold.
-OURS = ["catalog.sqlite", "catalog.sqlite-wal", "vectors.sqlite", "fulltext", "fulltext/generation",
-        "fulltext/meta.json", "fulltext/schema-version", "fulltext/0123456789abcdef0123456789abcdef.idx"]
-THEIRS = ["note.md", "fulltext/note1.md", "fulltext/sub/x.idx", "Documents/a.txt", ".obsidian/app.json",
-          "catalog.sqlite.bak", "fulltext/GENERATION", MARKER_NAME + ".old"]
+OURS = [
+    "catalog.sqlite",
+    "catalog.sqlite-wal",
+    "vectors.sqlite",
+    "fulltext",
+    "fulltext/generation",
+    "fulltext/meta.json",
+    "fulltext/schema-version",
+    "fulltext/0123456789abcdef0123456789abcdef.idx",
+]
+THEIRS = [
+    "note.md",
+    "fulltext/note1.md",
+    "fulltext/sub/x.idx",
+    "Documents/a.txt",
+    ".obsidian/app.json",
+    "catalog.sqlite.bak",
+    "fulltext/GENERATION",
+    MARKER_NAME + ".old",
+]
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 
@@ -38,7 +58,9 @@ def docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("storage") / "docs"
     root.mkdir()
     for i in range(40):
-        (root / f"d{i}.md").write_text(f"---\ntags: [t{i % 4}]\n---\n# Doc {i}\n\nuniq{i}word shared\n\n## More\n\ntext {i}\n")
+        (root / f"d{i}.md").write_text(
+            f"---\ntags: [t{i % 4}]\n---\n# Doc {i}\n\nuniq{i}word shared\n\n## More\n\ntext {i}\n"
+        )
     return root
 
 
@@ -47,10 +69,17 @@ def _open(root: Path, index: Path) -> Library:
 
 
 @FUZZ
-@given(entries=st.lists(st.tuples(st.sampled_from(OURS + THEIRS), st.sampled_from(["sqlite", "text", "empty"])),
-                        min_size=1, max_size=6, unique_by=lambda e: e[0]))
-def test_a_folder_with_anything_not_ours_in_it_is_never_touched(docs: Path, tmp_path_factory: pytest.TempPathFactory,
-                                                                 entries: list[tuple[str, str]]) -> None:
+@given(
+    entries=st.lists(
+        st.tuples(st.sampled_from(OURS + THEIRS), st.sampled_from(["sqlite", "text", "empty"])),
+        min_size=1,
+        max_size=6,
+        unique_by=lambda e: e[0],
+    )
+)
+def test_a_folder_with_anything_not_ours_in_it_is_never_touched(
+    docs: Path, tmp_path_factory: pytest.TempPathFactory, entries: list[tuple[str, str]]
+) -> None:
     folder = tmp_path_factory.mktemp("chosen")
     for name, kind in entries:
         path = folder / name
@@ -86,11 +115,25 @@ DAMAGE = st.sampled_from(["delete", "truncate", "garbage"])
 
 
 @FUZZ
-@given(target=st.sampled_from(["catalog.sqlite", "fulltext/meta.json", "fulltext/generation", "fulltext/schema-version",
-                               "fulltext/.managed.json", MARKER_NAME, "fulltext", "a segment file"]),
-       damage=DAMAGE, seed=st.integers(0, 2**32))
-def test_a_damaged_index_reopens_and_answers(docs: Path, built: Path, tmp_path_factory: pytest.TempPathFactory,
-                                             target: str, damage: str, seed: int) -> None:
+@given(
+    target=st.sampled_from(
+        [
+            "catalog.sqlite",
+            "fulltext/meta.json",
+            "fulltext/generation",
+            "fulltext/schema-version",
+            "fulltext/.managed.json",
+            MARKER_NAME,
+            "fulltext",
+            "a segment file",
+        ]
+    ),
+    damage=DAMAGE,
+    seed=st.integers(0, 2**32),
+)
+def test_a_damaged_index_reopens_and_answers(
+    docs: Path, built: Path, tmp_path_factory: pytest.TempPathFactory, target: str, damage: str, seed: int
+) -> None:
     index = tmp_path_factory.mktemp("damaged") / "index"
     shutil.copytree(built, index)
     rng = random.Random(seed)

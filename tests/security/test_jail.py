@@ -29,12 +29,11 @@ from hypothesis import strategies as st
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from mcp_docs.errors import PathOutsideRoot, ToolInputError
 from mcp_docs.library import Library
-from mcp_docs.errors import PathOutsideRoot
 from mcp_docs.paths import Jail
 from mcp_docs.server import build_server
 from mcp_docs.settings import Settings
-from mcp_docs.errors import ToolInputError
 from mcp_docs.tools import DocsTools
 from tests.conftest import OUTSIDE_MARKER
 
@@ -43,8 +42,21 @@ from .common import TRAVERSALS, OpenAudit, assert_clean, child_env, forbidden_di
 pytestmark = pytest.mark.anyio
 
 # Ids no tool may ever serve (links out, dangling, through a folder link out, in the sibling folder).
-NEVER_SERVED = ("leak.md", "dangling.md", "evil-link.md", "outside-folder/", "up/", "evil-folder/", "loop/",
-                "guides/deep/nested-out/", "secret.md", "evil.md", "big50.md", "binary.md", "binary2.md")
+NEVER_SERVED = (
+    "leak.md",
+    "dangling.md",
+    "evil-link.md",
+    "outside-folder/",
+    "up/",
+    "evil-folder/",
+    "loop/",
+    "guides/deep/nested-out/",
+    "secret.md",
+    "evil.md",
+    "big50.md",
+    "binary.md",
+    "binary2.md",
+)
 
 # Inputs that are harmless (they name the root itself or nothing) and may legitimately list the root.
 ROOT_LIKE = {".", "", " "}
@@ -127,8 +139,16 @@ async def test_r2_sibling_folder_sharing_the_roots_prefix_is_unreachable(
     assert not jail.contains(evil / "evil.md")
     assert not jail.contains(attack_vault / "evil-link.md")
     assert not jail._inside(str(evil / "evil.md"))
-    for attack in ("../vault_evil/evil.md", "..%2fvault_evil%2fevil.md", "evil-link.md", "evil-folder/evil.md",
-                   "up/vault_evil/evil.md", str(evil / "evil.md"), "../vault_evil", "evil-folder"):
+    for attack in (
+        "../vault_evil/evil.md",
+        "..%2fvault_evil%2fevil.md",
+        "evil-link.md",
+        "evil-folder/evil.md",
+        "up/vault_evil/evil.md",
+        str(evil / "evil.md"),
+        "../vault_evil",
+        "evil-folder",
+    ):
         with pytest.raises((PathOutsideRoot, FileNotFoundError)):
             jail.resolve_id(attack)
     with pytest.raises(PathOutsideRoot):
@@ -144,7 +164,9 @@ async def test_r2_sibling_folder_sharing_the_roots_prefix_is_unreachable(
             r = await client.call_tool("list_documents", {"folder": folder})
             assert r.is_error
             assert_clean(r)
-        r = await client.call_tool("search_documents", {"query": "sibling folder evil", "mode": "keyword", "max_results": 20})
+        r = await client.call_tool(
+            "search_documents", {"query": "sibling folder evil", "mode": "keyword", "max_results": 20}
+        )
         assert_clean(r)
         assert all("evil" not in hit["id"] for hit in r.structured_content["results"])
     assert not opened_outside(opened, forbidden_dirs(attack_base))
@@ -188,10 +210,23 @@ async def test_r3_links_out_dangling_and_loops_are_never_listed_indexed_searched
                 r = await client.call_tool("search_documents", {"query": query, "mode": mode, "max_results": 20})
                 assert not r.is_error
                 assert OUTSIDE_MARKER not in json.dumps(r.structured_content["results"])  # the query itself is echoed
-                assert not any(h["id"].startswith(("leak", "up/", "outside", "evil", "loop/")) for h in r.structured_content["results"])
-        for doc_id in ("leak.md", "dangling.md", "outside-folder/secret.md", "up/outside/secret.md", "loop/leak.md", "loop/up/outside/secret.md",
-                       "guides/deep/nested-out/secret.md"):
-            for tool, args in (("read_document", {"id": doc_id}), ("read_section", {"id": doc_id, "section": "Secret"})):
+                assert not any(
+                    h["id"].startswith(("leak", "up/", "outside", "evil", "loop/"))
+                    for h in r.structured_content["results"]
+                )
+        for doc_id in (
+            "leak.md",
+            "dangling.md",
+            "outside-folder/secret.md",
+            "up/outside/secret.md",
+            "loop/leak.md",
+            "loop/up/outside/secret.md",
+            "guides/deep/nested-out/secret.md",
+        ):
+            for tool, args in (
+                ("read_document", {"id": doc_id}),
+                ("read_section", {"id": doc_id, "section": "Secret"}),
+            ):
                 r = await client.call_tool(tool, args)
                 assert r.is_error, (tool, doc_id)
                 assert _clear(assert_clean(r))
@@ -238,8 +273,11 @@ async def test_r3_link_swapped_in_while_requests_run_never_leaks(tmp_path: Path)
         async with Client(build_server(lib), raise_exceptions=False) as c:
             thread.start()
             for _ in range(150):
-                for tool, args in (("read_document", {"id": "race.md"}), ("read_section", {"id": "race.md", "section": "Race"}),
-                                   ("read_document", {"id": "box/inner.md"})):
+                for tool, args in (
+                    ("read_document", {"id": "race.md"}),
+                    ("read_section", {"id": "race.md", "section": "Race"}),
+                    ("read_document", {"id": "box/inner.md"}),
+                ):
                     r = await c.call_tool(tool, args)
                     assert OUTSIDE_MARKER not in result_text(r)
                     served += 0 if r.is_error else 1
@@ -345,15 +383,51 @@ RULE_LINKS = {
 }
 # Every one of these ids answers exactly as an unknown id does.
 UNSERVED_IDS = (
-    "public-diary.md", "private-link.md", "env.md", "hidden-link.md", "txt-link.md", "abs-diary.md", "ghost.md",
-    "trashlink", "trashlink/old.md", "nm-link", "nm-link/readme.md", "secret-dir", "secret-dir/diary.md",
-    "guides/inner.md", "guides/hop.md", "chain.md", "chain-through.md", "guides-link/.secret.md",
-    "guides-link/private/plan.md", "secretstuff/diary.md", "secretstuff/relay.md", "private.md", ".env",
-    ".hidden.md", "notes.txt", ".trash/old.md", "node_modules/pkg/readme.md", "guides/private/plan.md",
+    "public-diary.md",
+    "private-link.md",
+    "env.md",
+    "hidden-link.md",
+    "txt-link.md",
+    "abs-diary.md",
+    "ghost.md",
+    "trashlink",
+    "trashlink/old.md",
+    "nm-link",
+    "nm-link/readme.md",
+    "secret-dir",
+    "secret-dir/diary.md",
+    "guides/inner.md",
+    "guides/hop.md",
+    "chain.md",
+    "chain-through.md",
+    "guides-link/.secret.md",
+    "guides-link/private/plan.md",
+    "secretstuff/diary.md",
+    "secretstuff/relay.md",
+    "private.md",
+    ".env",
+    ".hidden.md",
+    "notes.txt",
+    ".trash/old.md",
+    "node_modules/pkg/readme.md",
+    "guides/private/plan.md",
 )
-EXCLUDED_LINKS = ("public-diary.md", "private-link.md", "env.md", "hidden-link.md", "txt-link.md", "abs-diary.md",
-                  "ghost.md", "trashlink", "nm-link", "secret-dir", "guides/inner.md", "guides/hop.md", "chain.md",
-                  "chain-through.md")
+EXCLUDED_LINKS = (
+    "public-diary.md",
+    "private-link.md",
+    "env.md",
+    "hidden-link.md",
+    "txt-link.md",
+    "abs-diary.md",
+    "ghost.md",
+    "trashlink",
+    "nm-link",
+    "secret-dir",
+    "guides/inner.md",
+    "guides/hop.md",
+    "chain.md",
+    "chain-through.md",
+)
 
 
 def make_rule_link_vault(base: Path) -> Path:
@@ -392,8 +466,11 @@ def rule_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def rule_library(rule_base: Path):
-    lib = Library(Settings.load(rule_base / "docs", rule_base / "index", embeddings="none", environ={},
-                                max_file_bytes=LINK_MAX_BYTES))
+    lib = Library(
+        Settings.load(
+            rule_base / "docs", rule_base / "index", embeddings="none", environ={}, max_file_bytes=LINK_MAX_BYTES
+        )
+    )
     lib.sync()
     yield lib
     lib.close()
@@ -412,8 +489,11 @@ def _unknown(doc_id: str, text: str) -> bool:
 
 async def test_r4_links_to_excluded_places_read_like_unknown_ids(rule_client: Client) -> None:
     for doc_id in UNSERVED_IDS:
-        for tool, args in (("read_document", {"id": doc_id}), ("read_document", {"id": doc_id, "mode": "outline"}),
-                           ("read_section", {"id": doc_id, "section": "Diary"})):
+        for tool, args in (
+            ("read_document", {"id": doc_id}),
+            ("read_document", {"id": doc_id, "mode": "outline"}),
+            ("read_section", {"id": doc_id, "section": "Diary"}),
+        ):
             r = await rule_client.call_tool(tool, args)
             assert r.is_error and _unknown(doc_id, result_text(r)), (tool, doc_id, result_text(r)[:300])
         with pytest.raises(MCPError) as exc:
@@ -421,8 +501,10 @@ async def test_r4_links_to_excluded_places_read_like_unknown_ids(rule_client: Cl
         assert LINK_SECRET not in str(exc.value) and "No document" in str(exc.value), (doc_id, str(exc.value))
     # a folder reached through an excluded link, or excluded itself, is no folder either
     for folder in ("trashlink", "secret-dir", "nm-link", ".trash", "secretstuff", "guides-link/private"):
-        for tool, args in (("list_documents", {"folder": folder}),
-                           ("search_documents", {"query": "words", "folder": folder, "mode": "keyword"})):
+        for tool, args in (
+            ("list_documents", {"folder": folder}),
+            ("search_documents", {"query": "words", "folder": folder, "mode": "keyword"}),
+        ):
             r = await rule_client.call_tool(tool, args)
             assert r.is_error and result_text(r).startswith(f"No folder '{folder}'."), (tool, folder, result_text(r))
 
@@ -436,7 +518,11 @@ async def test_r4_size_limit_and_binary_apply_to_link_targets(rule_client: Clien
 
 
 async def test_r4_links_to_served_places_still_work(rule_client: Client) -> None:
-    for doc_id, words in (("good-link.md", "public words"), ("guides-link/ok.md", "guide words"), ("public.md", "public words")):
+    for doc_id, words in (
+        ("good-link.md", "public words"),
+        ("guides-link/ok.md", "guide words"),
+        ("public.md", "public words"),
+    ):
         r = await rule_client.call_tool("read_document", {"id": doc_id})
         assert not r.is_error and words in r.structured_content["content"], (doc_id, result_text(r)[:300])
         resource = await rule_client.read_resource(f"docs://{doc_id}")
@@ -463,7 +549,9 @@ async def test_r4_excluded_targets_are_never_indexed_or_searched_and_status_list
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     env = child_env(MCP_DOCS_EMBEDDINGS="none", MCP_DOCS_MAX_FILE_BYTES=str(LINK_MAX_BYTES))
-    return subprocess.run([sys.executable, "-m", "mcp_docs", *args], capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "mcp_docs", *args], capture_output=True, text=True, env=env, timeout=120
+    )
 
 
 def test_r4_cli_read_search_and_status(rule_base: Path, tmp_path: Path) -> None:
@@ -514,9 +602,15 @@ def test_r4_links_to_excluded_places_created_while_the_watcher_runs_are_never_in
 
 # Random link layouts (hypothesis): links anywhere, with any name, to any place or to each other (chains, loops).
 FUZZ_SERVED = {"pub.md": "# Pub\n\npublic text\n", "guides/g.md": "# G\n\nguide text\n"}
-FUZZ_EXCLUDED = {"secretstuff/s.md": LINK_SECRET, ".hid.md": LINK_SECRET, ".trash/t.md": LINK_SECRET,
-                 "node_modules/n.md": LINK_SECRET, "x.txt": LINK_SECRET, "guides/.gs.md": LINK_SECRET,
-                 "priv.md": LINK_SECRET}
+FUZZ_EXCLUDED = {
+    "secretstuff/s.md": LINK_SECRET,
+    ".hid.md": LINK_SECRET,
+    ".trash/t.md": LINK_SECRET,
+    "node_modules/n.md": LINK_SECRET,
+    "x.txt": LINK_SECRET,
+    "guides/.gs.md": LINK_SECRET,
+    "priv.md": LINK_SECRET,
+}
 FUZZ_FOLDERS = ["", "guides", "secretstuff", ".trash"]
 FUZZ_PLACES = [*FUZZ_SERVED, *FUZZ_EXCLUDED, "guides", "secretstuff", ".trash", "node_modules", "nowhere.md"]
 
@@ -525,8 +619,12 @@ FUZZ_PLACES = [*FUZZ_SERVED, *FUZZ_EXCLUDED, "guides", "secretstuff", ".trash", 
 def link_layouts(draw: st.DrawFn) -> list[tuple[str, str, bool]]:
     """(link path, target path, absolute?) triples; targets may be other links, so chains and loops occur."""
     count = draw(st.integers(1, 6))
-    names = [f"{draw(st.sampled_from(FUZZ_FOLDERS))}/{draw(st.sampled_from(['l{}.md', '.l{}.md', 'l{}.txt', 'l{}']))}"
-             .format(i).lstrip("/") for i in range(count)]
+    names = [
+        f"{draw(st.sampled_from(FUZZ_FOLDERS))}/{draw(st.sampled_from(['l{}.md', '.l{}.md', 'l{}.txt', 'l{}']))}".format(
+            i
+        ).lstrip("/")
+        for i in range(count)
+    ]
     return [(name, draw(st.sampled_from(FUZZ_PLACES + names)), draw(st.booleans())) for name in names]
 
 
@@ -539,7 +637,9 @@ def test_r4_random_link_layouts_never_serve_or_index_an_excluded_file(tmp_path: 
     tools = DocsTools(lib)
     ran = [0]
 
-    @settings(max_examples=25, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @settings(
+        max_examples=25, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    )
     @given(layout=link_layouts())
     def run(layout: list[tuple[str, str, bool]]) -> None:
         made = []

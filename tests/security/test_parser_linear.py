@@ -61,8 +61,43 @@ def test_many_headings_build_sections_without_a_slice_per_heading() -> None:
     _assert_linear(build, lambda n: "h" * n, 50_000, "50k headings")
 
 
-ATOMS = ["[", "[[", "]", "]]", "](", "(", ")", "!", "|", "#", "*", "**", "_", "__", "==", "~~", "`", "``",
-         "<a", ">", "<!--", "-->", "{{<", ">}}", "{#", "{:", "}", " ", "a", "a_b", '"', "\n", "- ", "> ", "# "]
+ATOMS = [
+    "[",
+    "[[",
+    "]",
+    "]]",
+    "](",
+    "(",
+    ")",
+    "!",
+    "|",
+    "#",
+    "*",
+    "**",
+    "_",
+    "__",
+    "==",
+    "~~",
+    "`",
+    "``",
+    "<a",
+    ">",
+    "<!--",
+    "-->",
+    "{{<",
+    ">}}",
+    "{#",
+    "{:",
+    "}",
+    " ",
+    "a",
+    "a_b",
+    '"',
+    "\n",
+    "- ",
+    "> ",
+    "# ",
+]
 
 
 @settings(max_examples=8, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
@@ -77,7 +112,9 @@ def test_cousins_are_linear(unit: list[str], head: str) -> None:
 def test_a_huge_heading_is_clipped_where_it_is_made_and_its_section_stays_whole() -> None:
     body = "The body. " * 1000
     long = "long " * 200_000  # 1 MB
-    text = "# Intro\n\n" + "".join(f"{'#' * level} {long if level == 2 else long[:5000]}\n\n{body}\n\n" for level in range(2, 7))
+    text = "# Intro\n\n" + "".join(
+        f"{'#' * level} {long if level == 2 else long[:5000]}\n\n{body}\n\n" for level in range(2, 7)
+    )
     text += "## Setup\n\nRun it.\n"
     doc = parse_markdown(text, "x")
     assert max(len(s.heading) for s in doc.sections) <= 200

@@ -27,7 +27,9 @@ def _line(obj: Any) -> bytes:
 
 def _malformed() -> list[bytes]:
     rng = random.Random(1234)
-    junk = [bytes(rng.randrange(256) for _ in range(rng.randrange(1, 200))).replace(b"\n", b" ") + b"\n" for _ in range(20)]
+    junk = [
+        bytes(rng.randrange(256) for _ in range(rng.randrange(1, 200))).replace(b"\n", b" ") + b"\n" for _ in range(20)
+    ]
     return [
         b"\n",
         b"not json at all\n",
@@ -83,7 +85,9 @@ def _calls() -> list[bytes]:
     bad_args += [("read_document", {"id": a}) for a in TRAVERSALS]
     for name, args in bad_args:
         n += 1
-        out.append(_line({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": name, "arguments": args}}))
+        out.append(
+            _line({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": name, "arguments": args}})
+        )
     return out
 
 
@@ -111,21 +115,40 @@ def _read_until(proc: subprocess.Popen[bytes], lines: list[bytes], wanted: set[A
 
 def test_r5_stdout_is_only_json_rpc_under_malformed_input(vault: Path, tmp_path: Path) -> None:
     errlog = open(tmp_path / "stderr.txt", "wb")
-    proc = subprocess.Popen(serve_cmd(vault, tmp_path / "idx", "--no-watch"), env=child_env(),
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog)
+    proc = subprocess.Popen(
+        serve_cmd(vault, tmp_path / "idx", "--no-watch"),
+        env=child_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=errlog,
+    )
     assert proc.stdin is not None
     lines: list[bytes] = []
     try:
         stream = [*_malformed()[:10]]
-        stream.append(_line({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
-            "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "attacker", "version": "0"}}}))
+        stream.append(
+            _line(
+                {
+                    "jsonrpc": "2.0",
+                    "id": "init",
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": PROTOCOL,
+                        "capabilities": {},
+                        "clientInfo": {"name": "attacker", "version": "0"},
+                    },
+                }
+            )
+        )
         stream.append(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         stream += _malformed()[10:]
         stream.append(_line({"jsonrpc": "2.0", "id": "list", "method": "tools/list"}))
         stream += _calls()
         stream.append(_line({"jsonrpc": "2.0", "id": "final", "method": "ping"}))
-        writer = threading.Thread(target=lambda: [proc.stdin.write(chunk) for chunk in stream] and proc.stdin.flush(),  # type: ignore[union-attr]
-                                  daemon=True)
+        writer = threading.Thread(
+            target=lambda: [proc.stdin.write(chunk) for chunk in stream] and proc.stdin.flush(),  # type: ignore[union-attr]
+            daemon=True,
+        )
         writer.start()
         _read_until(proc, lines, {"init", "list", "final", *range(101, 101 + len(_calls()))}, timeout=60)
         assert proc.poll() is None, "the server died on malformed input"
@@ -156,8 +179,11 @@ def test_r5_stdout_is_only_json_rpc_under_malformed_input(vault: Path, tmp_path:
 
 @pytest.mark.anyio
 async def test_r5_real_stdio_client_attacks_get_tool_errors(vault: Path, tmp_path: Path) -> None:
-    params = StdioServerParameters(command=serve_cmd(vault, tmp_path / "idx")[0],
-                                   args=serve_cmd(vault, tmp_path / "idx", "--no-watch")[1:], env=child_env())
+    params = StdioServerParameters(
+        command=serve_cmd(vault, tmp_path / "idx")[0],
+        args=serve_cmd(vault, tmp_path / "idx", "--no-watch")[1:],
+        env=child_env(),
+    )
     errlog = open(tmp_path / "stderr.txt", "w")
     started = time.perf_counter()
     try:
@@ -186,19 +212,40 @@ def test_r5_unreadable_requests_get_an_error_and_the_server_keeps_serving(vault:
         '{"jsonrpc": "2.0", "method": "notifications/\\ud800"}',  # a notification: no reply
     ]
     stream = [
-        _line({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
-            "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}),
+        _line(
+            {
+                "jsonrpc": "2.0",
+                "id": "init",
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": PROTOCOL,
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "0"},
+                },
+            }
+        ),
         _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         *[(text + "\n").encode() for text in lone],
         b"not json at all\n",
         b'{"id": 204, "method": "ping"}\n',  # JSON, but not JSON-RPC 2.0
         b"\n",
-        _line({"jsonrpc": "2.0", "id": "after", "method": "tools/call",
-               "params": {"name": "search_documents", "arguments": {"query": "setup"}}}),
+        _line(
+            {
+                "jsonrpc": "2.0",
+                "id": "after",
+                "method": "tools/call",
+                "params": {"name": "search_documents", "arguments": {"query": "setup"}},
+            }
+        ),
     ]
     errlog = open(tmp_path / "stderr.txt", "wb")
-    proc = subprocess.Popen(serve_cmd(vault, tmp_path / "idx", "--no-watch"), env=child_env(),
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog)
+    proc = subprocess.Popen(
+        serve_cmd(vault, tmp_path / "idx", "--no-watch"),
+        env=child_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=errlog,
+    )
     assert proc.stdin is not None
     lines: list[bytes] = []
     try:
