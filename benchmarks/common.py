@@ -92,10 +92,10 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]], title: str |
     lines = []
     if title:
         lines.append(f"\n## {title}\n")
-    lines.append("| " + " | ".join(str(h).ljust(w) for h, w in zip(headers, widths)) + " |")
+    lines.append("| " + " | ".join(str(h).ljust(w) for h, w in zip(headers, widths, strict=False)) + " |")
     lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for r in rows:
-        lines.append("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |")
+        lines.append("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + " |")
     text = "\n".join(lines)
     print(text)
     return text

@@ -17,6 +17,7 @@ query latency (`Library.search`, max_results=5) over the corpus' own questions. 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -57,10 +58,8 @@ class TreeRss:
         try:
             total = self.proc.memory_info().rss
             for child in self.proc.children(recursive=True):
-                try:
+                with contextlib.suppress(Exception):
                     total += child.memory_info().rss
-                except Exception:
-                    pass
         except Exception:
             return
         self.peak = max(self.peak, total)
@@ -88,7 +87,7 @@ def _queries_for(name: str, root: Path) -> list[str]:
     if name == "scifact":
         path = SHARED_BENCH / "scifact" / "queries.test.jsonl"
         if path.exists():
-            return [json.loads(l)["text"] for l in path.read_text().splitlines() if l.strip()]
+            return [json.loads(line)["text"] for line in path.read_text().splitlines() if line.strip()]
     if name == "otel":
         from .otel_quality import load_questions
 

@@ -115,9 +115,9 @@ async def over_http(root: Path, index_dir: Path, ops, concurrency: int) -> dict[
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=0.2):
                     break
-            except OSError:
+            except OSError as exc:
                 if time.time() > deadline or proc.poll() is not None:
-                    raise RuntimeError("HTTP server did not start")
+                    raise RuntimeError("HTTP server did not start") from exc
                 await asyncio.sleep(0.1)
         out: dict[str, object] = {}
         async with Client(url) as client:

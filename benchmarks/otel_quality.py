@@ -79,7 +79,7 @@ def aggregate(per_q: list[dict], questions: list[dict]) -> dict[str, object]:
         }
 
     groups: dict[str, list[dict]] = defaultdict(list)
-    for q, r in zip(questions, per_q):
+    for q, r in zip(questions, per_q, strict=False):
         groups[f"lang={q['lang']}"].append(r)
         groups[f"kind={q['kind']}"].append(r)
     return {"all": agg(per_q), **{k: agg(v) for k, v in sorted(groups.items())}}

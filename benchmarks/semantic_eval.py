@@ -368,7 +368,7 @@ def otel_tune(lib, questions: list[dict]) -> list[dict]:
     for base in GRID_SHARE_BASE:
         for gain in GRID_SHARE_GAIN:
             per_q = []
-            for q, (kw, vec) in zip(questions, hits):
+            for q, (kw, vec) in zip(questions, hits, strict=False):
                 fused = fuse(kw, vec, 50, keyword_share=_share(kw, base, gain), min_similarity=min_sim)
                 groups = group_by_document([(s.doc_id, sc, s) for s, sc in fused], 5)
                 per_q.append(score_result(q, [(g.doc_id, [h.heading_path for h in g.hits]) for g in groups]))

@@ -17,9 +17,47 @@ import random
 import time
 from pathlib import Path
 
-_SYLLABLES = (
-    ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "xe", "an", "el", "is", "or", "um", "ber", "cor", "dan", "fel", "gor", "hin", "jul", "kem", "lar", "mon", "nor", "pel", "quin", "ros", "sul", "tam", "vel", "wen", "yor", "zan", "tra", "pre", "sto", "gre", "pla"]
-)
+_SYLLABLES = [
+    "ka",
+    "lo",
+    "mi",
+    "ne",
+    "ru",
+    "sa",
+    "ti",
+    "vo",
+    "xe",
+    "an",
+    "el",
+    "is",
+    "or",
+    "um",
+    "ber",
+    "cor",
+    "dan",
+    "fel",
+    "gor",
+    "hin",
+    "jul",
+    "kem",
+    "lar",
+    "mon",
+    "nor",
+    "pel",
+    "quin",
+    "ros",
+    "sul",
+    "tam",
+    "vel",
+    "wen",
+    "yor",
+    "zan",
+    "tra",
+    "pre",
+    "sto",
+    "gre",
+    "pla",
+]
 _TAGS = [f"topic/{w}" for w in ("infra", "design", "notes", "research", "ops", "howto", "meeting", "api")] + [
     "draft",
     "todo",
@@ -34,7 +72,48 @@ _TAGS = [f"topic/{w}" for w in ("infra", "design", "notes", "research", "ops", "
 
 def _vocabulary(rng: random.Random, size: int = 6000) -> list[str]:
     words: dict[str, None] = {}
-    common = ["the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "with", "on", "be", "by", "this", "are", "or", "from", "at", "an", "which", "can", "not", "but", "have", "has", "was", "will", "more", "one", "all", "use", "when", "data", "file", "system", "user", "time", "new", "also"]
+    common = [
+        "the",
+        "of",
+        "and",
+        "to",
+        "in",
+        "is",
+        "that",
+        "for",
+        "it",
+        "as",
+        "with",
+        "on",
+        "be",
+        "by",
+        "this",
+        "are",
+        "or",
+        "from",
+        "at",
+        "an",
+        "which",
+        "can",
+        "not",
+        "but",
+        "have",
+        "has",
+        "was",
+        "will",
+        "more",
+        "one",
+        "all",
+        "use",
+        "when",
+        "data",
+        "file",
+        "system",
+        "user",
+        "time",
+        "new",
+        "also",
+    ]
     for w in common:
         words[w] = None
     while len(words) < size:

@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             for k, v in acc.items()
         },
         "long_documents": [
-            dict(zip(["id", "bytes", "full", "outline", "summary_all", "summary_default", "ratio"], r))
+            dict(zip(["id", "bytes", "full", "outline", "summary_all", "summary_default", "ratio"], r, strict=False))
             for r in size_rows
         ],
         "per_question": per_q,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import sys
@@ -192,10 +193,8 @@ def cmd_index(args: argparse.Namespace, settings: Settings | None) -> int:
 
 def _try_sync(library: Library) -> None:
     """Bring the index up to date before answering; if a server holds the writer, it keeps it fresh."""
-    try:
+    with contextlib.suppress(IndexBusy):
         sync_with_progress(library)
-    except IndexBusy:
-        pass
 
 
 def _tool_call(call: Callable[[], T]) -> T:

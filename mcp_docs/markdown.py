@@ -160,11 +160,15 @@ def parse_markdown(text: str, file_stem: str = "untitled", *, seconds: float | N
                 continue  # a list followed by a rule, not a setext heading
             heading = _at_most(clean_inline(strip_heading_id(inline.content)), MAX_HEADING_CHARS)
             headings.append((int(tok.tag[1]), tok.map[0], tok.map[1], heading))
-        elif tok.type == "inline" and tokens[i - 1].type == "paragraph_open" and len(paragraphs) < 8:
-            if sum(len(p) for p in paragraphs) < SUMMARY_CHARS:
-                cleaned = clean_inline(tok.content[: SUMMARY_CHARS * 2])
-                if cleaned:
-                    paragraphs.append(cleaned)
+        elif (
+            tok.type == "inline"
+            and tokens[i - 1].type == "paragraph_open"
+            and len(paragraphs) < 8
+            and sum(len(p) for p in paragraphs) < SUMMARY_CHARS
+        ):
+            cleaned = clean_inline(tok.content[: SUMMARY_CHARS * 2])
+            if cleaned:
+                paragraphs.append(cleaned)
 
     sections = _build_sections(lines, n_lines, content_start, headings, deadline)
     if not sections and front_matter:

@@ -583,7 +583,7 @@ def outline(parsed: ParsedDocument) -> str:
     lines = [
         f"{clip(parsed.title, HEADING_CHARS)} — {len(parsed.lines)} lines, ~{_size(total)} tokens. Sections (lines, ~tokens):"
     ]
-    for s, tokens in zip(parsed.sections, _subtree_tokens(parsed.sections)):
+    for s, tokens in zip(parsed.sections, _subtree_tokens(parsed.sections), strict=False):
         marker = "#" * s.level + " " if s.level else ""
         lines.append(f"{marker}{clip(s.heading, HEADING_CHARS)} (L{s.line_start}-{s.subtree_end}, ~{_size(tokens)})")
     return "\n".join(lines) + "\n"

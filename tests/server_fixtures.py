@@ -6,6 +6,7 @@ Importing `vault` from here overrides the conftest vault in a test module; conft
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -152,7 +153,7 @@ def start_http(root: Path, index: Path, port: int, env: dict[str, str], *more: s
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            out, err = proc.communicate()
+            _out, err = proc.communicate()
             raise RuntimeError(f"server exited {proc.returncode}: {err.decode(errors='replace')}")
         try:
             r = httpx2.get(f"http://127.0.0.1:{port}/health", timeout=0.5)
@@ -175,7 +176,5 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
             proc.wait(5)
     for stream in (proc.stdin, proc.stdout, proc.stderr):
         if stream is not None:
-            try:
+            with contextlib.suppress(OSError):
                 stream.close()
-            except OSError:
-                pass

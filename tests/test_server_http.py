@@ -100,7 +100,7 @@ async def test_client_without_token_is_refused(http_server: str) -> None:
             await client.list_tools()
 
 
-def test_non_loopback_bind_without_token_refuses_to_start(vault, tmp_path) -> None:  # noqa: F811
+def test_non_loopback_bind_without_token_refuses_to_start(vault, tmp_path) -> None:
     proc = subprocess.run(
         [
             sys.executable,
@@ -225,7 +225,7 @@ def test_an_idle_session_expires_and_a_new_one_works(tmp_path) -> None:
 
 
 @pytest.mark.parametrize("name, value", [("MCP_DOCS_MAX_SESSIONS", "0"), ("MCP_DOCS_SESSION_IDLE_SECONDS", "soon")])
-def test_bad_session_settings_are_one_sentence(vault, tmp_path, name: str, value: str) -> None:  # noqa: F811
+def test_bad_session_settings_are_one_sentence(vault, tmp_path, name: str, value: str) -> None:
     proc = subprocess.run(
         [sys.executable, *serve_args(vault, tmp_path / "index", "--transport", "http", "--port", str(free_port()))],
         capture_output=True,
@@ -239,7 +239,7 @@ def test_bad_session_settings_are_one_sentence(vault, tmp_path, name: str, value
 # -- startup ----------------------------------------------------------------------------------------
 
 
-def test_port_in_use_is_reported_before_serving(vault, tmp_path) -> None:  # noqa: F811
+def test_port_in_use_is_reported_before_serving(vault, tmp_path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()

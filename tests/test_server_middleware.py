@@ -113,7 +113,7 @@ async def test_resources_list_pages_through_every_document(tmp_path: Path) -> No
         library.close()
 
 
-async def test_stdio_server_lists_resources_and_explains_bad_arguments(vault: Path, tmp_path: Path) -> None:  # noqa: F811
+async def test_stdio_server_lists_resources_and_explains_bad_arguments(vault: Path, tmp_path: Path) -> None:
     params = StdioServerParameters(
         command=sys.executable, args=serve_args(vault, tmp_path / "index"), env=child_env(), cwd=str(tmp_path)
     )

@@ -28,7 +28,7 @@ async def _wait_for(client: Client, query: str, want: str | None, timeout: float
 
 
 @pytest.mark.anyio
-async def test_stdio_server_serves_and_follows_edits(vault, tmp_path) -> None:  # noqa: F811
+async def test_stdio_server_serves_and_follows_edits(vault, tmp_path) -> None:
     params = StdioServerParameters(
         command=sys.executable, args=serve_args(vault, tmp_path / "index"), env=child_env(), cwd=str(tmp_path)
     )
@@ -56,7 +56,7 @@ async def test_stdio_server_serves_and_follows_edits(vault, tmp_path) -> None:  
         assert r.is_error
 
 
-def test_stdout_carries_only_protocol_messages(vault, tmp_path) -> None:  # noqa: F811
+def test_stdout_carries_only_protocol_messages(vault, tmp_path) -> None:
     """Malformed input gets JSON-RPC errors (or nothing) on stdout, never a traceback; the server survives."""
     lines = [
         "this is not json",

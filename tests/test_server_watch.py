@@ -26,7 +26,7 @@ def _until(predicate, timeout: float = 8.0) -> float:
     return time.monotonic() - started
 
 
-def test_watcher_follows_a_renamed_folder(library, vault) -> None:  # noqa: F811
+def test_watcher_follows_a_renamed_folder(library, vault) -> None:
     watcher = Watcher(library)
     watcher.start()
     try:
@@ -42,7 +42,7 @@ def test_watcher_follows_a_renamed_folder(library, vault) -> None:  # noqa: F811
         watcher.stop()
 
 
-def test_relevant_paths(library, vault) -> None:  # noqa: F811
+def test_relevant_paths(library, vault) -> None:
     watcher = Watcher(library)
     assert watcher.relevant(str(vault / "notes/a.md")) == "notes/a.md"
     assert watcher.relevant(str(vault / ".git/index")) is None

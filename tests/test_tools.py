@@ -69,7 +69,7 @@ def test_search_bounds_and_errors(tools: DocsTools) -> None:
         tools.search_documents("x", folder="nowhere")
 
 
-def test_search_never_shows_a_deleted_file(tools: DocsTools, vault) -> None:  # noqa: F811
+def test_search_never_shows_a_deleted_file(tools: DocsTools, vault) -> None:
     (vault / "notes/backups.md").unlink()  # the index has not synced yet
     r = tools.search_documents("restic snapshots")
     assert all(d.id != "notes/backups.md" for d in r.results)
@@ -120,7 +120,7 @@ def test_list_errors(tools: DocsTools) -> None:
 # -- read_document ----------------------------------------------------------------------------------
 
 
-def test_read_full_with_continuation_at_line_boundaries(tools: DocsTools, vault) -> None:  # noqa: F811
+def test_read_full_with_continuation_at_line_boundaries(tools: DocsTools, vault) -> None:
     whole = (vault / "notes/long.md").read_text()
     parts, offset = [], 0
     while True:
@@ -152,7 +152,7 @@ def test_summary_mode(tools: DocsTools) -> None:
     assert "systemctl" not in r.content  # code is not a summary
 
 
-def test_reads_come_from_disk(tools: DocsTools, vault) -> None:  # noqa: F811
+def test_reads_come_from_disk(tools: DocsTools, vault) -> None:
     write(vault, "notes/backups.md", "# Backups\n\nNow with borg.\n")
     assert "borg" in tools.read_document("notes/backups.md").content
     (vault / "notes/backups.md").unlink()

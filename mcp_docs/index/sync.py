@@ -20,6 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
+from typing import TypeVar
 
 from ..errors import (
     BinaryContent,
@@ -173,7 +174,10 @@ def die_with_parent() -> None:
     threading.Thread(target=watch, name="mcp-docs-parent-watch", daemon=True).start()
 
 
-def _chunks(items: list, size: int) -> Iterator[list]:  # type: ignore[type-arg]
+_Item = TypeVar("_Item")
+
+
+def _chunks(items: list[_Item], size: int) -> Iterator[list[_Item]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
 
@@ -254,7 +258,7 @@ class Synchronizer:
         old_hash = [fingerprints[f.doc_id].hash if f.doc_id in fingerprints else None for f in files]
         workers = parse_workers(self.settings.parse_workers)
         if len(files) < PARALLEL_THRESHOLD or workers < 2:
-            for f, h in zip(files, old_hash):
+            for f, h in zip(files, old_hash, strict=False):
                 yield f, prepare(self.jail, max_bytes, f, h, seconds)
             return
         # spawn, not fork: the server runs threads (watcher, HTTP) that fork would copy mid-flight.
@@ -264,7 +268,7 @@ class Synchronizer:
             with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=die_with_parent) as pool:
                 jobs = pool.map(
                     partial(prepare_many, self.jail, max_bytes, seconds),
-                    _chunks(list(zip(files, old_hash)), WORKER_CHUNK),
+                    _chunks(list(zip(files, old_hash, strict=False)), WORKER_CHUNK),
                 )
                 for chunk_result in jobs:
                     for item in chunk_result:
@@ -273,7 +277,7 @@ class Synchronizer:
         except (BrokenProcessPool, OSError, RuntimeError, pickle.PicklingError) as exc:
             # Workers cannot start everywhere (a script run from stdin, a frozen app): carry on in-process.
             log.warning("parallel parsing unavailable (%s): continuing in one process", exc)
-            for f, h in zip(files[done:], old_hash[done:]):
+            for f, h in zip(files[done:], old_hash[done:], strict=False):
                 yield f, prepare(self.jail, max_bytes, f, h, seconds)
 
     def _scan(self, paths: Iterable[str] | None, fingerprints: dict[str, Fingerprint]) -> tuple[ScanResult, list[str]]:

@@ -24,6 +24,7 @@ difference, and un-embedded chunks stay pending in `chunks`: an interrupted run 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -432,10 +433,10 @@ class VectorStore:
         """Embed and store one batch; an input the embedder rejects is marked FAILED alone, the others are stored."""
         assert self.embedder is not None
         try:
-            pairs = list(zip((r[0] for r in rows), self.embedder.embed_passages([r[1] for r in rows])))
+            pairs = list(zip((r[0] for r in rows), self.embedder.embed_passages([r[1] for r in rows]), strict=False))
         except EmbedderError:
             raise  # the embedder itself cannot run (model, endpoint): nothing is marked, the run stops
-        except Exception as exc:  # noqa: BLE001 - any input-specific failure (a tokenizer's), isolated below
+        except Exception as exc:
             if len(rows) == 1:
                 log.warning(
                     "chunk %d of %s cannot be embedded (%s): skipped", rows[0][0], self._doc_of(rows[0][0]), exc
@@ -562,10 +563,8 @@ class VectorStore:
         with self._state_lock:
             conns, self._connections = self._connections, []
         for conn in conns:
-            try:
+            with contextlib.suppress(apsw.Error):
                 conn.close()
-            except apsw.Error:  # pragma: no cover
-                pass
         self._local = threading.local()
         if self.embedder is not None:
             self.embedder.close()
@@ -586,8 +585,11 @@ class VectorStore:
 
     def _chunks_per_document(self) -> float:
         if self._chunk_stats is None:  # once per process; chunk_dirty keeps it current
-            row = self._conn().execute("select count(*), count(distinct doc_id) from chunks").fetchone()
-            self._chunk_stats = (int(row[0]), int(row[1]))
+            conn = self._conn()
+            self._chunk_stats = (
+                _count(conn, "select count(*) from chunks"),
+                _count(conn, "select count(distinct doc_id) from chunks"),
+            )
         chunks, documents = self._chunk_stats
         return max(1.0, chunks / documents) if documents else 1.0
 

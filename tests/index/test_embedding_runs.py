@@ -150,7 +150,7 @@ def store_with(lib: Library, embedder: object) -> VectorStore:
     return VectorStore(lib.vectors.path, lib.catalog, lib.jail, lib.settings, embedder)  # type: ignore[arg-type]
 
 
-def test_a_chunk_the_model_rejects_is_skipped_the_rest_is_embedded(vault: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_a_chunk_the_model_rejects_is_skipped_the_rest_is_embedded(vault: Path, tmp_path: Path) -> None:
     (vault / "ops" / "odd.md").write_text("# Odd\n\nThis paragraph carries poison for the model.\n")
     with open_lib(vault, tmp_path / "idx") as lib:
         lib.sync()
@@ -166,7 +166,7 @@ def test_a_chunk_the_model_rejects_is_skipped_the_rest_is_embedded(vault: Path, 
         store.close()
 
 
-def test_a_model_that_fails_to_load_leaves_keyword_search_and_a_reason_in_status(vault: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_a_model_that_fails_to_load_leaves_keyword_search_and_a_reason_in_status(vault: Path, tmp_path: Path) -> None:
     with open_lib(vault, tmp_path / "idx") as lib:
         lib.sync()
         store = store_with(lib, MiniLMEmbedder(model_path=tmp_path / "missing.onnx"))

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from tests.conftest import OUTSIDE_MARKER, make_vault
 from tests.server_fixtures import child_env, free_port, serve_args
@@ -102,7 +102,7 @@ class OpenAudit:
     _installed = False
     _lock = threading.Lock()
     active = False
-    paths: list[str] = []
+    paths: ClassVar[list[str]] = []
 
     @classmethod
     def _hook(cls, event: str, args: tuple[Any, ...]) -> None:

@@ -19,6 +19,7 @@ few trials of each kind (tests/security/test_crash.py).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import os
 import random
@@ -35,7 +36,37 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega", "collector", "pipeline", "exporter", "receiver", "sampling"]
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "zeta",
+    "eta",
+    "theta",
+    "iota",
+    "kappa",
+    "lambda",
+    "mu",
+    "nu",
+    "xi",
+    "omicron",
+    "pi",
+    "rho",
+    "sigma",
+    "tau",
+    "upsilon",
+    "phi",
+    "chi",
+    "psi",
+    "omega",
+    "collector",
+    "pipeline",
+    "exporter",
+    "receiver",
+    "sampling",
+]
 
 
 # -- the documents ----------------------------------------------------------------------------------
@@ -165,16 +196,14 @@ def open_vectors(library: Any) -> Any:
 def vectors_available() -> bool:
     try:
         import mcp_docs.index.vectors  # noqa: F401
-    except Exception:  # noqa: BLE001 - absent or broken: embedding trials are skipped and said so
+    except Exception:
         return False
     return True
 
 
 def _killpg(proc: subprocess.Popen[bytes]) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):  # the whole group already exited
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:  # the whole group already exited
-        pass
     proc.wait(30)
 
 
@@ -341,14 +370,14 @@ def run_trials(
                 if not early:
                     window[kind] *= 0.6 if what.startswith("finished") else 1.15
                 log(f"trial {t + 1:>3} {kind:5} {what}: ok ({result})")
-            except Exception as exc:  # noqa: BLE001 - every failure is reported
+            except Exception as exc:
                 failures.append(f"trial {t + 1} {kind} (seed {seed}): {type(exc).__name__}: {exc}")
                 log(f"trial {t + 1:>3} {kind:5}: FAILED {type(exc).__name__}: {exc}")
                 # resynchronise so the following trials start from a known state
                 try:
                     shutil.rmtree(vault.index, ignore_errors=True)
                     run_child(CHILD_INDEX, vault, ["2000"], None)
-                except Exception:  # noqa: BLE001
+                except Exception:
                     pass
             before = after
     return failures

@@ -217,7 +217,7 @@ async def _complete(llm: FakeLLM, max_retries: int = 2) -> tuple[object | None, 
     model = make_model(provider, max_retries=max_retries, timeout_s=20)
     try:
         return await model.complete("system", [UserMessage(content="q")], [], allow_tools=True), None
-    except Exception as exc:  # noqa: BLE001 - the caller inspects it
+    except Exception as exc:
         return None, exc
     finally:
         await model.aclose()
@@ -237,10 +237,10 @@ async def test_r12_retries_transient_statuses(status: int) -> None:
 @pytest.mark.anyio
 async def test_r12_backoff_grows_and_retries_stop() -> None:
     with FakeLLM(*[error(503, "overloaded") for _ in range(4)], text("never")) as llm:
-        turn, exc = await _complete(llm, max_retries=2)
+        _turn, exc = await _complete(llm, max_retries=2)
         assert exc is not None and len(llm.requests) == 3  # 1 + 2 retries, then a classified error
         assert exc.kind.value == "server_error" and exc.retryable
-        g1, g2 = (b.at - a.at for a, b in zip(llm.requests, llm.requests[1:]))
+        g1, g2 = (b.at - a.at for a, b in zip(llm.requests, llm.requests[1:], strict=False))
         assert g1 >= 0.3 and g2 >= 0.6 and g2 > g1 * 1.2  # exponential backoff with at most 25% jitter
 
 
@@ -248,7 +248,7 @@ async def test_r12_backoff_grows_and_retries_stop() -> None:
 @pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
 async def test_r12_never_retries_client_errors(status: int) -> None:
     with FakeLLM(error(status, "no", headers={"retry-after": "0"}), text("never sent")) as llm:
-        turn, exc = await _complete(llm)
+        _turn, exc = await _complete(llm)
         assert exc is not None and len(llm.requests) == 1
         assert KEY not in str(exc)
 
@@ -257,12 +257,12 @@ async def test_r12_never_retries_client_errors(status: int) -> None:
 async def test_r12_retry_after_is_honoured_and_capped() -> None:
     with FakeLLM(error(429, "slow", headers={"retry-after": "1"}), text("ok")) as llm:
         started = time.monotonic()
-        turn, exc = await _complete(llm)
+        _turn, exc = await _complete(llm)
         assert exc is None and len(llm.requests) == 2
         assert llm.requests[1].at - llm.requests[0].at >= 0.9
     with FakeLLM(error(429, "slow", headers={"retry-after": "86400"}), text("ok")) as llm:
         started = time.monotonic()
-        turn, exc = await _complete(llm)
+        _turn, exc = await _complete(llm)
         # a day-long Retry-After is never slept: over the SDK's cap (2 min) it gives up at once, and says why
         assert time.monotonic() - started < 15
         if exc is not None:
@@ -274,7 +274,7 @@ async def test_r12_retry_after_is_honoured_and_capped() -> None:
 async def test_r12_a_started_stream_is_never_retried() -> None:
     full = tool_calls(("search_documents", {"query": "x" * 200})).body
     with FakeLLM(Reply(body=full, content_type="text/event-stream", cut_at=len(full) // 2), text("retried!")) as llm:
-        turn, exc = await _complete(llm)
+        turn, _exc = await _complete(llm)
         assert len(llm.requests) == 1
         assert turn is None or "retried!" not in getattr(turn, "text", "")
 

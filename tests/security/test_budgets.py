@@ -65,7 +65,7 @@ async def test_binary_files_are_refused_clearly(client: Client) -> None:
 
 
 async def test_invalid_utf8_is_served_with_replacement_characters(client: Client) -> None:
-    r, text = await timed(client, "read_document", {"id": "badutf8.md"})
+    r, _text = await timed(client, "read_document", {"id": "badutf8.md"})
     assert not r.is_error
     assert "\ufffd" in r.structured_content["content"]
     r, _ = await timed(client, "read_document", {"id": "latin1.md", "mode": "outline"})

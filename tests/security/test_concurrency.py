@@ -79,7 +79,7 @@ async def test_r9_concurrent_calls_during_rebuilds_all_succeed_and_are_consisten
                     write_atomic(p, doc_text(i, gen))
                 report = library.sync()  # every document changed: the whole index is rewritten
                 rebuilds[0] += 1 if report.updated else 0
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:
             errors.append(exc)
 
     churner = threading.Thread(target=churn, daemon=True)

@@ -90,7 +90,7 @@ def paths(draw: Any) -> str:
     parts = draw(st.lists(st.sampled_from(ATOMS), min_size=1, max_size=7))
     seps = draw(st.lists(st.sampled_from(SEPARATORS), min_size=len(parts), max_size=len(parts)))
     lead = draw(st.sampled_from(["", "/", "\\", "./", "%2f"]))
-    return lead + "".join(p + s for p, s in zip(parts, seps))[: -len(seps[-1]) or None]
+    return lead + "".join(p + s for p, s in zip(parts, seps, strict=False))[: -len(seps[-1]) or None]
 
 
 def junk_or(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
