@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
@@ -43,6 +43,10 @@ from .server_middleware import DocsMiddleware
 from .settings import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_SECONDS, Settings
 from .stdio_transport import serve_stdio
 from .tools import DEFAULT_SEARCH_CHARS, MAX_LIST_LIMIT, READ_MODES, SEARCH_MODES, DocsTools
+
+if TYPE_CHECKING:
+    import uvicorn
+    from starlette.types import ASGIApp
 
 log = logging.getLogger(__name__)
 
@@ -360,8 +364,7 @@ def run_server(settings: Settings, transport: str, host: str, port: int) -> None
                 session_idle_seconds=settings.session_idle_seconds,
                 max_sessions=settings.max_sessions,
             )
-            config = uvicorn.Config(app, log_level="warning", lifespan="on")
-            server = uvicorn.Server(config)
+            server = uvicorn.Server(uvicorn_config(app))
             print(
                 f"mcp-docs: serving {settings.root} at http://{_url_host(host)}:{listener.getsockname()[1]}/mcp"
                 + (" (bearer token required)" if token else ""),
@@ -376,6 +379,20 @@ def run_server(settings: Settings, transport: str, host: str, port: int) -> None
             listener.close()
         stop()
         library.close()
+
+
+# Longer than the idle expiry of HTTP clients' connection pools (httpx: 5 s, uvicorn's own default): with
+# equal times, a client reuses a connection at the instant the server closes it and the call fails with a
+# connection reset (seen under load in tests/security/test_concurrency.py).
+HTTP_KEEP_ALIVE_SECONDS = 30
+
+
+def uvicorn_config(app: ASGIApp, **options: Any) -> uvicorn.Config:
+    import uvicorn
+
+    return uvicorn.Config(
+        app, log_level="warning", lifespan="on", timeout_keep_alive=HTTP_KEEP_ALIVE_SECONDS, **options
+    )
 
 
 def bind_listener(host: str, port: int) -> socket.socket:

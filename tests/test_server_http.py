@@ -255,3 +255,15 @@ def test_port_in_use_is_reported_before_serving(vault, tmp_path) -> None:
     assert f"port {port} is already in use" in proc.stderr and "--port" in proc.stderr
     assert "serving" not in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "index").exists()  # refused before opening anything
+
+
+def test_the_server_keeps_idle_connections_longer_than_clients_do() -> None:
+    """With equal idle times (uvicorn's and httpx's default, 5 s) a client reuses a connection at the instant
+    the server closes it, and a call fails with a connection reset under load."""
+    from starlette.applications import Starlette
+
+    from mcp_docs.server import uvicorn_config
+
+    client_expiry = httpx2.Limits().keepalive_expiry
+    assert client_expiry is not None
+    assert uvicorn_config(Starlette()).timeout_keep_alive > 2 * client_expiry

@@ -114,6 +114,11 @@ class Fingerprint:
     mtime_ns: int
 
 
+# What a damaged file raises: SQLite's errors, and a UnicodeDecodeError when a garbled schema makes the error
+# message itself invalid UTF-8 (found by the fuzzing in tests/security/test_index_storage.py).
+DAMAGE: tuple[type[Exception], ...] = (sqlite3.DatabaseError, UnicodeDecodeError)
+
+
 def folder_of(doc_id: str) -> str:
     return doc_id.rsplit("/", 1)[0] if "/" in doc_id else ""
 
@@ -123,11 +128,11 @@ class Catalog:
         self.path = path
         self._local = threading.local()
         self._write_lock = threading.Lock()
-        conn = self._conn()
         try:
+            conn = self._conn()
             conn.executescript(_SCHEMA)
             conn.commit()
-        except sqlite3.DatabaseError:
+        except DAMAGE:
             self.close()  # before the caller deletes the file (Windows cannot delete an open file)
             raise
 
@@ -140,7 +145,7 @@ class Catalog:
             catalog = cls(path)
             catalog.check()
             return catalog
-        except sqlite3.DatabaseError as exc:
+        except DAMAGE as exc:
             log.warning("the catalog %s is damaged (%s): rebuilding the index", path, exc)
             if catalog is not None:
                 catalog.close()
@@ -161,10 +166,10 @@ class Catalog:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+            self._local.conn = conn  # before the pragmas, so that close() releases a damaged file
             conn.execute("pragma journal_mode=wal")
             conn.execute("pragma synchronous=normal")
             conn.execute("pragma busy_timeout=30000")
-            self._local.conn = conn
         return conn
 
     def close(self) -> None:

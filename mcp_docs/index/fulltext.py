@@ -220,6 +220,12 @@ def _build_schema() -> tantivy.Schema:
     return sb.build()
 
 
+def _is_damage(exc: BaseException) -> bool:
+    # Tantivy reports some damaged files as a Rust panic (a cut segment file: "assertion failed: start <=
+    # orig_range.end"), which pyo3 raises as PanicException, a BaseException (found by the index fuzzing).
+    return isinstance(exc, (ValueError, OSError)) or type(exc).__name__ == "PanicException"
+
+
 class FullTextIndex:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -234,7 +240,9 @@ class FullTextIndex:
         try:
             self.index = tantivy.Index(self.schema, path=str(path), reuse=True)
             self._probe()
-        except (ValueError, OSError):
+        except BaseException as exc:
+            if not _is_damage(exc):
+                raise
             log.warning("full-text index at %s could not be opened: rebuilding", path)
             ownership.remove(path)
             path.mkdir(parents=True)

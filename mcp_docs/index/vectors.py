@@ -180,7 +180,7 @@ class VectorStore:
         path = settings.index_dir / "vectors.sqlite"
         try:
             return cls(path, catalog, jail, settings, embedder, error)
-        except apsw.Error as exc:  # a damaged file: vectors are a cache, rebuild them
+        except (apsw.Error, UnicodeDecodeError) as exc:  # a damaged file: vectors are a cache, rebuild them
             log.warning("vector store %s unreadable (%s): rebuilding it", path, exc)
             for suffix in SQLITE_SUFFIXES:
                 ownership.remove(Path(f"{path}{suffix}"))

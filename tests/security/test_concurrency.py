@@ -18,7 +18,7 @@ import uvicorn
 from mcp import Client
 
 from mcp_docs.library import Library
-from mcp_docs.server import ServerState, build_server, http_app
+from mcp_docs.server import ServerState, build_server, http_app, uvicorn_config
 from mcp_docs.settings import Settings
 from mcp_docs.watch import Watcher
 
@@ -56,7 +56,7 @@ async def test_r9_concurrent_calls_during_rebuilds_all_succeed_and_are_consisten
     state.initial_sync_done.set()
     app = http_app(build_server(library, state), "127.0.0.1", None)
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(uvicorn_config(app, host="127.0.0.1", port=port))
     server_thread = threading.Thread(target=server.run, daemon=True)
     server_thread.start()
     deadline = time.monotonic() + 20
