@@ -1,4 +1,5 @@
-"""The mcp-docs command line, run as a user would: a subprocess, its stdout and exit code."""
+"""The mcp-docs command line, run as a user would: its stdout, stderr and exit code (in this process through the
+console script's entry point; in a subprocess where only a real process shows the behaviour)."""
 
 import json
 import os
@@ -8,12 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from .cli_runner import CliResult, run_cli
 
-def run(*args: str, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MCP_DOCS_EMBEDDINGS": "none", **(env_extra or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "mcp_docs", *args], capture_output=True, text=True, env=env, timeout=120
-    )
+
+def run(*args: str, env_extra: dict[str, str] | None = None) -> CliResult:
+    return run_cli(*args, env={**os.environ, "MCP_DOCS_EMBEDDINGS": "none", **(env_extra or {})})
 
 
 @pytest.fixture

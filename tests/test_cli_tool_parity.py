@@ -10,10 +10,9 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from mcp_docs.cli import main
 from mcp_docs.library import Library
 from mcp_docs.server import build_server
-
-from .test_cli import run
 
 pytestmark = pytest.mark.anyio
 
@@ -66,16 +65,20 @@ def read_argv(tool: str, args: dict[str, Any]) -> list[str]:
     return argv
 
 
-def cli_answer(argv: list[str], root: Path, index_dir: Path) -> tuple[bool, Any]:
-    """(is_error, the result as JSON or the error sentence), as the MCP client sees a tool's answer."""
-    out = run(*argv, "--root", str(root), "--index-dir", str(index_dir), "--json")
-    assert "Traceback" not in out.stderr
-    if out.returncode != 0:
-        assert out.returncode == 2
-        message = json.loads(out.stdout)["error"]
-        assert out.stderr.strip() == f"error: {message}"  # one sentence on stderr too
+def cli_answer(argv: list[str], root: Path, index_dir: Path, capsys: pytest.CaptureFixture[str]) -> tuple[bool, Any]:
+    """(is_error, the result as JSON or the error sentence), as the MCP client sees a tool's answer.
+
+    The CLI's own entry point runs in this process (a subprocess per case cost a minute of the suite; the
+    subprocess path is covered in tests/test_cli.py)."""
+    code = main([*argv, "--root", str(root), "--index-dir", str(index_dir), "--json"])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    if code != 0:
+        assert code == 2
+        message = json.loads(out)["error"]
+        assert err.strip() == f"error: {message}"  # one sentence on stderr too
         return True, message
-    return False, json.loads(out.stdout)
+    return False, json.loads(out)
 
 
 async def mcp_answer(client: Client, tool: str, args: dict[str, Any]) -> tuple[bool, Any]:
@@ -84,15 +87,16 @@ async def mcp_answer(client: Client, tool: str, args: dict[str, Any]) -> tuple[b
 
 
 async def test_cli_search_and_read_answer_exactly_as_the_mcp_tools(
-    library: Library, vault: Path, tmp_path: Path
+    library: Library, vault: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("MCP_DOCS_EMBEDDINGS", "none")
     async with Client(build_server(library), raise_exceptions=True) as client:
         for args in SEARCHES:
             expected = await mcp_answer(client, "search_documents", args)
-            assert cli_answer(search_argv(args), vault, tmp_path / "cli-index") == expected, args
+            assert cli_answer(search_argv(args), vault, tmp_path / "cli-index", capsys) == expected, args
         for tool, args in READS:
             expected = await mcp_answer(client, tool, args)
-            assert cli_answer(read_argv(tool, args), vault, tmp_path / "cli-index") == expected, (tool, args)
+            assert cli_answer(read_argv(tool, args), vault, tmp_path / "cli-index", capsys) == expected, (tool, args)
 
 
 async def test_the_cases_cover_what_the_cli_used_to_get_wrong(library: Library) -> None:

@@ -8,14 +8,13 @@ import logging
 import os
 import random
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
+from tests.cli_runner import CliResult, run_cli
 
 PAGE = 4096
 
@@ -52,11 +51,8 @@ def _settings(root: Path, index: Path, embeddings: str = "none") -> Settings:
     return Settings.load(root, index, embeddings=embeddings, environ={})
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_DOCS_")}
-    return subprocess.run(
-        [sys.executable, "-m", "mcp_docs", *args], capture_output=True, text=True, env=env, timeout=120, check=False
-    )
+def _cli(*args: str) -> CliResult:
+    return run_cli(*args, env={k: v for k, v in os.environ.items() if not k.startswith("MCP_DOCS_")})
 
 
 def test_lost_fulltext_meta_json_is_detected_and_the_index_rebuilt(
@@ -148,13 +144,25 @@ def test_a_damaged_catalog_is_rebuilt_by_search(tmp_path: Path, how: str) -> Non
         assert lib.fulltext.num_sections() == lib.catalog.section_total()
 
 
-@pytest.mark.parametrize("how", ["truncated", "random pages", "random bytes", "garbled schema"])
-def test_a_damaged_vector_store_is_rebuilt_on_open(tmp_path: Path, how: str, caplog: pytest.LogCaptureFixture) -> None:
-    root = _docs(tmp_path, 8)
-    index = tmp_path / "index"
-    with Library(_settings(root, index, "local")) as lib:  # the real model: the reopened store must match it
+@pytest.fixture(scope="module")
+def embedded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A small vault and its index with every vector built, by the real model (the reopened store must match it)."""
+    base = tmp_path_factory.mktemp("embedded")
+    root, index = _docs(base, 8), base / "index"
+    with Library(_settings(root, index, "local")) as lib:
         lib.sync()
         assert lib.vectors is not None and lib.vectors.build() > 0
+    return root, index
+
+
+# Truncation and random bytes are covered for the catalog: the same SQLite layer reports them.
+@pytest.mark.parametrize("how", ["random pages", "garbled schema"])
+def test_a_damaged_vector_store_is_rebuilt_on_open(
+    embedded: tuple[Path, Path], tmp_path: Path, how: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    root, built = embedded
+    index = tmp_path / "index"
+    shutil.copytree(built, index)
     corrupt(index / "vectors.sqlite", how)
     with caplog.at_level(logging.WARNING), Library(_settings(root, index, "local")) as lib:
         assert lib.vectors is not None and lib.vectors.status()["chunks"] == 0

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -35,6 +33,7 @@ from mcp_docs.paths import Jail
 from mcp_docs.server import build_server
 from mcp_docs.settings import Settings
 from mcp_docs.tools import DocsTools
+from tests.cli_runner import CliResult, run_cli
 from tests.conftest import OUTSIDE_MARKER
 
 from .common import TRAVERSALS, OpenAudit, assert_clean, child_env, forbidden_dirs, opened_outside, result_text
@@ -547,11 +546,8 @@ async def test_r4_excluded_targets_are_never_indexed_or_searched_and_status_list
     assert all(LINK_SECRET not in p.detail for p in rule_library.catalog.problems())
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = child_env(MCP_DOCS_EMBEDDINGS="none", MCP_DOCS_MAX_FILE_BYTES=str(LINK_MAX_BYTES))
-    return subprocess.run(
-        [sys.executable, "-m", "mcp_docs", *args], capture_output=True, text=True, env=env, timeout=120
-    )
+def _cli(*args: str) -> CliResult:
+    return run_cli(*args, env=child_env(MCP_DOCS_EMBEDDINGS="none", MCP_DOCS_MAX_FILE_BYTES=str(LINK_MAX_BYTES)))
 
 
 def test_r4_cli_read_search_and_status(rule_base: Path, tmp_path: Path) -> None:
