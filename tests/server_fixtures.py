@@ -150,7 +150,7 @@ def start_http(root: Path, index: Path, port: int, env: dict[str, str], *more: s
     )
     import httpx2
 
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 90  # a server starts in ~2 s; a loaded 2-core CI machine can take ten times that
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             _out, err = proc.communicate()

@@ -53,7 +53,7 @@ def test_claude_desktop_stdio_entry_starts_the_server(cfg_settings: Settings) ->
         input=init + "\n",
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=120,
         env={k: v for k, v in os.environ.items() if not k.startswith("MCP_DOCS_")},
     )
     reply = json.loads(proc.stdout.splitlines()[0])
@@ -89,7 +89,7 @@ def test_cli_config_prints_the_entry(cfg_settings: Settings) -> None:
         [sys.executable, "-m", "mcp_docs", "config", "vscode", "--root", str(cfg_settings.root)],
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["servers"]["docs"]["args"][:3] == ["serve", "--root", str(cfg_settings.root)]

@@ -109,7 +109,7 @@ def test_non_loopback_bind_without_token_refuses_to_start(vault, tmp_path) -> No
         ],
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=120,
         env=child_env(),
     )
     assert proc.returncode != 0
@@ -210,7 +210,7 @@ def test_an_idle_session_expires_and_a_new_one_works(tmp_path) -> None:
         session = anyio.run(_initialize, base, 1, 1)[0]
         assert _ping(base, session).status_code == 200
         assert httpx2.get(f"{base}/health").json()["sessions"] == 1
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 90
         while httpx2.get(f"{base}/health").json()["sessions"] and time.monotonic() < deadline:
             time.sleep(0.2)
         r = _ping(base, session)

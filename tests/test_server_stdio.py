@@ -82,7 +82,7 @@ def test_stdout_carries_only_protocol_messages(vault, tmp_path) -> None:
         input="\n".join(lines) + "\n",
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=120,
         env=child_env(),
     )
     out = [line for line in proc.stdout.splitlines() if line.strip()]

@@ -65,7 +65,7 @@ def http_server() -> Iterator[str]:
         env={**os.environ, "TINY_TOKEN": TINY_TOKEN},
     )
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()

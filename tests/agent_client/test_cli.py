@@ -34,7 +34,7 @@ CONTRACT_KEYS = {
 }
 
 
-def run(*args: str, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def run(*args: str, stdin: str | None = None, timeout: float = 180) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "agent_client", *args],
         capture_output=True,

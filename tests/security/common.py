@@ -170,7 +170,7 @@ def serve_cmd(root: Path, index: Path, *more: str) -> list[str]:
 
 
 def wait_http(
-    port: int, proc: subprocess.Popen[bytes] | None = None, timeout: float = 30.0, host: str = "127.0.0.1"
+    port: int, proc: subprocess.Popen[bytes] | None = None, timeout: float = 90.0, host: str = "127.0.0.1"
 ) -> None:
     import httpx2
 

@@ -182,7 +182,7 @@ def test_r6_non_loopback_bind_with_token_starts_and_requires_it(http_vault: Path
         stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             try:
                 if httpx2.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
