@@ -55,7 +55,7 @@ class DocumentMatch(BaseModel):
     id: str
     title: Title
     score: float
-    tags: Tags = Field(default_factory=list, exclude_if=lambda tags: not tags)  # no "tags": [] in every result
+    tags: Tags = Field(default_factory=list)
     sections: list[SectionMatch] = Field(default_factory=list)
 
 

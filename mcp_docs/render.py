@@ -12,12 +12,13 @@ from collections.abc import Callable
 from .models import ListResult, ReadDocumentResult, ReadSectionResult, SearchResult, SectionMatch
 from .snippets import clip
 
-# A 5-document search renders to ~1,300 characters (OpenTelemetry questions; benchmarks/REPORT.md, "Answer-first
+# A 5-document search renders to ~1,450 characters (OpenTelemetry questions; benchmarks/REPORT.md, "Answer-first
 # results"): each document's lead section with its snippet (why it matched), its other sections by heading path and
 # lines only, on one line. The snippets of those other sections stay in the structured result.
-LEAD_SNIPPET_CHARS = 150
-OTHER_LEAD_SNIPPET_CHARS = 100
+LEAD_SNIPPET_CHARS = 140
+OTHER_LEAD_SNIPPET_CHARS = 90
 TITLE_CHARS = 60
+QUERY_CHARS = 40  # the caller has the query: echoed only as a reminder
 ALSO_RANKS = 3
 
 
@@ -36,8 +37,7 @@ def cli_next_step(result: SearchResult) -> str:
 
 def render_search(result: SearchResult, next_step: Callable[[SearchResult], str] | None = None) -> str:
     """`next_step`: the footer that says how to read on (the MCP tool calls unless given)."""
-    # The query is not echoed: the caller has it (and a cut query is said in the note).
-    head = f"{plural(len(result.results), 'document')} ({result.mode_used}; {result.index.documents} indexed"
+    head = f'{plural(len(result.results), "document")} for "{clip(result.query, QUERY_CHARS)}" ({result.mode_used}; {result.index.documents} indexed'
     if result.index.pending_embeddings:
         head += f", {result.index.pending_embeddings} awaiting embeddings"
     lines = [head + ")"]

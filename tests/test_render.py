@@ -61,15 +61,6 @@ def test_each_document_leads_with_a_snippet_and_lists_its_other_sections() -> No
     assert lines[-1].startswith("Next: read_section(")
 
 
-def test_the_structured_result_drops_empty_tags_and_still_validates() -> None:
-    result = five_documents()
-    result.results[0].tags = ["collector"]
-    dumped = result.model_dump(mode="json")
-    assert dumped["results"][0]["tags"] == ["collector"]
-    assert all("tags" not in d for d in dumped["results"][1:])
-    assert SearchResult.model_validate(dumped) == result  # a client reading the schema gets the default back
-
-
 def test_lead_sections_get_the_wide_snippet_the_others_a_short_one(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     root.mkdir()
