@@ -1,14 +1,19 @@
 """Token economy on the OpenTelemetry questions: the search → outline → read_section strategy against
 reading whole matching files; outline and summary sizes of long documents.
 
-    python -m benchmarks.token_economy [--docs DIR] [--index-dir DIR]
+    python -m benchmarks.token_economy [--docs DIR] [--index-dir DIR] [--mode keyword|hybrid] [--max-results N]
+    # hybrid needs an embedded index: --embeddings local --index-dir DIR (e.g. semantic_eval's OTel index)
 
 Uses the tool functions (mcp_docs.tools.DocsTools) and the server's text renderings (mcp_docs.render),
 i.e. exactly what an MCP client receives as text content. Tokens are estimated the way the server does
 (mcp_docs.tokens.estimate_tokens, ~4 bytes per token); the structured content (JSON) is reported too,
 since some clients pass it to the model as well.
 
-Strategies per question (keyword mode, max_results=5):
+Strategies per question (one search per question, keyword mode and max_results=5 unless told):
+- section first (what the server's instructions teach): read_section of the top document's first listed
+  section alone (include_subsections=False); if that is not the answer, the first listed section of the next
+  document, up to 2 (or 3) documents (an agent stops reading once it has the answer; the simulation stops at the
+  expected section). Hit = one of the sections read is exactly the expected one (no credit for a parent).
 - outline+section: search, outline of the top document, read_section of its best section
   (hit = the section read is the expected one or contains it).
 - top doc, its sections: search, read_section of each section (up to 3) the search returned for the top document.
@@ -36,6 +41,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--docs", type=Path, default=SHARED_BENCH / "otel-docs")
     ap.add_argument("--index-dir", type=Path, default=CACHE / "otel-index-none")
+    ap.add_argument("--mode", choices=("keyword", "hybrid"), default="keyword")
+    ap.add_argument("--embeddings", choices=("none", "local"), default="none")
+    ap.add_argument("--max-results", type=int, default=5)
     args = ap.parse_args(argv)
     require(args.docs / "en", "OpenTelemetry docs")
 
@@ -45,7 +53,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     from mcp_docs.tokens import estimate_tokens as tok
     from mcp_docs.tools import DocsTools
 
-    lib = Library(Settings.load(args.docs, args.index_dir, embeddings="none"))
+    lib = Library(Settings.load(args.docs, args.index_dir, embeddings=args.embeddings))
     lib.sync()
     tools = DocsTools(lib)
     big = 10_000_000
@@ -57,14 +65,28 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     questions = load_questions()
     acc = {
         k: {"tokens": 0, "json_tokens": 0, "hits": 0}
-        for k in ("outline+section", "top doc, its sections", "sections top-3", "whole top-1 file", "whole top-3 files")
+        for k in (
+            "section first, ≤ 2 documents",
+            "section first, ≤ 3 documents",
+            "outline+section",
+            "top doc, its sections",
+            "sections top-3",
+            "whole top-1 file",
+            "whole top-3 files",
+        )
     }
     per_q = []
     for q in questions:
-        res = tools.search_documents(q["question"], max_results=5, mode="keyword")
-        s_text = tok(render_search(res))
+        res = tools.search_documents(q["question"], max_results=args.max_results, mode=args.mode)
+        search_text = render_search(res)
+        s_text = tok(search_text)
         s_json = tok(json.dumps(res.model_dump(mode="json"), ensure_ascii=False))
-        row = {"id": q["id"], "search": s_text}
+        row = {
+            "id": q["id"],
+            "search": s_text,
+            "search_chars": len(search_text),
+            "search_json_chars": len(json.dumps(res.model_dump(mode="json"), ensure_ascii=False)),
+        }
         if not res.results:
             for k in acc:
                 acc[k]["tokens"] += s_text
@@ -72,6 +94,20 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             per_q.append(row)
             continue
         top = res.results[0]
+        # section first: the first listed section alone, document after document until the answer
+        first = {}
+        for depth in (2, 3):
+            tf, jf, hitf = s_text, s_json, 0
+            for r in res.results[:depth]:
+                if not r.sections:
+                    continue
+                x = tools.read_section(r.id, r.sections[0].heading_path, include_subsections=False)
+                tf += tok(render_read_section(x))
+                jf += tok(x.model_dump_json())
+                if r.id == q["doc"] and norm_heading(x.heading_path) == norm_heading(q["section"]):
+                    hitf = 1
+                    break
+            first[depth] = (tf, jf, hitf)
         # outline + best section of the top document
         o = tools.read_document(top.id, mode="outline", max_chars=big)
         sec = top.sections[0].heading_path if top.sections else ""
@@ -99,6 +135,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         w3 = s_text + sum(full_tokens(r.id) for r in res.results[:3])
         ids3 = [r.id for r in res.results[:3]]
         for key, t, j, h in (
+            ("section first, ≤ 2 documents", *first[2]),
+            ("section first, ≤ 3 documents", *first[3]),
             ("outline+section", t1, j1, hit1),
             ("top doc, its sections", tt, jt, hitt),
             ("sections top-3", t3, j3, hit3),
@@ -110,6 +148,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             acc[key]["hits"] += h
         row.update(
             {
+                "section first": first[2][0],
+                "section first hit": first[2][2],
                 "outline+section": t1,
                 "hit": hit1,
                 "whole_top1": w1,
@@ -120,8 +160,14 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         per_q.append(row)
 
     n = len(questions)
-    parts = {k: round(sum(r.get(k, 0) for r in per_q) / n) for k in ("search", "outline", "section")}
-    print(f"mean tokens per call: search {parts['search']}, outline {parts['outline']}, section {parts['section']}")
+    parts = {
+        k: round(sum(r.get(k, 0) for r in per_q) / n)
+        for k in ("search", "outline", "section", "search_chars", "search_json_chars")
+    }
+    print(
+        f"mean tokens per call: search {parts['search']}, outline {parts['outline']}, section {parts['section']}; "
+        f"search result {parts['search_chars']} characters of text, {parts['search_json_chars']} of JSON"
+    )
     rows = []
     base = acc["whole top-1 file"]["tokens"] / n
     for k, v in acc.items():
@@ -136,7 +182,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
             "whole-top-1 / this",
         ],
         rows,
-        title=f"Token economy, OpenTelemetry questions ({n}, keyword mode)",
+        title=f"Token economy, OpenTelemetry questions ({n}, {args.mode} mode, max_results={args.max_results})",
     )
 
     # Outline and summary sizes of the longest documents.
@@ -174,6 +220,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     lib.close()
     payload = {
         "questions": n,
+        "mode": args.mode,
+        "max_results": args.max_results,
         "strategies": {
             k: {
                 "tokens_per_question": round(v["tokens"] / n, 1),

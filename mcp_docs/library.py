@@ -37,6 +37,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_SEARCH_RESULTS = 100
+# Snippets were half of a search result's JSON (OpenTelemetry questions, 220 characters for every section): a
+# document's lead section keeps a window that shows why it matched, the sections after it a shorter one.
+LEAD_SNIPPET_CHARS = 180
+OTHER_SNIPPET_CHARS = 100
 _GENERATION = re.compile(r"[0-9a-f]{32}")
 
 
@@ -240,9 +244,9 @@ class Library:
                         heading_path=s.heading_path,
                         line_start=s.line_start,
                         line_end=s.line_end,
-                        snippet=make_snippet(s.body, terms),
+                        snippet=make_snippet(s.body, terms, LEAD_SNIPPET_CHARS if i == 0 else OTHER_SNIPPET_CHARS),
                     )
-                    for s in g.hits
+                    for i, s in enumerate(g.hits)
                 ],
             )
             for g in groups

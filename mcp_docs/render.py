@@ -9,11 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .models import ListResult, ReadDocumentResult, ReadSectionResult, SearchResult
+from .models import ListResult, ReadDocumentResult, ReadSectionResult, SearchResult, SectionMatch
 from .snippets import clip
 
-FIRST_SNIPPET_CHARS = 180
-OTHER_SNIPPET_CHARS = 90
+# A 5-document search renders to ~1,450 characters (OpenTelemetry questions; benchmarks/REPORT.md, "Answer-first
+# results"): each document's lead section with its snippet (why it matched), its other sections by heading path and
+# lines only, on one line. The snippets of those other sections stay in the structured result.
+LEAD_SNIPPET_CHARS = 140
+OTHER_LEAD_SNIPPET_CHARS = 90
+TITLE_CHARS = 60
+QUERY_CHARS = 40  # the caller has the query: echoed only as a reminder
+ALSO_RANKS = 3
 
 
 def plural(n: int, word: str) -> str:
@@ -31,7 +37,7 @@ def cli_next_step(result: SearchResult) -> str:
 
 def render_search(result: SearchResult, next_step: Callable[[SearchResult], str] | None = None) -> str:
     """`next_step`: the footer that says how to read on (the MCP tool calls unless given)."""
-    head = f'{plural(len(result.results), "document")} for "{clip(result.query, 120)}" ({result.mode_used}; {result.index.documents} indexed'
+    head = f'{plural(len(result.results), "document")} for "{clip(result.query, QUERY_CHARS)}" ({result.mode_used}; {result.index.documents} indexed'
     if result.index.pending_embeddings:
         head += f", {result.index.pending_embeddings} awaiting embeddings"
     lines = [head + ")"]
@@ -39,17 +45,21 @@ def render_search(result: SearchResult, next_step: Callable[[SearchResult], str]
         lines.append(f"note: {result.note}")
     for rank, doc in enumerate(result.results, start=1):
         tags = f" [{', '.join(doc.tags[:6])}]" if doc.tags else ""
-        lines.append(f"{rank}. {doc.id} — {clip(doc.title, 80)}{tags}")
-        for i, s in enumerate(doc.sections):
-            snippet = clip(s.snippet, FIRST_SNIPPET_CHARS if i == 0 else OTHER_SNIPPET_CHARS)
-            lines.append(f"   § {s.heading_path} (L{s.line_start}-{s.line_end})" + (f": {snippet}" if snippet else ""))
+        lines.append(f"{rank}. {doc.id} — {clip(doc.title, TITLE_CHARS)}{tags}")
+        if not doc.sections:
+            continue
+        lead, *others = doc.sections
+        snippet = clip(lead.snippet, LEAD_SNIPPET_CHARS if rank == 1 else OTHER_LEAD_SNIPPET_CHARS)
+        lines.append(f"   § {_where(lead)}" + (f": {snippet}" if snippet else ""))
+        if others and rank <= ALSO_RANKS:
+            lines.append("   also § " + "; § ".join(_where(s) for s in others))
     if result.results:
-        lines.append(
-            next_step(result)
-            if next_step
-            else "Next: read_section(id, heading path) for the text, or read_document(id, mode='outline')."
-        )
+        lines.append(next_step(result) if next_step else "Next: read_section(id, heading path) for the text.")
     return "\n".join(lines)
+
+
+def _where(section: SectionMatch) -> str:
+    return f"{section.heading_path} (L{section.line_start}-{section.line_end})"
 
 
 def render_list(result: ListResult) -> str:

@@ -30,13 +30,13 @@ def test_the_document_score_and_order_do_not_depend_on_which_section_leads() -> 
     hits = [
         ("a.md", 1.0, sec("X > Y", "a.md", 1)),
         ("b.md", 0.99, sec("Z", "b.md", 0)),
-        ("a.md", 0.92, sec("X", "a.md", 0)),
+        ("a.md", 0.95, sec("X", "a.md", 0)),
         ("b.md", 0.5, sec("Z > W", "b.md", 1)),
         ("a.md", 0.2, sec("Q", "a.md", 2)),
         ("a.md", 0.1, sec("R", "a.md", 3)),
     ]
     groups = group_by_document(hits, 5)
-    assert [(g.doc_id, round(g.score, 6)) for g in groups] == [("a.md", 1.112), ("b.md", 1.04)]
+    assert [(g.doc_id, round(g.score, 6)) for g in groups] == [("a.md", 1.115), ("b.md", 1.04)]
     assert paths(groups[0].hits) == ["X", "X > Y", "Q"] and paths(groups[1].hits) == ["Z", "Z > W"]
 
 
@@ -64,3 +64,10 @@ def test_only_whole_headings_make_a_parent_and_repeated_paths_share_the_credit()
     [group] = group_by_document([(s.doc_id, score, s) for score, s in hits], 5, per_document=5)
     assert paths(group.hits) == ["Span Kind > Consumer", "Span", "Ex > Example", "Ex", "Ex"]
     assert [h.section_idx for h in group.hits[-2:]] == [5, 6]
+
+
+def test_a_parent_just_below_the_one_child_asked_about_does_not_hide_it() -> None:
+    # "how to link a span to spans of another trace": the answer is Spans > Span Links, not all of Spans
+    hits = [(1.0, sec("Spans > Span Links", idx=4)), (0.92, sec("Spans", idx=1)), (0.3, sec("Resources", idx=9))]
+    [group] = group_by_document([(s.doc_id, score, s) for score, s in hits], 5)
+    assert paths(group.hits) == ["Spans > Span Links", "Spans", "Resources"]
