@@ -14,8 +14,9 @@ import pytest
 
 from mcp_docs.commands import progress_detail, vector_summary
 from mcp_docs.embedders import EmbedderError, MiniLMEmbedder
-from mcp_docs.index import vectors as vectors_mod
-from mcp_docs.index.vectors import FAILED, VectorStore
+from mcp_docs.index import embedding_worker as worker_mod
+from mcp_docs.index.embedding_worker import EmbeddingWorker
+from mcp_docs.index.vector_store import FAILED, VectorStore
 from mcp_docs.library import Library
 from tests.index.test_vectors import minilm_loaded, open_lib, vault  # noqa: F401 (fixtures)
 
@@ -47,12 +48,12 @@ def test_an_interrupted_run_resumes_without_reembedding(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(vectors_mod, "EMBED_BATCH", 3)
+    monkeypatch.setattr(worker_mod, "EMBED_BATCH", 3)
     with open_lib(vault, tmp_path / "idx") as lib:
         lib.sync()
         assert lib.vectors is not None
         with pytest.raises(Interrupt):
-            lib.vectors.build(progress=interrupt_after(3))
+            lib.embedding.build(progress=interrupt_after(3))
         first = stored_vectors(lib.vectors)
         total = lib.vectors.status()["chunks"]
         assert len(first) == 3 and lib.vectors.embedded_chunks() == 3
@@ -61,7 +62,7 @@ def test_an_interrupted_run_resumes_without_reembedding(
         state = lib.vectors.status()
         assert state["embedded"] == 3 and state["pending"] == total - 3
         assert 0 < state["coverage_percent"] < 100
-        assert lib.vectors.build() == total - 3  # only what was missing
+        assert lib.embedding.build() == total - 3  # only what was missing
         after = stored_vectors(lib.vectors)
         assert len(after) == total and all(after[cid] == vec for cid, vec in first.items())  # kept, not redone
         assert lib.vectors.status()["coverage_percent"] == 100.0
@@ -73,19 +74,19 @@ def test_the_worker_stops_between_batches_and_keeps_what_it_committed(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(vectors_mod, "EMBED_BATCH", 2)
+    monkeypatch.setattr(worker_mod, "EMBED_BATCH", 2)
     stop = threading.Event()
     with open_lib(vault, tmp_path / "idx") as lib:
         lib.sync()
         assert lib.vectors is not None
-        lib.vectors.chunk_dirty()
+        lib.embedding.chunk_dirty()
         total = lib.vectors.pending_chunks()
 
         def stop_after_first(done: int, total: int) -> None:
             if done:
                 stop.set()
 
-        assert lib.vectors.embed_pending(stop, progress=stop_after_first) == 2
+        assert lib.embedding.embed_pending(stop, progress=stop_after_first) == 2
         assert lib.vectors.embedded_chunks() == 2 and lib.vectors.pending_chunks() == total - 2
 
 
@@ -95,7 +96,7 @@ def test_recently_modified_documents_are_embedded_first(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(vectors_mod, "EMBED_BATCH", 1)
+    monkeypatch.setattr(worker_mod, "EMBED_BATCH", 1)
     newest = "ops/telescope.md"  # last in name order, first in modification time
     for age, path in enumerate(sorted(vault.rglob("*.md"))):
         age = 0 if path == vault / newest else age + 1
@@ -103,18 +104,18 @@ def test_recently_modified_documents_are_embedded_first(
     with open_lib(vault, tmp_path / "idx") as lib:
         lib.sync()
         assert lib.vectors is not None
-        lib.vectors.chunk_dirty()
+        lib.embedding.chunk_dirty()
         conn = lib.vectors._conn()
         newest_chunks = conn.execute("select count(*) from chunks where doc_id = ?", (newest,)).fetchone()[0]
         with pytest.raises(Interrupt):
-            lib.vectors.embed_pending(progress=interrupt_after(newest_chunks))
+            lib.embedding.embed_pending(progress=interrupt_after(newest_chunks))
         assert chunk_docs(lib.vectors, list(stored_vectors(lib.vectors))) == {newest}
         # An edit while the rest waits: the edited document comes next, before the older ones.
         (vault / "pets" / "cats.md").write_text("# Cats\n\nCats chase laser pointers at dusk.\n")
         lib.sync()
         before = set(stored_vectors(lib.vectors))
         with pytest.raises(Interrupt):
-            lib.vectors.embed_pending(progress=interrupt_after(1))
+            lib.embedding.embed_pending(progress=interrupt_after(1))
         assert chunk_docs(lib.vectors, list(set(stored_vectors(lib.vectors)) - before)) == {"pets/cats.md"}
 
 
@@ -145,22 +146,25 @@ class PickyEmbedder:
         return self.embed_passages([text])[0]
 
 
-def store_with(lib: Library, embedder: object) -> VectorStore:
+def worker_with(lib: Library, embedder: object) -> EmbeddingWorker:
+    """A second store on the library's file with another embedder, and a worker to fill it."""
     assert lib.vectors is not None
-    return VectorStore(lib.vectors.path, lib.catalog, lib.jail, lib.settings, embedder)  # type: ignore[arg-type]
+    store = VectorStore(lib.vectors.path, lib.catalog, embedder)  # type: ignore[arg-type]
+    return EmbeddingWorker(store, lib.jail, lib.settings)
 
 
 def test_a_chunk_the_model_rejects_is_skipped_the_rest_is_embedded(vault: Path, tmp_path: Path) -> None:
     (vault / "ops" / "odd.md").write_text("# Odd\n\nThis paragraph carries poison for the model.\n")
     with open_lib(vault, tmp_path / "idx") as lib:
         lib.sync()
-        store = store_with(lib, PickyEmbedder())
-        store.build()
+        worker = worker_with(lib, PickyEmbedder())
+        store = worker.store
+        worker.build()
         state = store.status()
         assert state["failed"] == 1 and state["pending"] == 0 and state["embedded"] == state["chunks"] - 1
         odd = store._conn().execute("select embedded from chunks where doc_id = 'ops/odd.md'").fetchall()
         assert odd == [(FAILED,)]
-        assert store.build() == 0  # not retried on every run
+        assert worker.build() == 0  # not retried on every run
         assert "1 rejected by the model (skipped)" in vector_summary(state)
         assert lib.search("restore drill", mode="keyword").results
         store.close()
@@ -169,10 +173,10 @@ def test_a_chunk_the_model_rejects_is_skipped_the_rest_is_embedded(vault: Path, 
 def test_a_model_that_fails_to_load_leaves_keyword_search_and_a_reason_in_status(vault: Path, tmp_path: Path) -> None:
     with open_lib(vault, tmp_path / "idx") as lib:
         lib.sync()
-        store = store_with(lib, MiniLMEmbedder(model_path=tmp_path / "missing.onnx"))
+        worker = worker_with(lib, MiniLMEmbedder(model_path=tmp_path / "missing.onnx"))
         with pytest.raises(EmbedderError, match="missing"):
-            store.build()
-        store.close()
+            worker.build()
+        worker.store.close()
         assert lib.search("restore drill").results[0].id == "ops/backups.md"  # keyword still answers
     with open_lib(vault, tmp_path / "idx") as lib:  # `mcp-docs status` is another process
         assert lib.vectors is not None
@@ -186,8 +190,8 @@ def test_status_gives_coverage_and_time_left_from_the_last_rate(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(vectors_mod, "EMBED_BATCH", 2)
-    monkeypatch.setattr(vectors_mod, "RATE_SAVE_SECONDS", 0.0)
+    monkeypatch.setattr(worker_mod, "EMBED_BATCH", 2)
+    monkeypatch.setattr(worker_mod, "RATE_SAVE_SECONDS", 0.0)
     with open_lib(vault, tmp_path / "idx") as lib:
         lib.sync()
         assert lib.vectors is not None
@@ -195,7 +199,7 @@ def test_status_gives_coverage_and_time_left_from_the_last_rate(
         assert fresh["coverage_percent"] == 0.0 and fresh["eta_seconds"] is None and fresh["pending"] > 0
         assert "pending (time left known once embedding has run)" in vector_summary(fresh)
         with pytest.raises(Interrupt):
-            lib.vectors.build(progress=interrupt_after(4))
+            lib.embedding.build(progress=interrupt_after(4))
     with open_lib(vault, tmp_path / "idx") as lib:
         assert lib.vectors is not None
         state = lib.vectors.status()

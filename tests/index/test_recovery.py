@@ -154,12 +154,12 @@ def test_a_damaged_vector_store_is_rebuilt_on_open(tmp_path: Path, how: str, cap
     index = tmp_path / "index"
     with Library(_settings(root, index, "local")) as lib:  # the real model: the reopened store must match it
         lib.sync()
-        assert lib.vectors is not None and lib.vectors.build() > 0
+        assert lib.vectors is not None and lib.embedding.build() > 0
     corrupt(index / "vectors.sqlite", how)
     with caplog.at_level(logging.WARNING), Library(_settings(root, index, "local")) as lib:
         assert lib.vectors is not None and lib.vectors.status()["chunks"] == 0
         lib.sync()
         assert lib.index_info().pending_embeddings > 0
-        lib.vectors.build()
+        lib.embedding.build()
         assert lib.search("uniq3word", 3, "semantic").results
     assert any("rebuilding it" in r.getMessage() for r in caplog.records)
