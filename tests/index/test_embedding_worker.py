@@ -1,6 +1,7 @@
-"""Embedding runs: resumption after an interruption (counted in the store), newest documents first, inputs the
-model rejects, a model that cannot load, and what progress and `status` say meanwhile. Real SQLite files, the real
-MiniLM model; a small stand-in embedder only where the real one cannot be made to fail on one input."""
+"""The embedding worker: resumption after an interruption (counted in the store), the order (what searches returned,
+then newest first), inputs the model rejects, a model that cannot load, and what progress and `status` say meanwhile.
+Real SQLite files, the real MiniLM model or a loopback embeddings endpoint; a small stand-in embedder only where the
+real one cannot be made to fail on one input."""
 
 from __future__ import annotations
 
@@ -15,10 +16,12 @@ import pytest
 from mcp_docs.commands import progress_detail, vector_summary
 from mcp_docs.embedders import EmbedderError, MiniLMEmbedder
 from mcp_docs.index import embedding_worker as worker_mod
-from mcp_docs.index.embedding_worker import EmbeddingWorker
+from mcp_docs.index.embedding_worker import EmbeddingWorker, SearchedFirst
 from mcp_docs.index.vector_store import FAILED, VectorStore
 from mcp_docs.library import Library
-from tests.index.test_vectors import minilm_loaded, open_lib, vault  # noqa: F401 (fixtures)
+from tests.index.test_hybrid import endpoint_settings, server  # noqa: F401 (fixtures)
+from tests.index.test_vector_store import doc_chunks, minilm_loaded, open_lib, vault  # noqa: F401 (fixtures)
+from tests.test_embedders import EmbeddingsServer
 
 
 def stored_vectors(store: VectorStore) -> dict[int, bytes]:
@@ -117,6 +120,78 @@ def test_recently_modified_documents_are_embedded_first(
         with pytest.raises(Interrupt):
             lib.embedding.embed_pending(progress=interrupt_after(1))
         assert chunk_docs(lib.vectors, list(set(stored_vectors(lib.vectors)) - before)) == {"pets/cats.md"}
+
+
+def searched_vault(root: Path) -> Path:
+    """Two folders of three documents; the one a search will find is the oldest, so newest-first does it last."""
+    for folder in ("guides", "notes"):
+        (root / folder).mkdir(parents=True)
+        for i in range(3):
+            (root / folder / f"{i}.md").write_text(f"# {folder} {i}\n\nPlain text number {i} about {folder}.\n")
+    (root / "guides" / "helm.md").write_text("# Helm\n\n## Chart\n\nInstall the collector with the Helm chart.\n")
+    for age, path in enumerate(sorted(root.rglob("*.md"), key=lambda p: (p.name != "helm.md", str(p)))):
+        os.utime(path, ns=(1_700_000_000_000_000_000 + age * 10**12,) * 2)
+    return root
+
+
+def embedded_in_order(lib: Library, chunks: int) -> list[str]:
+    """The documents of the next `chunks` chunks the worker embeds, in that order (one chunk per batch)."""
+    assert lib.vectors is not None and lib.embedding is not None
+    conn = lib.vectors._conn()
+    order: list[str] = []
+    seen: set[int] = set()
+
+    def record(done: int, total: int) -> None:
+        rows = conn.execute("select id, doc_id from chunks where embedded = 1 order by id").fetchall()
+        order.extend(doc_id for cid, doc_id in rows if cid not in seen)
+        seen.update(cid for cid, _ in rows)
+        if done >= chunks:
+            raise Interrupt
+
+    with pytest.raises(Interrupt):
+        lib.embedding.embed_pending(progress=record)
+    return order
+
+
+def test_documents_recent_searches_returned_are_embedded_first_then_their_folder(
+    tmp_path: Path, server: EmbeddingsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(worker_mod, "EMBED_BATCH", 1)
+    vault = searched_vault(tmp_path / "vault")
+    with Library(endpoint_settings(vault, tmp_path / "idx", server)) as lib:
+        lib.sync()
+        assert lib.vectors is not None and lib.embedding is not None
+        lib.embedding.chunk_dirty()
+        helm = doc_chunks(lib, "guides/helm.md")
+        folder = sum(doc_chunks(lib, f"guides/{i}.md") for i in range(3))
+        # Nothing embedded yet: the search answers by keyword, and what it returned goes to the front.
+        result = lib.search("helm chart", max_results=1)
+        assert result.mode_used == "keyword" and [r.id for r in result.results] == ["guides/helm.md"]
+        order = embedded_in_order(lib, helm + folder)
+    assert order[:helm] == ["guides/helm.md"] * helm
+    assert {d.split("/")[0] for d in order[helm:]} == {"guides"}  # then its neighbours, before notes/
+
+
+def test_without_searches_the_newest_documents_come_first(
+    tmp_path: Path, server: EmbeddingsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(worker_mod, "EMBED_BATCH", 1)
+    vault = searched_vault(tmp_path / "vault")
+    with Library(endpoint_settings(vault, tmp_path / "idx", server)) as lib:
+        lib.sync()
+        assert lib.embedding is not None
+        lib.embedding.chunk_dirty()
+        order = embedded_in_order(lib, 1)
+    assert order == ["notes/2.md"]  # the most recently modified
+
+
+def test_the_searched_documents_are_remembered_most_recent_first_and_bounded() -> None:
+    searched = SearchedFirst(docs=3, folders=2)
+    searched.note(["a/1.md", "b/1.md"])
+    searched.note(["c/1.md", "a/1.md"])
+    assert searched.order() == (["c/1.md", "a/1.md", "b/1.md"], ["c", "a"])
+    searched.note(["d.md"])
+    assert searched.order() == (["d.md", "c/1.md", "a/1.md"], ["", "c"])
 
 
 class PickyEmbedder:
