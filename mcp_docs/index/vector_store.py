@@ -42,7 +42,7 @@ import sqlite_vec
 from ..embedders import Embedder, EmbedderError, make_embedder
 from ..markdown import ParsedDocument
 from ..settings import Settings
-from . import ownership
+from . import integrity, ownership
 from .catalog import SCHEMA_VERSION, SQLITE_SUFFIXES, Catalog, folder_of
 from .chunking import chunk_document
 from .sqlite_tx import immediate_transaction
@@ -143,9 +143,7 @@ class VectorStore:
         self.last_rate: float | None = None  # chunks/s of the last embedding run
         conn = self._conn()
         # A damaged page would otherwise surface later, as a raw error in the middle of a search.
-        problems = [r[0] for r in conn.execute("pragma quick_check")]
-        if problems != ["ok"]:
-            raise apsw.CorruptError("; ".join(problems[:3]))
+        integrity.check_if_changed(path, self._check)
         with self._write():
             conn.execute(_SCHEMA)
         self._check_model()
@@ -167,6 +165,11 @@ class VectorStore:
             for suffix in SQLITE_SUFFIXES:
                 ownership.remove(Path(f"{path}{suffix}"))
             return cls(path, catalog, embedder, error)
+
+    def _check(self) -> None:
+        problems = [r[0] for r in self._conn().execute("pragma quick_check")]
+        if problems != ["ok"]:
+            raise apsw.CorruptError("; ".join(problems[:3]))
 
     # -- connections ---------------------------------------------------------------------
     def _conn(self) -> apsw.Connection:
