@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -19,9 +19,9 @@ from mcp_docs.index import embedding_worker as worker_mod
 from mcp_docs.index.embedding_worker import EmbeddingWorker, SearchedFirst
 from mcp_docs.index.vector_store import FAILED, VectorStore
 from mcp_docs.library import Library
-from tests.index.test_hybrid import endpoint_settings, server  # noqa: F401 (fixtures)
+from tests.index.test_hybrid import server  # noqa: F401 (fixtures)
 from tests.index.test_vector_store import doc_chunks, minilm_loaded, open_lib, vault  # noqa: F401 (fixtures)
-from tests.test_embedders import EmbeddingsServer
+from tests.test_embedders import EmbeddingsServer, endpoint_settings
 
 
 def stored_vectors(store: VectorStore) -> dict[int, bytes]:
@@ -153,36 +153,31 @@ def embedded_in_order(lib: Library, chunks: int) -> list[str]:
     return order
 
 
-def test_documents_recent_searches_returned_are_embedded_first_then_their_folder(
-    tmp_path: Path, server: EmbeddingsServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(worker_mod, "EMBED_BATCH", 1)
-    vault = searched_vault(tmp_path / "vault")
-    with Library(endpoint_settings(vault, tmp_path / "idx", server)) as lib:
-        lib.sync()
-        assert lib.vectors is not None and lib.embedding is not None
-        lib.embedding.chunk_dirty()
-        helm = doc_chunks(lib, "guides/helm.md")
-        folder = sum(doc_chunks(lib, f"guides/{i}.md") for i in range(3))
-        # Nothing embedded yet: the search answers by keyword, and what it returned goes to the front.
-        result = lib.search("helm chart", max_results=1)
-        assert result.mode_used == "keyword" and [r.id for r in result.results] == ["guides/helm.md"]
-        order = embedded_in_order(lib, helm + folder)
-    assert order[:helm] == ["guides/helm.md"] * helm
-    assert {d.split("/")[0] for d in order[helm:]} == {"guides"}  # then its neighbours, before notes/
-
-
-def test_without_searches_the_newest_documents_come_first(
-    tmp_path: Path, server: EmbeddingsServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def chunked(tmp_path: Path, server: EmbeddingsServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[Library]:
+    """searched_vault indexed and chunked through the loopback endpoint, nothing embedded, one chunk per batch."""
     monkeypatch.setattr(worker_mod, "EMBED_BATCH", 1)
     vault = searched_vault(tmp_path / "vault")
     with Library(endpoint_settings(vault, tmp_path / "idx", server)) as lib:
         lib.sync()
         assert lib.embedding is not None
         lib.embedding.chunk_dirty()
-        order = embedded_in_order(lib, 1)
-    assert order == ["notes/2.md"]  # the most recently modified
+        yield lib
+
+
+def test_documents_recent_searches_returned_are_embedded_first_then_their_folder(chunked: Library) -> None:
+    helm = doc_chunks(chunked, "guides/helm.md")
+    folder = sum(doc_chunks(chunked, f"guides/{i}.md") for i in range(3))
+    # Nothing embedded yet: the search answers by keyword, and what it returned goes to the front.
+    result = chunked.search("helm chart", max_results=1)
+    assert result.mode_used == "keyword" and [r.id for r in result.results] == ["guides/helm.md"]
+    order = embedded_in_order(chunked, helm + folder)
+    assert order[:helm] == ["guides/helm.md"] * helm
+    assert {d.split("/")[0] for d in order[helm:]} == {"guides"}  # then its neighbours, before notes/
+
+
+def test_without_searches_the_newest_documents_come_first(chunked: Library) -> None:
+    assert embedded_in_order(chunked, 1) == ["notes/2.md"]  # the most recently modified
 
 
 def test_the_searched_documents_are_remembered_most_recent_first_and_bounded() -> None:

@@ -16,8 +16,7 @@ from mcp_docs.index.hybrid import SHARE_BASE, fuse, query_keyword_share
 from mcp_docs.index.ranking import group_by_document
 from mcp_docs.index.vector_store import VectorHit
 from mcp_docs.library import Library
-from mcp_docs.settings import Settings
-from tests.test_embedders import FAKE_KEY, EmbeddingsServer
+from tests.test_embedders import FAKE_KEY, EmbeddingsServer, endpoint_settings
 
 Key = tuple[str, int]
 
@@ -176,18 +175,6 @@ def write_vault(root: Path) -> Path:
     for doc in (root / "docs").iterdir():
         os.utime(doc, (old, old))
     return root
-
-
-def endpoint_settings(vault: Path, index: Path, server: EmbeddingsServer) -> Settings:
-    return Settings.load(
-        vault,
-        index,
-        embeddings="openai",
-        environ={"EMB_KEY": FAKE_KEY},
-        embeddings_base_url=server.base_url,
-        embeddings_model="bow",
-        embeddings_api_key_env="EMB_KEY",
-    )
 
 
 @pytest.fixture

@@ -59,6 +59,23 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _cli_search(root: Path, index: Path, query: str) -> subprocess.CompletedProcess[str]:
+    """`mcp-docs search --json` in keyword mode, as a user runs it on this root and index."""
+    return _cli(
+        "search",
+        query,
+        "--root",
+        str(root),
+        "--index-dir",
+        str(index),
+        "--embeddings",
+        "none",
+        "--json",
+        "--mode",
+        "keyword",
+    )
+
+
 def test_lost_fulltext_meta_json_is_detected_and_the_index_rebuilt(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -83,19 +100,7 @@ def test_lost_fulltext_meta_json_is_repaired_by_the_index_command(tmp_path: Path
     (index / "fulltext" / "meta.json").unlink()
     out = _cli("index", "--root", str(root), "--index-dir", str(index), "--embeddings", "none")
     assert out.returncode == 0 and "rebuilding the index" in out.stderr, out.stderr
-    out = _cli(
-        "search",
-        "uniq3word",
-        "--root",
-        str(root),
-        "--index-dir",
-        str(index),
-        "--embeddings",
-        "none",
-        "--json",
-        "--mode",
-        "keyword",
-    )
+    out = _cli_search(root, index, "uniq3word")
     assert [r["id"] for r in json.loads(out.stdout)["results"]] == ["d3.md"]
 
 
@@ -126,19 +131,7 @@ def test_a_damaged_catalog_is_rebuilt_by_search(tmp_path: Path, how: str) -> Non
     with Library(_settings(root, index)) as lib:
         lib.sync()
     corrupt(index / "catalog.sqlite", how)
-    out = _cli(
-        "search",
-        "uniq5word",
-        "--root",
-        str(root),
-        "--index-dir",
-        str(index),
-        "--embeddings",
-        "none",
-        "--json",
-        "--mode",
-        "keyword",
-    )
+    out = _cli_search(root, index, "uniq5word")
     assert out.returncode == 0, out.stderr
     assert "Traceback" not in out.stderr and "catalog" in out.stderr and "damaged" in out.stderr
     data = json.loads(out.stdout)

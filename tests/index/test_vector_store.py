@@ -15,7 +15,7 @@ from mcp_docs.index import embedding_worker as worker_mod
 from mcp_docs.index import vector_store as store_mod
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
-from tests.test_embedders import FAKE_KEY, EmbeddingsServer
+from tests.test_embedders import FAKE_KEY, EmbeddingsServer, endpoint_settings
 
 CATS = """---
 tags: [pets]
@@ -250,17 +250,8 @@ def test_changing_the_model_reembeds_and_never_mixes(
         n = lib.embedding.build()
         assert lib.vectors.status()["dimension"] == 384
     with EmbeddingsServer() as server:
-        settings = Settings.load(
-            vault,
-            index,
-            embeddings="openai",
-            environ={"EMB_KEY": FAKE_KEY},
-            embeddings_base_url=server.base_url,
-            embeddings_model="bow",
-            embeddings_api_key_env="EMB_KEY",
-        )
         monkeypatch.setenv("EMB_KEY", FAKE_KEY)
-        with Library(settings) as lib:
+        with Library(endpoint_settings(vault, index, server)) as lib:
             assert lib.vectors is not None
             assert lib.vectors.status()["chunks"] == 0  # the old model's vectors are gone
             assert lib.embedding.build() == n
