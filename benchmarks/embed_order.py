@@ -2,7 +2,7 @@
 
     python -m benchmarks.embed_order [--root /path/to/otel-docs] [--index-dir DIR]
 
-The English OpenTelemetry docs are indexed and chunked once (no model is loaded, nothing is embedded). For each
+The OpenTelemetry docs (English and French) are indexed and chunked once (no model is loaded, nothing is embedded). For each
 English question of benchmarks/data/otel_questions.jsonl, starting with nothing embedded: a user runs the question
 as a search (it answers by keyword, as it does before vectors exist), then the worker's own batch order
 (`VectorStore.pending_batch`, EMBED_BATCH chunks at a time) is followed, marking chunks done without embedding
