@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from .common import CACHE, SHARED_BENCH, Skip, require, run_script
 
@@ -51,7 +52,6 @@ def run_store(texts: list[str]) -> float:
     """Seconds `embed_pending` takes to embed `texts` inserted as pending chunks of one document."""
     from mcp_docs.embedders import make_embedder
     from mcp_docs.index.catalog import Catalog
-    from mcp_docs.index.vectors import VectorStore
     from mcp_docs.paths import Jail
     from mcp_docs.settings import Settings
 
@@ -61,7 +61,16 @@ def run_store(texts: list[str]) -> float:
         index.mkdir()
         settings = Settings.load(root, index, embeddings="local")
         catalog = Catalog(index / "catalog.sqlite")
-        store = VectorStore(index / "vectors.sqlite", catalog, Jail(root), settings, make_embedder(settings))
+        try:
+            from mcp_docs.index.embedding_worker import EmbeddingWorker
+            from mcp_docs.index.vector_store import VectorStore
+
+            store = VectorStore(index / "vectors.sqlite", catalog, make_embedder(settings))
+            worker: Any = EmbeddingWorker(store, Jail(root), settings)
+        except ImportError:  # an older checkout (--package-path): one class did both
+            from mcp_docs.index.vectors import VectorStore as OldStore  # type: ignore[import-not-found]
+
+            store = worker = OldStore(index / "vectors.sqlite", catalog, Jail(root), settings, make_embedder(settings))
         conn = store._conn()
         conn.execute("begin")
         for n, text in enumerate(texts):
@@ -73,7 +82,7 @@ def run_store(texts: list[str]) -> float:
         assert store.embedder is not None
         store.embedder.load()  # the model load is the same for both sides: time the embedding alone
         started = time.perf_counter()
-        done = store.embed_pending()
+        done = worker.embed_pending()
         seconds = time.perf_counter() - started
         assert done == len(texts), (done, len(texts))
         store.close()

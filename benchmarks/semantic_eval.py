@@ -75,12 +75,12 @@ def build(root: Path, index_dir: Path, embeddings: str = "local", fresh: bool = 
 
     with Timer() as t_chunk:
         lib.vectors.refresh()
-        lib.vectors.chunk_dirty()
+        lib.embedding.chunk_dirty()
     pending = lib.vectors.pending_chunks()
     with Timer() as t_load:
         lib.vectors.embedder.load()  # type: ignore[union-attr]
     with Timer() as t_embed:
-        embedded = lib.vectors.embed_pending(progress=progress)
+        embedded = lib.embedding.embed_pending(progress=progress)
     total_s = time.perf_counter() - started
     status = lib.vectors.status()
     lib.close()
@@ -532,7 +532,7 @@ def paragraph_edit(args: argparse.Namespace, payload: dict) -> None:
     with Library(Settings.load(root, index, embeddings="local")) as lib:
         lib.sync()
         assert lib.vectors is not None
-        lib.vectors.build()
+        lib.embedding.build()
         conn = lib.vectors._conn()
         doc_id, n_chunks = conn.execute(
             "select doc_id, count(*) c from chunks group by doc_id order by c desc limit 1"
@@ -547,7 +547,7 @@ def paragraph_edit(args: argparse.Namespace, payload: dict) -> None:
         with Timer() as t_sync:
             lib.sync()
         with Timer() as t_embed:
-            embedded = lib.vectors.build()
+            embedded = lib.embedding.build()
     info = {
         "document": doc_id,
         "document_chunks": n_chunks,

@@ -113,8 +113,8 @@ def sync_with_progress(library: Library) -> SyncReport:
 
 def embed_with_progress(library: Library) -> tuple[str, bool]:
     """Embed what is pending (progress line with rate and ETA on a terminal); a summary line and whether it failed."""
-    vectors = library.vectors
-    if vectors is None:
+    vectors, worker = library.vectors, library.embedding
+    if vectors is None or worker is None:
         return "", False
     if vectors.embedder is None:
         return f"[yellow]embeddings unavailable[/]: {vectors.error} — keyword search works", True
@@ -124,7 +124,7 @@ def embed_with_progress(library: Library) -> tuple[str, bool]:
     console = _err_console()
     try:
         if not console.is_terminal:
-            done = vectors.build()
+            done = worker.build()
         else:
             with _progress(console) as progress:
                 stage = StageProgress(progress, "comparing with the catalog")
@@ -136,7 +136,7 @@ def embed_with_progress(library: Library) -> tuple[str, bool]:
                         stage.describe("loading the model")
 
                 prior = vectors.status()["rate_chunks_per_s"]
-                done = vectors.build(progress=stage.callback("embedding", "chunks", prior), chunking=chunking)
+                done = worker.build(progress=stage.callback("embedding", "chunks", prior), chunking=chunking)
     except EmbedderError as exc:
         return (
             f"[yellow]embedding failed[/]: {exc} — keyword search works; "

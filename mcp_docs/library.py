@@ -32,7 +32,8 @@ from .settings import Settings
 from .snippets import make_snippet
 
 if TYPE_CHECKING:
-    from .index.vectors import VectorStore
+    from .index.embedding_worker import EmbeddingWorker
+    from .index.vector_store import VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -75,12 +76,15 @@ class Library:
         self._languages: frozenset[str] = frozenset(self.catalog.languages() or {settings.language})
         self.synchronizer.listeners.append(self._refresh_stats)
         self.vectors: VectorStore | None = None
+        self.embedding: EmbeddingWorker | None = None
         if settings.embeddings != "none":
             # Opening the store is cheap: the model loads on the first embedding (worker or query).
-            from .index.vectors import VectorStore
+            from .index.embedding_worker import EmbeddingWorker
+            from .index.vector_store import VectorStore
 
-            self.vectors = VectorStore.open(settings, self.catalog, self.jail)
-            self.synchronizer.listeners.append(self.vectors.on_sync)
+            self.vectors = VectorStore.open(settings, self.catalog)
+            self.embedding = EmbeddingWorker(self.vectors, self.jail, settings)
+            self.synchronizer.listeners.append(self.embedding.on_sync)
 
     def _check_compatibility(self) -> None:
         """Rebuild from scratch when the catalog schema, the root or the root language changed."""
@@ -132,23 +136,27 @@ class Library:
 
     def _reopen_storage(self) -> None:
         log.warning("the index folder %s was deleted or emptied: recreating it and reindexing", self.settings.index_dir)
-        if self.vectors is not None:
-            self.vectors.close()
+        self._close_vectors()
         self.catalog.close()
         self._open_storage()
         if self._embedding:
             self.start_embedding()
 
     def close(self) -> None:
+        self._close_vectors()
+        self.catalog.close()
+
+    def _close_vectors(self) -> None:
+        if self.embedding is not None:
+            self.embedding.stop()  # before the store: the thread writes to it
         if self.vectors is not None:
             self.vectors.close()
-        self.catalog.close()
 
     def start_embedding(self) -> None:
         """Fill the vectors in a background thread (the server calls this); keyword search answers meanwhile."""
         self._embedding = True
-        if self.vectors is not None:
-            self.vectors.start()
+        if self.embedding is not None:
+            self.embedding.start()
 
     def __enter__(self) -> Library:
         return self
@@ -229,6 +237,8 @@ class Library:
         if not ranked and self.empty_note():
             note = self.empty_note()  # not "vectors are not built yet": there is nothing to search
         groups = group_by_document([(s.doc_id, score, s) for s, score in ranked], max_results)
+        if self.embedding is not None:  # while embedding is under way, what searches return is embedded first
+            self.embedding.searched_for(g.doc_id for g in groups)
         words = query_words(query)
         terms = [w for w in words if w not in QUERY_STOPWORDS] or words
         terms += identifiers(query)

@@ -7,14 +7,17 @@ Importing `vault` from here overrides the conftest vault in a test module; conft
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import IO
 
 import pytest
+from mcp import StdioServerParameters
 
 INSTALL = """---
 title: Installing the collector
@@ -139,6 +142,30 @@ def child_env(**extra: str) -> dict[str, str]:
 
 def serve_args(root: Path, index: Path, *more: str) -> list[str]:
     return ["-m", "mcp_docs", "serve", "--root", str(root), "--index-dir", str(index), "--embeddings", "none", *more]
+
+
+def initialize_request(request_id: int | str = 1, protocol: str = "2025-06-18") -> str:
+    """The JSON-RPC `initialize` request an MCP client sends first, as one line of JSON (no newline)."""
+    params = {"protocolVersion": protocol, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params})
+
+
+def stdio_params(root: Path, index: Path, *more: str, cwd: Path | None = None) -> StdioServerParameters:
+    """How an MCP client starts the server over stdio: this Python, embeddings off, no developer settings."""
+    return StdioServerParameters(
+        command=sys.executable, args=serve_args(root, index, *more), env=child_env(), cwd=str(cwd) if cwd else None
+    )
+
+
+def spawn_stdio(root: Path, index: Path, stderr: IO[bytes], *more: str) -> subprocess.Popen[bytes]:
+    """The stdio server as a bare process, for tests that write raw bytes to it and read its stdout."""
+    return subprocess.Popen(
+        [sys.executable, *serve_args(root, index, *more)],
+        env=child_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+    )
 
 
 def start_http(root: Path, index: Path, port: int, env: dict[str, str], *more: str) -> subprocess.Popen[bytes]:

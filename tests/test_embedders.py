@@ -106,6 +106,19 @@ class EmbeddingsServer:
         self.httpd.server_close()
 
 
+def endpoint_settings(root: Path, index: Path, server: EmbeddingsServer) -> Settings:
+    """A library's settings embedding through `server` ("bow" model, the key in $EMB_KEY)."""
+    return Settings.load(
+        root,
+        index,
+        embeddings="openai",
+        environ={"EMB_KEY": FAKE_KEY},
+        embeddings_base_url=server.base_url,
+        embeddings_model="bow",
+        embeddings_api_key_env="EMB_KEY",
+    )
+
+
 @pytest.fixture
 def embeddings_server() -> Iterator[EmbeddingsServer]:
     with EmbeddingsServer() as server:

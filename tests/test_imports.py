@@ -103,3 +103,21 @@ def test_no_import_cycles() -> None:
 def test_the_index_layer_never_imports_upward(module: str) -> None:
     upward = sorted(t for t in import_graph()[module] if t in ABOVE_INDEX)
     assert not upward, f"{module} imports {upward}"
+
+
+# Inside the index layer: the vector store knows nothing of who fills it (the embedding worker) or who
+# searches it (hybrid), chunking nothing of where chunks are kept, and searching never starts embedding.
+INDEX_NEVER_IMPORTS = {
+    "mcp_docs.index.vector_store": ("mcp_docs.index.embedding_worker", "mcp_docs.index.hybrid", "mcp_docs.index.sync"),
+    "mcp_docs.index.chunking": ("mcp_docs.index.vector_store", "mcp_docs.index.embedding_worker"),
+    "mcp_docs.index.hybrid": ("mcp_docs.index.embedding_worker", "mcp_docs.index.sync"),
+    "mcp_docs.index.embedding_worker": ("mcp_docs.index.hybrid", "mcp_docs.index.sync"),
+}
+
+
+@pytest.mark.parametrize("module", sorted(INDEX_NEVER_IMPORTS))
+def test_the_vector_side_of_the_index_is_layered(module: str) -> None:
+    graph = import_graph()
+    assert module in graph, f"{module} is gone: update INDEX_NEVER_IMPORTS"
+    wrong = sorted(t for t in graph[module] if t in INDEX_NEVER_IMPORTS[module])
+    assert not wrong, f"{module} imports {wrong}"

@@ -14,6 +14,7 @@ import pytest
 from mcp_docs.client_config import render_client_config, server_command
 from mcp_docs.http_security import is_loopback, load_token
 from mcp_docs.settings import Settings
+from tests.server_fixtures import initialize_request
 
 
 @pytest.fixture
@@ -36,18 +37,7 @@ def test_claude_desktop_stdio_entry_starts_the_server(cfg_settings: Settings) ->
     assert args[args.index("--root") + 1] == str(cfg_settings.root)
     assert args[args.index("--index-dir") + 1] == str(cfg_settings.index_dir)
     assert args[args.index("--embeddings") + 1] == "none"
-    init = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        }
-    )
+    init = initialize_request()
     proc = subprocess.run(
         [entry["command"], *args, "--no-watch"],
         input=init + "\n",

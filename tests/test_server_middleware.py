@@ -3,11 +3,10 @@ tools, documents listed as paginated resources, compact tool definitions; and th
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.server import MCPServer
 from mcp.shared.exceptions import MCPError
 
@@ -17,7 +16,7 @@ from mcp_docs.settings import Settings
 from mcp_docs.stdio_transport import lowlevel_server
 from mcp_docs.tools import MAX_LIST_LIMIT
 
-from .server_fixtures import child_env, serve_args, vault, write  # noqa: F401
+from .server_fixtures import child_env, serve_args, stdio_params, vault, write  # noqa: F401
 
 pytestmark = pytest.mark.anyio
 
@@ -114,9 +113,7 @@ async def test_resources_list_pages_through_every_document(tmp_path: Path) -> No
 
 
 async def test_stdio_server_lists_resources_and_explains_bad_arguments(vault: Path, tmp_path: Path) -> None:
-    params = StdioServerParameters(
-        command=sys.executable, args=serve_args(vault, tmp_path / "index"), env=child_env(), cwd=str(tmp_path)
-    )
+    params = stdio_params(vault, tmp_path / "index", cwd=tmp_path)
     async with Client(params) as c:
         listed = await c.list_resources()
         uris = {str(r.uri) for r in listed.resources}

@@ -9,9 +9,9 @@ import time
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
-from .server_fixtures import child_env, serve_args, vault, write  # noqa: F401
+from .server_fixtures import child_env, initialize_request, serve_args, stdio_params, vault, write  # noqa: F401
 
 
 async def _wait_for(client: Client, query: str, want: str | None, timeout: float = 10.0) -> float:
@@ -29,9 +29,7 @@ async def _wait_for(client: Client, query: str, want: str | None, timeout: float
 
 @pytest.mark.anyio
 async def test_stdio_server_serves_and_follows_edits(vault, tmp_path) -> None:
-    params = StdioServerParameters(
-        command=sys.executable, args=serve_args(vault, tmp_path / "index"), env=child_env(), cwd=str(tmp_path)
-    )
+    params = stdio_params(vault, tmp_path / "index", cwd=tmp_path)
     async with Client(params) as client:
         tools = await client.list_tools()
         assert len(tools.tools) == 4
@@ -64,18 +62,7 @@ def test_stdout_carries_only_protocol_messages(vault, tmp_path) -> None:
         '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "read_document"}}',
         "[1, 2, 3]",
         "\x00\x01garbage",
-        json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "id": 3,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "1"},
-                },
-            }
-        ),
+        initialize_request(3),
     ]
     proc = subprocess.run(
         [sys.executable, *serve_args(vault, tmp_path / "index", "--no-watch")],

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..scan import Problem
-from . import ownership
+from . import integrity, ownership
 from .sqlite_tx import immediate_transaction
 
 log = logging.getLogger(__name__)
@@ -143,7 +143,7 @@ class Catalog:
         catalog: Catalog | None = None
         try:
             catalog = cls(path)
-            catalog.check()
+            integrity.check_if_changed(path, catalog.check)
             return catalog
         except DAMAGE as exc:
             log.warning("the catalog %s is damaged (%s): rebuilding the index", path, exc)
@@ -235,16 +235,19 @@ class Catalog:
 
     @staticmethod
     def replace_problems(conn: sqlite3.Connection, problems: Iterable[Problem], scope: str | None = None) -> None:
-        """Replace the problem list; with `scope`, only for paths equal to or under that prefix."""
-        if scope is None:
-            conn.execute("delete from problems")
-        else:
-            conn.execute(
-                "delete from problems where path = ? or substr(path, 1, ?) = ?", (scope, len(scope) + 1, scope + "/")
-            )
-        conn.executemany(
-            "insert or replace into problems values (?,?,?)", [(p.path, p.kind, p.detail) for p in problems]
-        )
+        """Replace the problem list; with `scope`, only for paths equal to or under that prefix.
+
+        An unchanged list is not written: a sync that found nothing new leaves the file as it was, so the
+        next command does not check it for damage again (index/integrity.py)."""
+        where = ""
+        args: tuple[object, ...] = ()
+        if scope is not None:
+            where, args = " where path = ? or substr(path, 1, ?) = ?", (scope, len(scope) + 1, scope + "/")
+        rows = {p.path: (p.path, p.kind, p.detail) for p in problems}  # by path, as `insert or replace` keeps them
+        if set(conn.execute("select path, kind, detail from problems" + where, args)) == set(rows.values()):
+            return
+        conn.execute("delete from problems" + where, args)
+        conn.executemany("insert or replace into problems values (?,?,?)", list(rows.values()))
 
     @staticmethod
     def delete_problems(conn: sqlite3.Connection, paths: Iterable[str]) -> None:

@@ -18,7 +18,7 @@ import heapq
 from collections.abc import Callable, Collection, Sequence
 
 from .hits import RankedSection
-from .vectors import VectorHit, VectorStore
+from .vector_store import VectorHit, VectorStore
 
 CANDIDATES = 50  # per side, at least
 # The keyword side's share of the fused score (the vector side has the rest), per query:

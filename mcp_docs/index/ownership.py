@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 from ..errors import IndexFolderRefused
+from .integrity import STAMP_SUFFIX
 
 MARKER_NAME = ".mcp-docs-index"
 _MAGIC = "mcp-docs index folder"
@@ -25,7 +26,11 @@ _MARKER_TEXT = (
 
 # What an index of the previous release (no marker) holds, or one of ours whose marker was damaged:
 # these names and nothing else.
-_SQLITE_FILES = {f"{db}.sqlite{suffix}" for db in ("catalog", "vectors") for suffix in ("", "-wal", "-shm", "-journal")}
+_SQLITE_FILES = {
+    f"{db}.sqlite{suffix}"
+    for db in ("catalog", "vectors")
+    for suffix in ("", "-wal", "-shm", "-journal", STAMP_SUFFIX, f"{STAMP_SUFFIX}.tmp")
+}
 _LEGACY_ENTRIES = _SQLITE_FILES | {"fulltext", MARKER_NAME, f"{MARKER_NAME}.tmp"}
 _TANTIVY_FILE = re.compile(
     r"[0-9a-f]{32}(?:\.\d+)?\.(?:idx|pos|term|store|fast|fieldnorm|del)"

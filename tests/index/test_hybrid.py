@@ -10,14 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from mcp_docs.index import vectors as vectors_mod
+from mcp_docs.index import embedding_worker as worker_mod
 from mcp_docs.index.hits import RankedSection
 from mcp_docs.index.hybrid import SHARE_BASE, fuse, query_keyword_share
 from mcp_docs.index.ranking import group_by_document
-from mcp_docs.index.vectors import VectorHit
+from mcp_docs.index.vector_store import VectorHit
 from mcp_docs.library import Library
-from mcp_docs.settings import Settings
-from tests.test_embedders import FAKE_KEY, EmbeddingsServer
+from tests.test_embedders import FAKE_KEY, EmbeddingsServer, endpoint_settings
 
 Key = tuple[str, int]
 
@@ -178,18 +177,6 @@ def write_vault(root: Path) -> Path:
     return root
 
 
-def endpoint_settings(vault: Path, index: Path, server: EmbeddingsServer) -> Settings:
-    return Settings.load(
-        vault,
-        index,
-        embeddings="openai",
-        environ={"EMB_KEY": FAKE_KEY},
-        embeddings_base_url=server.base_url,
-        embeddings_model="bow",
-        embeddings_api_key_env="EMB_KEY",
-    )
-
-
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> EmbeddingsServer:
     monkeypatch.setenv("EMB_KEY", FAKE_KEY)
@@ -200,14 +187,14 @@ def server(monkeypatch: pytest.MonkeyPatch) -> EmbeddingsServer:
 def embed_part_way(lib: Library, chunks: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """An `index` run interrupted after `chunks` chunks (Ctrl-C), committed so far."""
     assert lib.vectors is not None
-    monkeypatch.setattr(vectors_mod, "EMBED_BATCH", 1)
+    monkeypatch.setattr(worker_mod, "EMBED_BATCH", 1)
 
     def interrupt(done: int, total: int) -> None:
         if done >= chunks:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        lib.vectors.build(progress=interrupt)
+        lib.embedding.build(progress=interrupt)
 
 
 QUERY = "install the collector on Kubernetes with Helm"
@@ -231,7 +218,7 @@ def test_part_way_embedded_hybrid_keeps_the_keyword_winner_and_says_how_far(
         semantic = lib.search(QUERY, mode="semantic")
         assert "60%" in (semantic.note or "") and "semantic" in (semantic.note or "")
         assert all(r.id.startswith("blog/") for r in semantic.results)
-        lib.vectors.build()  # the rest: no note any more
+        lib.embedding.build()  # the rest: no note any more
         done = lib.search(QUERY, mode="hybrid")
         assert done.note is None and done.results[0].id == "docs/install.md"
 
@@ -250,7 +237,7 @@ def test_an_embedding_failure_part_way_is_named_in_the_note_and_keyword_order_ho
         while not lib.vectors.status()["error"] and time.monotonic() < deadline:
             time.sleep(0.05)
         assert lib.vectors.status()["error"]
-        lib.vectors.stop()
+        lib.embedding.stop()
         server.fail_with = None  # queries get through again
         hybrid = lib.search(QUERY, mode="hybrid")
         assert hybrid.results[0].id == "docs/install.md"
@@ -275,13 +262,13 @@ def test_pending_embeddings_counts_chunks_before_and_after_chunking(tmp_path: Pa
     with Library(endpoint_settings(vault, tmp_path / "idx", server)) as lib:
         lib.sync()
         assert lib.vectors is not None
-        lib.vectors.build()
+        lib.embedding.build()
         per_document = lib.vectors.status()["chunks"] // 4
         assert per_document > 1 and lib.index_info().pending_embeddings == 0
         for i in range(4, 10):
             write(i)
         lib.sync()
         assert lib.index_info().pending_embeddings == 6 * per_document  # not chunked yet, counted in chunks
-        lib.vectors.chunk_dirty()
+        lib.embedding.chunk_dirty()
         assert lib.vectors.pending_chunks() == 6 * per_document
         assert lib.index_info().pending_embeddings == 6 * per_document

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mcp_docs.errors import IndexFolderRefused
-from mcp_docs.index import ownership
+from mcp_docs.index import integrity, ownership
 from mcp_docs.index.ownership import MARKER_NAME
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
@@ -99,6 +99,22 @@ def test_an_index_of_the_previous_release_is_adopted_without_rebuilding(tmp_path
         report = lib.sync()
         assert (report.added, report.unchanged) == (0, 1)
         assert [r.id for r in lib.search("alphaword", 5, "keyword").results] == ["a.md"]
+    assert ownership.is_owned(index)
+
+
+def test_an_index_whose_marker_was_lost_is_adopted_with_its_integrity_stamps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(integrity, "RACY_SECONDS", -1.0)  # stamps as for an index written a while ago
+    root = _notes(tmp_path)
+    index = tmp_path / "index"
+    with _open(root, index) as lib:
+        lib.sync()
+    _open(root, index).close()
+    assert (index / "catalog.sqlite.checked").is_file()
+    (index / MARKER_NAME).unlink()
+    with _open(root, index) as lib:
+        assert lib.sync().unchanged == 1
     assert ownership.is_owned(index)
 
 

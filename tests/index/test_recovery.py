@@ -55,6 +55,23 @@ def _cli(*args: str) -> CliResult:
     return run_cli(*args, env={k: v for k, v in os.environ.items() if not k.startswith("MCP_DOCS_")})
 
 
+def _cli_search(root: Path, index: Path, query: str) -> CliResult:
+    """`mcp-docs search --json` in keyword mode, as a user runs it on this root and index."""
+    return _cli(
+        "search",
+        query,
+        "--root",
+        str(root),
+        "--index-dir",
+        str(index),
+        "--embeddings",
+        "none",
+        "--json",
+        "--mode",
+        "keyword",
+    )
+
+
 def test_lost_fulltext_meta_json_is_detected_and_the_index_rebuilt(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -79,19 +96,7 @@ def test_lost_fulltext_meta_json_is_repaired_by_the_index_command(tmp_path: Path
     (index / "fulltext" / "meta.json").unlink()
     out = _cli("index", "--root", str(root), "--index-dir", str(index), "--embeddings", "none")
     assert out.returncode == 0 and "rebuilding the index" in out.stderr, out.stderr
-    out = _cli(
-        "search",
-        "uniq3word",
-        "--root",
-        str(root),
-        "--index-dir",
-        str(index),
-        "--embeddings",
-        "none",
-        "--json",
-        "--mode",
-        "keyword",
-    )
+    out = _cli_search(root, index, "uniq3word")
     assert [r["id"] for r in json.loads(out.stdout)["results"]] == ["d3.md"]
 
 
@@ -122,19 +127,7 @@ def test_a_damaged_catalog_is_rebuilt_by_search(tmp_path: Path, how: str) -> Non
     with Library(_settings(root, index)) as lib:
         lib.sync()
     corrupt(index / "catalog.sqlite", how)
-    out = _cli(
-        "search",
-        "uniq5word",
-        "--root",
-        str(root),
-        "--index-dir",
-        str(index),
-        "--embeddings",
-        "none",
-        "--json",
-        "--mode",
-        "keyword",
-    )
+    out = _cli_search(root, index, "uniq5word")
     assert out.returncode == 0, out.stderr
     assert "Traceback" not in out.stderr and "catalog" in out.stderr and "damaged" in out.stderr
     data = json.loads(out.stdout)
@@ -151,7 +144,7 @@ def embedded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root, index = _docs(base, 8), base / "index"
     with Library(_settings(root, index, "local")) as lib:
         lib.sync()
-        assert lib.vectors is not None and lib.vectors.build() > 0
+        assert lib.vectors is not None and lib.embedding.build() > 0
     return root, index
 
 
@@ -168,6 +161,6 @@ def test_a_damaged_vector_store_is_rebuilt_on_open(
         assert lib.vectors is not None and lib.vectors.status()["chunks"] == 0
         lib.sync()
         assert lib.index_info().pending_embeddings > 0
-        lib.vectors.build()
+        lib.embedding.build()
         assert lib.search("uniq3word", 3, "semantic").results
     assert any("rebuilding it" in r.getMessage() for r in caplog.records)

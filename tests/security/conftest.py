@@ -1,13 +1,15 @@
-"""Session-wide attack vault (built once: it holds a 50 MB file) and its indexed library."""
+"""Session-wide attack vault (built once: it holds a 50 MB file), its indexed library and a client of it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from mcp import Client
 
 from mcp_docs.library import Library
+from mcp_docs.server import build_server
 from mcp_docs.settings import Settings
 
 from .common import make_attack_vault
@@ -31,3 +33,10 @@ def attack_library(attack_base: Path, attack_vault: Path) -> Iterator[Library]:
     lib.sync()
     yield lib
     lib.close()
+
+
+@pytest.fixture
+async def client(attack_library: Library) -> AsyncIterator[Client]:
+    """An in-process MCP client of the attack library; tool errors come back as results, as a model sees them."""
+    async with Client(build_server(attack_library), raise_exceptions=False) as c:
+        yield c

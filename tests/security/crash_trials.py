@@ -9,7 +9,7 @@ so worker processes die with it), kills the whole group with SIGKILL after a ran
   else, and every catalogued document is searchable;
 - the next sync completes it: the catalog matches the disk exactly, no section is duplicated.
 
-Embedding trials (when `mcp_docs/index/vectors.py` exists) kill `VectorStore.build()` with a deterministic fake
+Embedding trials (when `mcp_docs/index/embedding_worker.py` exists) kill `EmbeddingWorker.build()` with a deterministic fake
 embedder, then check the vector store reopens, passes `integrity_check`, and the next build leaves nothing pending.
 
 Run: `python -m tests.security.crash_trials --trials 30` (exit 1 on any failed trial). The pytest suite runs a
@@ -148,9 +148,9 @@ from mcp_docs.library import Library
 from mcp_docs.settings import Settings
 lib = Library(Settings.load(sys.argv[1], sys.argv[2], embeddings="none", environ={}))
 lib.sync()
-store = open_vectors(lib)
+worker = open_vectors(lib)
 print("OPEN", flush=True)
-store.build()
+worker.build()
 print("DONE", flush=True)
 """
 
@@ -187,15 +187,18 @@ class FakeEmbedder:
 
 
 def open_vectors(library: Any) -> Any:
-    from mcp_docs.index.vectors import VectorStore
+    """An embedding worker over the library's vector store, with the fake embedder."""
+    from mcp_docs.index.embedding_worker import EmbeddingWorker
+    from mcp_docs.index.vector_store import VectorStore
 
     settings = library.settings
-    return VectorStore(settings.index_dir / "vectors.sqlite", library.catalog, library.jail, settings, FakeEmbedder())
+    store = VectorStore(settings.index_dir / "vectors.sqlite", library.catalog, FakeEmbedder())
+    return EmbeddingWorker(store, library.jail, settings)
 
 
 def vectors_available() -> bool:
     try:
-        import mcp_docs.index.vectors  # noqa: F401
+        import mcp_docs.index.embedding_worker  # noqa: F401
     except Exception:
         return False
     return True
@@ -307,10 +310,11 @@ def check_vectors(vault: Vault) -> str:
     integrity_ok(path)
     lib = Library(Settings.load(vault.root, vault.index, embeddings="none", environ={}))
     try:
-        store = open_vectors(lib)
+        worker = open_vectors(lib)
+        store = worker.store
         try:
             before = store.embedded_chunks()
-            store.build()
+            worker.build()
             assert store.pending() == 0, f"{store.pending()} still pending after a full build"
             total = store.embedded_chunks()
             chunks = int(store._conn().execute("select count(*) from chunks").fetchone()[0])
@@ -346,7 +350,7 @@ def run_trials(
     log(f"full index of {docs} documents: {full:.2f}s (child start-up {startup:.2f}s)")
     with_vectors = embed and vectors_available()
     if embed and not with_vectors:
-        log("embedding trials skipped: mcp_docs.index.vectors is not importable")
+        log("embedding trials skipped: mcp_docs.index.embedding_worker is not importable")
     # Kill windows adapt: a run that finished before the kill shrinks its window, a killed one widens it.
     window = {"index": full, "embed": full * 2}
     for t in range(trials):

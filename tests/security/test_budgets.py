@@ -11,7 +11,6 @@ import pytest
 from mcp import Client
 
 from mcp_docs.library import Library
-from mcp_docs.server import build_server
 
 from .common import assert_clean
 
@@ -23,12 +22,6 @@ SECONDS = 15.0
 MAX_STRUCTURED_CHARS = 110_000  # 50,000 characters of content at most, plus metadata
 MAX_TEXT_CHARS = 110_000
 HUGE_INTS = [10**9, 2**63, 10**30, -1, -(10**12), 0]
-
-
-@pytest.fixture
-async def client(attack_library: Library):
-    async with Client(build_server(attack_library), raise_exceptions=False) as c:
-        yield c
 
 
 async def timed(client: Client, tool: str, args: dict[str, Any]) -> tuple[Any, str]:

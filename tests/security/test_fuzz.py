@@ -14,14 +14,15 @@ import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from mcp_docs.library import Library
 from mcp_docs.server import build_server
 from tests.conftest import OUTSIDE_MARKER
+from tests.server_fixtures import stdio_params
 
-from .common import TRAVERSALS, OpenAudit, assert_clean, child_env, forbidden_dirs, opened_outside, serve_cmd
+from .common import TRAVERSALS, OpenAudit, assert_clean, forbidden_dirs, opened_outside
 
 FUZZ = settings(
     max_examples=50,
@@ -203,11 +204,7 @@ def test_fuzz_tool_arguments_in_process(tool: str, inprocess: tuple[BlockingPort
 
 
 def test_fuzz_over_stdio_subprocess(attack_base: Path, attack_vault: Path, tmp_path: Path) -> None:
-    params = StdioServerParameters(
-        command=serve_cmd(attack_vault, tmp_path / "idx")[0],
-        args=serve_cmd(attack_vault, tmp_path / "idx", "--no-watch")[1:],
-        env=child_env(),
-    )
+    params = stdio_params(attack_vault, tmp_path / "idx", "--no-watch")
     with start_blocking_portal() as portal:
         with portal.wrap_async_context_manager(Client(params, raise_exceptions=False)) as client:
 

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 from tests.conftest import OUTSIDE_MARKER
+from tests.server_fixtures import initialize_request, spawn_stdio, stdio_params
 
-from .common import TRAVERSALS, child_env, result_text, serve_cmd, stop_process
+from .common import TRAVERSALS, result_text, stop_process
 
 PROTOCOL = "2025-11-25"
 
@@ -115,31 +116,12 @@ def _read_until(proc: subprocess.Popen[bytes], lines: list[bytes], wanted: set[A
 
 def test_r5_stdout_is_only_json_rpc_under_malformed_input(vault: Path, tmp_path: Path) -> None:
     errlog = open(tmp_path / "stderr.txt", "wb")
-    proc = subprocess.Popen(
-        serve_cmd(vault, tmp_path / "idx", "--no-watch"),
-        env=child_env(),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=errlog,
-    )
+    proc = spawn_stdio(vault, tmp_path / "idx", errlog, "--no-watch")
     assert proc.stdin is not None
     lines: list[bytes] = []
     try:
         stream = [*_malformed()[:10]]
-        stream.append(
-            _line(
-                {
-                    "jsonrpc": "2.0",
-                    "id": "init",
-                    "method": "initialize",
-                    "params": {
-                        "protocolVersion": PROTOCOL,
-                        "capabilities": {},
-                        "clientInfo": {"name": "attacker", "version": "0"},
-                    },
-                }
-            )
-        )
+        stream.append((initialize_request("init", PROTOCOL) + "\n").encode())
         stream.append(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         stream += _malformed()[10:]
         stream.append(_line({"jsonrpc": "2.0", "id": "list", "method": "tools/list"}))
@@ -179,11 +161,7 @@ def test_r5_stdout_is_only_json_rpc_under_malformed_input(vault: Path, tmp_path:
 
 @pytest.mark.anyio
 async def test_r5_real_stdio_client_attacks_get_tool_errors(vault: Path, tmp_path: Path) -> None:
-    params = StdioServerParameters(
-        command=serve_cmd(vault, tmp_path / "idx")[0],
-        args=serve_cmd(vault, tmp_path / "idx", "--no-watch")[1:],
-        env=child_env(),
-    )
+    params = stdio_params(vault, tmp_path / "idx", "--no-watch")
     errlog = open(tmp_path / "stderr.txt", "w")
     started = time.perf_counter()
     try:
@@ -212,18 +190,7 @@ def test_r5_unreadable_requests_get_an_error_and_the_server_keeps_serving(vault:
         '{"jsonrpc": "2.0", "method": "notifications/\\ud800"}',  # a notification: no reply
     ]
     stream = [
-        _line(
-            {
-                "jsonrpc": "2.0",
-                "id": "init",
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": PROTOCOL,
-                    "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "0"},
-                },
-            }
-        ),
+        (initialize_request("init", PROTOCOL) + "\n").encode(),
         _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         *[(text + "\n").encode() for text in lone],
         b"not json at all\n",
@@ -239,13 +206,7 @@ def test_r5_unreadable_requests_get_an_error_and_the_server_keeps_serving(vault:
         ),
     ]
     errlog = open(tmp_path / "stderr.txt", "wb")
-    proc = subprocess.Popen(
-        serve_cmd(vault, tmp_path / "idx", "--no-watch"),
-        env=child_env(),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=errlog,
-    )
+    proc = spawn_stdio(vault, tmp_path / "idx", errlog, "--no-watch")
     assert proc.stdin is not None
     lines: list[bytes] = []
     try:

@@ -1,12 +1,13 @@
-"""Embedding runs: resumption after an interruption (counted in the store), newest documents first, inputs the
-model rejects, a model that cannot load, and what progress and `status` say meanwhile. Real SQLite files, the real
-MiniLM model; a small stand-in embedder only where the real one cannot be made to fail on one input."""
+"""The embedding worker: resumption after an interruption (counted in the store), the order (what searches returned,
+then newest first), inputs the model rejects, a model that cannot load, and what progress and `status` say meanwhile.
+Real SQLite files, the real MiniLM model or a loopback embeddings endpoint; a small stand-in embedder only where the
+real one cannot be made to fail on one input."""
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -14,10 +15,13 @@ import pytest
 
 from mcp_docs.commands import progress_detail, vector_summary
 from mcp_docs.embedders import EmbedderError, MiniLMEmbedder
-from mcp_docs.index import vectors as vectors_mod
-from mcp_docs.index.vectors import FAILED, VectorStore
+from mcp_docs.index import embedding_worker as worker_mod
+from mcp_docs.index.embedding_worker import EmbeddingWorker, SearchedFirst
+from mcp_docs.index.vector_store import FAILED, VectorStore
 from mcp_docs.library import Library
-from tests.index.test_vectors import minilm_loaded, open_lib, vault  # noqa: F401 (fixtures)
+from tests.index.test_hybrid import server  # noqa: F401 (fixtures)
+from tests.index.test_vector_store import doc_chunks, minilm_loaded, open_lib, vault  # noqa: F401 (fixtures)
+from tests.test_embedders import EmbeddingsServer, endpoint_settings
 
 
 def stored_vectors(store: VectorStore) -> dict[int, bytes]:
@@ -47,12 +51,12 @@ def test_an_interrupted_run_resumes_without_reembedding(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(vectors_mod, "EMBED_BATCH", 3)
+    monkeypatch.setattr(worker_mod, "EMBED_BATCH", 3)
     with open_lib(vault, tmp_path / "idx") as lib:
         lib.sync()
         assert lib.vectors is not None
         with pytest.raises(Interrupt):
-            lib.vectors.build(progress=interrupt_after(3))
+            lib.embedding.build(progress=interrupt_after(3))
         first = stored_vectors(lib.vectors)
         total = lib.vectors.status()["chunks"]
         assert len(first) == 3 and lib.vectors.embedded_chunks() == 3
@@ -61,7 +65,7 @@ def test_an_interrupted_run_resumes_without_reembedding(
         state = lib.vectors.status()
         assert state["embedded"] == 3 and state["pending"] == total - 3
         assert 0 < state["coverage_percent"] < 100
-        assert lib.vectors.build() == total - 3  # only what was missing
+        assert lib.embedding.build() == total - 3  # only what was missing
         after = stored_vectors(lib.vectors)
         assert len(after) == total and all(after[cid] == vec for cid, vec in first.items())  # kept, not redone
         assert lib.vectors.status()["coverage_percent"] == 100.0
@@ -73,19 +77,19 @@ def test_the_worker_stops_between_batches_and_keeps_what_it_committed(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(vectors_mod, "EMBED_BATCH", 2)
+    monkeypatch.setattr(worker_mod, "EMBED_BATCH", 2)
     stop = threading.Event()
     with open_lib(vault, tmp_path / "idx") as lib:
         lib.sync()
         assert lib.vectors is not None
-        lib.vectors.chunk_dirty()
+        lib.embedding.chunk_dirty()
         total = lib.vectors.pending_chunks()
 
         def stop_after_first(done: int, total: int) -> None:
             if done:
                 stop.set()
 
-        assert lib.vectors.embed_pending(stop, progress=stop_after_first) == 2
+        assert lib.embedding.embed_pending(stop, progress=stop_after_first) == 2
         assert lib.vectors.embedded_chunks() == 2 and lib.vectors.pending_chunks() == total - 2
 
 
@@ -95,7 +99,7 @@ def test_recently_modified_documents_are_embedded_first(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(vectors_mod, "EMBED_BATCH", 1)
+    monkeypatch.setattr(worker_mod, "EMBED_BATCH", 1)
     newest = "ops/telescope.md"  # last in name order, first in modification time
     for age, path in enumerate(sorted(vault.rglob("*.md"))):
         age = 0 if path == vault / newest else age + 1
@@ -103,19 +107,86 @@ def test_recently_modified_documents_are_embedded_first(
     with open_lib(vault, tmp_path / "idx") as lib:
         lib.sync()
         assert lib.vectors is not None
-        lib.vectors.chunk_dirty()
+        lib.embedding.chunk_dirty()
         conn = lib.vectors._conn()
         newest_chunks = conn.execute("select count(*) from chunks where doc_id = ?", (newest,)).fetchone()[0]
         with pytest.raises(Interrupt):
-            lib.vectors.embed_pending(progress=interrupt_after(newest_chunks))
+            lib.embedding.embed_pending(progress=interrupt_after(newest_chunks))
         assert chunk_docs(lib.vectors, list(stored_vectors(lib.vectors))) == {newest}
         # An edit while the rest waits: the edited document comes next, before the older ones.
         (vault / "pets" / "cats.md").write_text("# Cats\n\nCats chase laser pointers at dusk.\n")
         lib.sync()
         before = set(stored_vectors(lib.vectors))
         with pytest.raises(Interrupt):
-            lib.vectors.embed_pending(progress=interrupt_after(1))
+            lib.embedding.embed_pending(progress=interrupt_after(1))
         assert chunk_docs(lib.vectors, list(set(stored_vectors(lib.vectors)) - before)) == {"pets/cats.md"}
+
+
+def searched_vault(root: Path) -> Path:
+    """Two folders of three documents; the one a search will find is the oldest, so newest-first does it last."""
+    for folder in ("guides", "notes"):
+        (root / folder).mkdir(parents=True)
+        for i in range(3):
+            (root / folder / f"{i}.md").write_text(f"# {folder} {i}\n\nPlain text number {i} about {folder}.\n")
+    (root / "guides" / "helm.md").write_text("# Helm\n\n## Chart\n\nInstall the collector with the Helm chart.\n")
+    for age, path in enumerate(sorted(root.rglob("*.md"), key=lambda p: (p.name != "helm.md", str(p)))):
+        os.utime(path, ns=(1_700_000_000_000_000_000 + age * 10**12,) * 2)
+    return root
+
+
+def embedded_in_order(lib: Library, chunks: int) -> list[str]:
+    """The documents of the next `chunks` chunks the worker embeds, in that order (one chunk per batch)."""
+    assert lib.vectors is not None and lib.embedding is not None
+    conn = lib.vectors._conn()
+    order: list[str] = []
+    seen: set[int] = set()
+
+    def record(done: int, total: int) -> None:
+        rows = conn.execute("select id, doc_id from chunks where embedded = 1 order by id").fetchall()
+        order.extend(doc_id for cid, doc_id in rows if cid not in seen)
+        seen.update(cid for cid, _ in rows)
+        if done >= chunks:
+            raise Interrupt
+
+    with pytest.raises(Interrupt):
+        lib.embedding.embed_pending(progress=record)
+    return order
+
+
+@pytest.fixture
+def chunked(tmp_path: Path, server: EmbeddingsServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[Library]:
+    """searched_vault indexed and chunked through the loopback endpoint, nothing embedded, one chunk per batch."""
+    monkeypatch.setattr(worker_mod, "EMBED_BATCH", 1)
+    vault = searched_vault(tmp_path / "vault")
+    with Library(endpoint_settings(vault, tmp_path / "idx", server)) as lib:
+        lib.sync()
+        assert lib.embedding is not None
+        lib.embedding.chunk_dirty()
+        yield lib
+
+
+def test_documents_recent_searches_returned_are_embedded_first_then_their_folder(chunked: Library) -> None:
+    helm = doc_chunks(chunked, "guides/helm.md")
+    folder = sum(doc_chunks(chunked, f"guides/{i}.md") for i in range(3))
+    # Nothing embedded yet: the search answers by keyword, and what it returned goes to the front.
+    result = chunked.search("helm chart", max_results=1)
+    assert result.mode_used == "keyword" and [r.id for r in result.results] == ["guides/helm.md"]
+    order = embedded_in_order(chunked, helm + folder)
+    assert order[:helm] == ["guides/helm.md"] * helm
+    assert {d.split("/")[0] for d in order[helm:]} == {"guides"}  # then its neighbours, before notes/
+
+
+def test_without_searches_the_newest_documents_come_first(chunked: Library) -> None:
+    assert embedded_in_order(chunked, 1) == ["notes/2.md"]  # the most recently modified
+
+
+def test_the_searched_documents_are_remembered_most_recent_first_and_bounded() -> None:
+    searched = SearchedFirst(docs=3, folders=2)
+    searched.note(["a/1.md", "b/1.md"])
+    searched.note(["c/1.md", "a/1.md"])
+    assert searched.order() == (["c/1.md", "a/1.md", "b/1.md"], ["c", "a"])
+    searched.note(["d.md"])
+    assert searched.order() == (["d.md", "c/1.md", "a/1.md"], ["", "c"])
 
 
 class PickyEmbedder:
@@ -145,22 +216,25 @@ class PickyEmbedder:
         return self.embed_passages([text])[0]
 
 
-def store_with(lib: Library, embedder: object) -> VectorStore:
+def worker_with(lib: Library, embedder: object) -> EmbeddingWorker:
+    """A second store on the library's file with another embedder, and a worker to fill it."""
     assert lib.vectors is not None
-    return VectorStore(lib.vectors.path, lib.catalog, lib.jail, lib.settings, embedder)  # type: ignore[arg-type]
+    store = VectorStore(lib.vectors.path, lib.catalog, embedder)  # type: ignore[arg-type]
+    return EmbeddingWorker(store, lib.jail, lib.settings)
 
 
 def test_a_chunk_the_model_rejects_is_skipped_the_rest_is_embedded(vault: Path, tmp_path: Path) -> None:
     (vault / "ops" / "odd.md").write_text("# Odd\n\nThis paragraph carries poison for the model.\n")
     with open_lib(vault, tmp_path / "idx") as lib:
         lib.sync()
-        store = store_with(lib, PickyEmbedder())
-        store.build()
+        worker = worker_with(lib, PickyEmbedder())
+        store = worker.store
+        worker.build()
         state = store.status()
         assert state["failed"] == 1 and state["pending"] == 0 and state["embedded"] == state["chunks"] - 1
         odd = store._conn().execute("select embedded from chunks where doc_id = 'ops/odd.md'").fetchall()
         assert odd == [(FAILED,)]
-        assert store.build() == 0  # not retried on every run
+        assert worker.build() == 0  # not retried on every run
         assert "1 rejected by the model (skipped)" in vector_summary(state)
         assert lib.search("restore drill", mode="keyword").results
         store.close()
@@ -169,10 +243,10 @@ def test_a_chunk_the_model_rejects_is_skipped_the_rest_is_embedded(vault: Path, 
 def test_a_model_that_fails_to_load_leaves_keyword_search_and_a_reason_in_status(vault: Path, tmp_path: Path) -> None:
     with open_lib(vault, tmp_path / "idx") as lib:
         lib.sync()
-        store = store_with(lib, MiniLMEmbedder(model_path=tmp_path / "missing.onnx"))
+        worker = worker_with(lib, MiniLMEmbedder(model_path=tmp_path / "missing.onnx"))
         with pytest.raises(EmbedderError, match="missing"):
-            store.build()
-        store.close()
+            worker.build()
+        worker.store.close()
         assert lib.search("restore drill").results[0].id == "ops/backups.md"  # keyword still answers
     with open_lib(vault, tmp_path / "idx") as lib:  # `mcp-docs status` is another process
         assert lib.vectors is not None
@@ -186,8 +260,8 @@ def test_status_gives_coverage_and_time_left_from_the_last_rate(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(vectors_mod, "EMBED_BATCH", 2)
-    monkeypatch.setattr(vectors_mod, "RATE_SAVE_SECONDS", 0.0)
+    monkeypatch.setattr(worker_mod, "EMBED_BATCH", 2)
+    monkeypatch.setattr(worker_mod, "RATE_SAVE_SECONDS", 0.0)
     with open_lib(vault, tmp_path / "idx") as lib:
         lib.sync()
         assert lib.vectors is not None
@@ -195,7 +269,7 @@ def test_status_gives_coverage_and_time_left_from_the_last_rate(
         assert fresh["coverage_percent"] == 0.0 and fresh["eta_seconds"] is None and fresh["pending"] > 0
         assert "pending (time left known once embedding has run)" in vector_summary(fresh)
         with pytest.raises(Interrupt):
-            lib.vectors.build(progress=interrupt_after(4))
+            lib.embedding.build(progress=interrupt_after(4))
     with open_lib(vault, tmp_path / "idx") as lib:
         assert lib.vectors is not None
         state = lib.vectors.status()

@@ -11,10 +11,11 @@ import apsw
 import pytest
 
 from mcp_docs.embedders import MiniLMEmbedder
-from mcp_docs.index import vectors as vectors_mod
+from mcp_docs.index import embedding_worker as worker_mod
+from mcp_docs.index import vector_store as store_mod
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
-from tests.test_embedders import FAKE_KEY, EmbeddingsServer
+from tests.test_embedders import FAKE_KEY, EmbeddingsServer, endpoint_settings
 
 CATS = """---
 tags: [pets]
@@ -103,7 +104,7 @@ def test_build_then_semantic_and_hybrid_search(minilm_loaded: None, vault: Path,
     with open_lib(vault, tmp_path / "idx") as lib:
         lib.sync()
         assert lib.vectors is not None
-        embedded = lib.vectors.build()
+        embedded = lib.embedding.build()
         status = lib.vectors.status()
         assert embedded == status["chunks"] == status["embedded"] > 5
         assert status["dimension"] == 384 and status["pending"] == 0 and status["ready"]
@@ -124,7 +125,7 @@ def test_filters_apply_on_the_vector_side(minilm_loaded: None, vault: Path, tmp_
     with open_lib(vault, tmp_path / "idx") as lib:
         lib.sync()
         assert lib.vectors is not None
-        lib.vectors.build()
+        lib.embedding.build()
         ops = lib.search("kitty sleeping in the sun", mode="semantic", folder="ops")
         assert ops.results and all(r.id.startswith("ops/") for r in ops.results)
         pets = lib.search("database backup", mode="semantic", tags=["pets"])
@@ -135,12 +136,12 @@ def test_filters_apply_on_the_vector_side(minilm_loaded: None, vault: Path, tmp_
         assert lib.search("database backup", mode="hybrid", tags=["pets"]).results == []
         assert lib.search("anything", mode="semantic", tags=["no-such-tag"]).results == []
         # the over-fetch path (filter allows many chunks) gives the same answer as the exact one
-        old = vectors_mod.EXACT_FILTER_MAX
+        old = store_mod.EXACT_FILTER_MAX
         try:
-            vectors_mod.EXACT_FILTER_MAX = 0
+            store_mod.EXACT_FILTER_MAX = 0
             again = lib.search("kitty sleeping in the sun", mode="semantic", folder="ops")
         finally:
-            vectors_mod.EXACT_FILTER_MAX = old
+            store_mod.EXACT_FILTER_MAX = old
         assert [r.id for r in again.results] == [r.id for r in ops.results]
 
 
@@ -148,14 +149,14 @@ def test_editing_one_paragraph_reembeds_only_changed_chunks(minilm_loaded: None,
     with open_lib(vault, tmp_path / "idx") as lib:
         lib.sync()
         assert lib.vectors is not None
-        lib.vectors.build()
+        lib.embedding.build()
         before = doc_chunks(lib, "ops/telescope.md")
         assert before >= 4
         text = (vault / "ops" / "telescope.md").read_text()
         (vault / "ops" / "telescope.md").write_text(text.replace(LONG_PARAGRAPHS[7], "A brand new final paragraph."))
         lib.sync()
         assert lib.index_info().pending_embeddings >= 1
-        embedded = lib.vectors.build()
+        embedded = lib.embedding.build()
         assert 1 <= embedded < before  # only the chunks whose text changed
         assert lib.vectors.pending() == 0
         hit = lib.search("brand new final paragraph", mode="semantic").results[0]
@@ -166,7 +167,7 @@ def test_deleting_a_file_deletes_its_vectors(minilm_loaded: None, vault: Path, t
     with open_lib(vault, tmp_path / "idx") as lib:
         lib.sync()
         assert lib.vectors is not None
-        lib.vectors.build()
+        lib.embedding.build()
         assert doc_chunks(lib, "pets/cats.md") > 0
         (vault / "pets" / "cats.md").unlink()
         lib.sync()
@@ -182,7 +183,7 @@ def test_deleting_a_file_deletes_its_vectors(minilm_loaded: None, vault: Path, t
 def test_an_interrupted_run_resumes(
     minilm_loaded: None, vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(vectors_mod, "EMBED_BATCH", 2)
+    monkeypatch.setattr(worker_mod, "EMBED_BATCH", 2)
     with open_lib(vault, tmp_path / "idx") as lib:
         lib.sync()
         assert lib.vectors is not None
@@ -192,13 +193,13 @@ def test_an_interrupted_run_resumes(
                 raise KeyboardInterrupt
 
         with pytest.raises(KeyboardInterrupt):
-            lib.vectors.build(progress=interrupt)
+            lib.embedding.build(progress=interrupt)
         total = lib.vectors.status()["chunks"]
         assert lib.vectors.embedded_chunks() == 2
     with open_lib(vault, tmp_path / "idx") as lib:  # a new process, say
         assert lib.vectors is not None
         assert lib.index_info().pending_embeddings == total - 2
-        assert lib.vectors.build() == total - 2
+        assert lib.embedding.build() == total - 2
         assert lib.vectors.pending() == 0
 
 
@@ -206,7 +207,7 @@ def test_a_crash_between_catalog_and_vectors_is_caught_up(minilm_loaded: None, v
     with open_lib(vault, tmp_path / "idx") as lib:
         lib.sync()
         assert lib.vectors is not None
-        lib.vectors.build()
+        lib.embedding.build()
     # the catalog moves on without the vector store listening (as if the process died in between)
     (vault / "ops" / "backups.md").write_text(
         BACKUPS + "\n## Offsite copies\n\nA weekly copy goes to a safe deposit box.\n"
@@ -220,7 +221,7 @@ def test_a_crash_between_catalog_and_vectors_is_caught_up(minilm_loaded: None, v
         assert lib.vectors.pending_chunks() == 0
         assert lib.vectors.pending() == round(lib.vectors._chunks_per_document())
         assert doc_chunks(lib, "pets/cats.md") == 0
-        lib.vectors.build()
+        lib.embedding.build()
         assert lib.search("safe deposit box", mode="semantic").results[0].id == "ops/backups.md"
 
 
@@ -231,11 +232,11 @@ def test_background_worker_fills_in_while_keyword_answers(minilm_loaded: None, v
         lib.start_embedding()
         first = lib.search("cat", mode="hybrid")  # answers at once, whatever the worker's progress
         assert first.mode_used in ("keyword", "hybrid")
-        assert lib.vectors.wait_idle(60)
+        assert lib.embedding.wait_idle(60)
         assert lib.search("kitty naps", mode="hybrid").mode_used == "hybrid"
         (vault / "ops" / "new.md").write_text("# Solar panels\n\nClean the photovoltaic panels every spring.\n")
         lib.sync()
-        assert lib.vectors.wait_idle(60)
+        assert lib.embedding.wait_idle(60)
         assert lib.search("photovoltaic cleaning", mode="semantic").results[0].id == "ops/new.md"
 
 
@@ -246,30 +247,21 @@ def test_changing_the_model_reembeds_and_never_mixes(
     with open_lib(vault, index) as lib:
         lib.sync()
         assert lib.vectors is not None
-        n = lib.vectors.build()
+        n = lib.embedding.build()
         assert lib.vectors.status()["dimension"] == 384
     with EmbeddingsServer() as server:
-        settings = Settings.load(
-            vault,
-            index,
-            embeddings="openai",
-            environ={"EMB_KEY": FAKE_KEY},
-            embeddings_base_url=server.base_url,
-            embeddings_model="bow",
-            embeddings_api_key_env="EMB_KEY",
-        )
         monkeypatch.setenv("EMB_KEY", FAKE_KEY)
-        with Library(settings) as lib:
+        with Library(endpoint_settings(vault, index, server)) as lib:
             assert lib.vectors is not None
             assert lib.vectors.status()["chunks"] == 0  # the old model's vectors are gone
-            assert lib.vectors.build() == n
+            assert lib.embedding.build() == n
             status = lib.vectors.status()
             assert status["dimension"] == 64 and status["model"].endswith(":bow")
             res = lib.search("nightly database dumps", mode="hybrid")
             assert res.mode_used == "hybrid" and res.results[0].id == "ops/backups.md"
     with open_lib(vault, index) as lib:  # back to the default model: rebuilt again, 384 dims
         assert lib.vectors is not None
-        assert lib.vectors.build() == n and lib.vectors.status()["dimension"] == 384
+        assert lib.embedding.build() == n and lib.vectors.status()["dimension"] == 384
 
 
 def test_unavailable_embedder_falls_back_to_keyword(vault: Path, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Vector store: chunks of sections, embedded and kept in sqlite-vec (through apsw).
+"""The vector store: chunks of sections and their vectors in one sqlite-vec file (through apsw), and search over them.
 
 Why apsw: the default Python on many machines (pyenv builds, some distributions)
 has a `sqlite3` module that cannot load extensions; apsw ships its own SQLite with
@@ -8,18 +8,18 @@ Layout of `vectors.sqlite` (next to the catalog, in the index folder):
 - `meta`: the embedding model id and dimension the vectors were made with. A different
   model id empties the store: vectors of two models are never mixed.
 - `docs` / `sections` / `doc_tags`: what each chunked document looked like when it was
-  chunked (its content hash, title, folder, tags, section headings and line ranges), so
-  vector hits are shown and filtered without touching the other stores.
+  chunked (its content hash, title, folder, tags, section headings and line ranges). Not a
+  second catalog: the catalog describes the file as last indexed, these the text the vectors
+  were made from, which lags behind while the worker catches up; a vector hit must show the
+  lines its chunk came from, and the folder and tag filters must apply inside the KNN query.
 - `chunks`: one row per chunk (text embedded = title and heading path + a piece of the
-  section), its content hash and whether it is embedded yet.
+  section), its content hash and whether it is embedded yet (1, 0, or FAILED).
 - `vec`: the sqlite-vec `vec0` table, one float32 vector per embedded chunk.
 
-Freshness: the synchronizer calls `on_sync` after each committed batch. Deleted documents
-lose their vectors at once; changed ones are marked dirty and re-chunked by the worker,
-which keeps every chunk whose content hash did not change (so editing one paragraph
-re-embeds only the chunks that changed). Whatever happens (crash, kill, another process),
-`refresh()` compares the catalog's content hashes with `docs.hash` and redoes the
-difference, and un-embedded chunks stay pending in `chunks`: an interrupted run resumes.
+Freshness: the store keeps the set of documents whose chunks are stale (`dirty`). The synchronizer's
+`on_sync` marks changed documents and drops deleted ones at once; `refresh()` compares the catalog's
+content hashes with `docs.hash` and marks the difference, so whatever happened (crash, kill, another
+process) the next run redoes it. Filling the store is the embedding worker's job (`embedding_worker.py`).
 """
 
 from __future__ import annotations
@@ -29,8 +29,7 @@ import json
 import logging
 import math
 import threading
-import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,12 +40,9 @@ import numpy as np
 import sqlite_vec
 
 from ..embedders import Embedder, EmbedderError, make_embedder
-from ..errors import ParseTimeout
-from ..loader import content_hash, file_stem, parse_file, read_markdown
 from ..markdown import ParsedDocument
-from ..paths import Jail
 from ..settings import Settings
-from . import ownership
+from . import integrity, ownership
 from .catalog import SCHEMA_VERSION, SQLITE_SUFFIXES, Catalog, folder_of
 from .chunking import chunk_document
 from .sqlite_tx import immediate_transaction
@@ -56,17 +52,10 @@ log = logging.getLogger(__name__)
 VECTORS_SCHEMA_VERSION = "1"
 # Bump when chunking changes; the catalog schema is part of it (a parser change shows there).
 CHUNKER_VERSION = f"1/{SCHEMA_VERSION}"
-EMBED_BATCH = 32  # chunks per write transaction and per stop check, newest first (the embedder batches further)
-CHUNK_COMMIT_DOCS = 200
 EXACT_FILTER_MAX = 3000  # filtered search: exact distances over the allowed chunks up to this many
 MAX_K = 4096  # sqlite-vec's limit
 QUERY_CACHE_SIZE = 256
-IDLE_WAIT_SECONDS = 30.0
-RETRY_SECONDS = 60.0
-RATE_SAVE_SECONDS = 10.0  # how often the measured rate is saved (for `mcp-docs status` in another process)
 FAILED = -1  # chunks.embedded for a chunk the embedder rejects on its own: skipped, not retried forever
-
-ProgressFn = Callable[[int, int], None]
 
 _SCHEMA = """
 create table if not exists meta (key text primary key, value text not null);
@@ -104,8 +93,8 @@ create index if not exists chunks_hash on chunks(hash);
 create index if not exists chunks_pending on chunks(id) where embedded = 0;
 """
 
-
-# -- the store ----------------------------------------------------------------------------
+# A chunk waiting for its vector: (chunk id, text to embed).
+PendingChunk = tuple[int, str]
 
 
 @dataclass(frozen=True)
@@ -133,15 +122,11 @@ class VectorStore:
         self,
         path: Path,
         catalog: Catalog,
-        jail: Jail,
-        settings: Settings,
         embedder: Embedder | None,
         error: str | None = None,
     ) -> None:
         self.path = path
         self.catalog = catalog
-        self.jail = jail
-        self.settings = settings
         self.embedder = embedder
         self.error = error
         self._local = threading.local()
@@ -151,25 +136,20 @@ class VectorStore:
         self._dirty: set[str] = set()
         self._chunk_stats: tuple[int, int] | None = None  # (chunks, documents chunked), for pending()
         self._refreshed = False
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self._has_vectors = False
         self._closed = False
-        self.busy = False  # the worker is embedding
+        self.busy = False  # set by the embedding worker while it runs, for status()
         self._query_cache: dict[str, np.ndarray] = {}
         self.last_rate: float | None = None  # chunks/s of the last embedding run
         conn = self._conn()
         # A damaged page would otherwise surface later, as a raw error in the middle of a search.
-        problems = [r[0] for r in conn.execute("pragma quick_check")]
-        if problems != ["ok"]:
-            raise apsw.CorruptError("; ".join(problems[:3]))
+        integrity.check_if_changed(path, self._check)
         with self._write():
             conn.execute(_SCHEMA)
         self._check_model()
 
     @classmethod
-    def open(cls, settings: Settings, catalog: Catalog, jail: Jail) -> VectorStore:
+    def open(cls, settings: Settings, catalog: Catalog) -> VectorStore:
         """Never raises for embedder problems: the store then reports the reason and search falls back to keyword."""
         try:
             embedder = make_embedder(settings)
@@ -179,12 +159,17 @@ class VectorStore:
             embedder, error = None, str(exc)
         path = settings.index_dir / "vectors.sqlite"
         try:
-            return cls(path, catalog, jail, settings, embedder, error)
+            return cls(path, catalog, embedder, error)
         except (apsw.Error, UnicodeDecodeError) as exc:  # a damaged file: vectors are a cache, rebuild them
             log.warning("vector store %s unreadable (%s): rebuilding it", path, exc)
             for suffix in SQLITE_SUFFIXES:
                 ownership.remove(Path(f"{path}{suffix}"))
-            return cls(path, catalog, jail, settings, embedder, error)
+            return cls(path, catalog, embedder, error)
+
+    def _check(self) -> None:
+        problems = [r[0] for r in self._conn().execute("pragma quick_check")]
+        if problems != ["ok"]:
+            raise apsw.CorruptError("; ".join(problems[:3]))
 
     # -- connections ---------------------------------------------------------------------
     def _conn(self) -> apsw.Connection:
@@ -209,6 +194,13 @@ class VectorStore:
     def _meta(self, key: str) -> str | None:
         row = self._conn().execute("select value from meta where key = ?", (key,)).fetchone()
         return row[0] if row else None
+
+    def _set_meta(self, key: str, value: str | None) -> None:
+        with self._write() as conn:
+            if value is None:
+                conn.execute("delete from meta where key = ?", (key,))
+            else:
+                conn.execute("insert or replace into meta(key, value) values (?, ?)", (key, value))
 
     def _vec_exists(self, conn: apsw.Connection | None = None) -> bool:
         conn = conn or self._conn()
@@ -254,9 +246,32 @@ class VectorStore:
             )
             conn.execute("insert or replace into meta(key, value) values ('dim', ?)", (str(dim),))
 
+    def close_thread_connection(self) -> None:
+        """A worker thread's connection, closed when the thread ends (the others close with the store)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            self._local.conn = None
+            with self._state_lock:
+                if conn in self._connections:
+                    self._connections.remove(conn)
+            conn.close()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with self._state_lock:
+            conns, self._connections = self._connections, []
+        for conn in conns:
+            with contextlib.suppress(apsw.Error):
+                conn.close()
+        self._local = threading.local()
+        if self.embedder is not None:
+            self.embedder.close()
+
     # -- freshness ---------------------------------------------------------------------------
     def on_sync(self, changed_ids: list[str], deleted_ids: list[str]) -> None:
-        """Synchronizer listener: deleted documents lose their vectors now; changed ones wait for the worker."""
+        """After a synchronizer batch: deleted documents lose their vectors now; changed ones are marked stale."""
         if deleted_ids:
             with self._write() as conn:
                 for doc_id in deleted_ids:
@@ -264,8 +279,6 @@ class VectorStore:
         with self._state_lock:
             self._dirty.update(changed_ids)
             self._dirty.difference_update(deleted_ids)
-        if changed_ids:
-            self._wake.set()
 
     def _delete_doc(self, conn: apsw.Connection, doc_id: str) -> None:
         if self._vec_exists(conn):
@@ -292,59 +305,29 @@ class VectorStore:
         if not self._refreshed:
             self.refresh()
 
-    def chunk_dirty(self, stop: threading.Event | None = None, progress: ProgressFn | None = None) -> int:
-        """Re-chunk the documents marked dirty, keeping the chunks (and vectors) whose content did not change.
-
-        Least recently modified first: chunk ids grow in that order, and `embed_pending` takes the
-        highest ids first, so the documents a user just edited get their vectors first."""
-        if self.embedder is None:
-            return 0
+    def dirty(self) -> set[str]:
+        """The documents to (re)chunk: new, changed, or chunked under another chunker version."""
         self._ensure_refreshed()
         with self._state_lock:
-            dirty = sorted(self._dirty)
-        total = len(dirty)
-        # A few edited files (the watcher's case) are looked up one by one, a first build reads them all at once.
-        fingerprints = self.catalog.fingerprints(dirty if total <= CHUNK_COMMIT_DOCS else None) if total else {}
-        mtimes = {doc_id: fp.mtime_ns for doc_id, fp in fingerprints.items()}
-        done = 0
-        while not (stop and stop.is_set()):
-            with self._state_lock:
-                batch = sorted(self._dirty, key=lambda d: (mtimes.get(d, 0), d))[:CHUNK_COMMIT_DOCS]
-            if not batch:
-                break
-            prepared = [(doc_id, *self._read(doc_id)) for doc_id in batch]
-            with self._write() as conn:
-                for doc_id, digest, parsed in prepared:
-                    if digest is None:
-                        continue  # unreadable or gone: the next sync deletes it
+            return set(self._dirty)
+
+    # -- writes ------------------------------------------------------------------------------
+    def store_documents(self, prepared: Sequence[tuple[str, str | None, ParsedDocument | None]]) -> None:
+        """Replace the chunks of these (doc_id, content hash, parsed) documents in one transaction; they are
+        no longer stale. A document with no hash could not be read: the next sync deletes it."""
+        with self._write() as conn:
+            for doc_id, digest, parsed in prepared:
+                if digest is not None and parsed is not None:
                     self._store_chunks(conn, doc_id, digest, parsed)
-            with self._state_lock:
-                self._dirty.difference_update(batch)
-            self._count_chunked(batch)
-            done += len(batch)
-            if progress:
-                progress(done, max(total, done))
-        return done
+        batch = [doc_id for doc_id, _, _ in prepared]
+        with self._state_lock:
+            self._dirty.difference_update(batch)
+        self._count_chunked(batch)
 
-    def _read(self, doc_id: str) -> tuple[str | None, ParsedDocument | None]:
-        try:
-            path = self.jail.resolve_id(doc_id)
-            data = read_markdown(self.jail, path, self.settings.max_file_bytes)
-        except (OSError, ValueError) as exc:  # unreadable, outside, too large, binary: the sync skipped it too
-            log.debug("cannot read %s for embedding: %s", doc_id, exc)
-            return None, None
-        try:
-            parsed = parse_file(data, file_stem(doc_id), self.settings.parse_seconds).parsed
-        except ParseTimeout as exc:
-            log.debug("not embedding %s: %s", doc_id, exc)
-            return None, None
-        except Exception:  # a parser bug must not stop the worker
-            log.exception("could not parse %s for embedding", doc_id)
-            return None, None
-        return content_hash(data), parsed
-
-    def _store_chunks(self, conn: apsw.Connection, doc_id: str, digest: str, parsed: ParsedDocument | None) -> None:
-        assert self.embedder is not None and parsed is not None
+    def _store_chunks(self, conn: apsw.Connection, doc_id: str, digest: str, parsed: ParsedDocument) -> None:
+        """Keep every chunk whose content hash did not change (with its vector), so editing one paragraph
+        re-embeds only the chunks that changed."""
+        assert self.embedder is not None
         chunks = chunk_document(parsed, self.embedder.max_chars)
         existing: dict[str, list[int]] = {}
         for cid, h in conn.execute("select id, hash from chunks where doc_id = ?", (doc_id,)):
@@ -389,185 +372,73 @@ class VectorStore:
             (doc_id, digest, parsed.title, folder_of(doc_id), json.dumps(list(parsed.tags))),
         )
 
-    def embed_pending(
-        self,
-        stop: threading.Event | None = None,
-        progress: ProgressFn | None = None,
-        total: int | None = None,
-    ) -> int:
-        """Embed chunks not embedded yet, newest first, committing every EMBED_BATCH (an interrupted run resumes)."""
-        if self.embedder is None:
-            return 0
-        self.embedder.load()
+    def pending_batch(self, limit: int, docs: Sequence[str] = (), folders: Sequence[str] = ()) -> list[PendingChunk]:
+        """Up to `limit` chunks waiting for a vector: those of `docs` first (in that order), then of documents
+        in `folders` (in that order), then the newest chunks (the highest ids: the last documents chunked)."""
         conn = self._conn()
-        total = total if total is not None else self.pending_chunks()
-        done = 0
-        started = saved = time.perf_counter()
-        if progress:
-            progress(0, total)  # the total is known before the first batch ends
-        while not (stop and stop.is_set()):
-            if self._dirty:
-                self.chunk_dirty(stop)
-            rows = [
-                (int(r[0]), str(r[1]))
-                for r in conn.execute(
-                    "select id, text from chunks where embedded = 0 order by id desc limit ?", (EMBED_BATCH,)
+        picked: list[PendingChunk] = []
+        queries = []
+        if docs:
+            queries.append(
+                (
+                    "select c.id, c.text from json_each(?) j join chunks c on c.doc_id = j.value "
+                    "where c.embedded = 0 order by j.key, c.id desc limit ?",
+                    json.dumps(list(docs)),
                 )
-            ]
-            if not rows:
-                break
-            self._embed_rows(rows)
-            done += len(rows)
-            now = time.perf_counter()
-            self.last_rate = done / (now - started) if now > started else None
-            if now - saved > RATE_SAVE_SECONDS:
-                saved = now
-                self._save_rate()
-            if progress:
-                progress(done, max(total, done))
-        if done:
-            self._save_rate()
-        return done
+            )
+        if folders:
+            queries.append(
+                (
+                    "select c.id, c.text from json_each(?) j join docs d on d.folder = j.value "
+                    "join chunks c on c.doc_id = d.doc_id where c.embedded = 0 order by j.key, c.id desc limit ?",
+                    json.dumps(list(folders)),
+                )
+            )
+        for sql, arg in queries:
+            seen = {cid for cid, _ in picked}
+            picked += [(int(r[0]), str(r[1])) for r in conn.execute(sql, (arg, limit)) if int(r[0]) not in seen]
+            if len(picked) >= limit:
+                return picked[:limit]
+        seen = {cid for cid, _ in picked}
+        rows = conn.execute(
+            "select id, text from chunks where embedded = 0 order by id desc limit ?", (limit + len(seen),)
+        )
+        picked += [(int(r[0]), str(r[1])) for r in rows if int(r[0]) not in seen]
+        return picked[:limit]
 
-    def _embed_rows(self, rows: Sequence[tuple[int, str]]) -> None:
-        """Embed and store one batch; an input the embedder rejects is marked FAILED alone, the others are stored."""
-        assert self.embedder is not None
-        try:
-            pairs = list(zip((r[0] for r in rows), self.embedder.embed_passages([r[1] for r in rows]), strict=False))
-        except EmbedderError:
-            raise  # the embedder itself cannot run (model, endpoint): nothing is marked, the run stops
-        except Exception as exc:
-            if len(rows) == 1:
-                log.warning(
-                    "chunk %d of %s cannot be embedded (%s): skipped", rows[0][0], self._doc_of(rows[0][0]), exc
-                )
-                with self._write() as wconn:
-                    wconn.execute("update chunks set embedded = ? where id = ? and embedded = 0", (FAILED, rows[0][0]))
-                return
-            for row in rows:  # find the culprit: one at a time
-                self._embed_rows([row])
-            return
-        with self._write() as wconn:
-            self._ensure_vec_table(wconn, len(pairs[0][1]))
+    def store_vectors(self, pairs: Sequence[tuple[int, np.ndarray]]) -> None:
+        """Store one batch of (chunk id, vector); a chunk deleted or re-chunked meanwhile is skipped."""
+        with self._write() as conn:
+            self._ensure_vec_table(conn, len(pairs[0][1]))
             for cid, vector in pairs:
-                wconn.execute("update chunks set embedded = 1 where id = ? and embedded = 0", (cid,))
-                if wconn.changes():
-                    wconn.execute("delete from vec where chunk_id = ?", (cid,))
-                    wconn.execute(
+                conn.execute("update chunks set embedded = 1 where id = ? and embedded = 0", (cid,))
+                if conn.changes():
+                    conn.execute("delete from vec where chunk_id = ?", (cid,))
+                    conn.execute(
                         "insert into vec(chunk_id, embedding) values (?, ?)",
                         (cid, np.ascontiguousarray(vector, dtype=np.float32)),
                     )
         self._has_vectors = True
 
-    def _doc_of(self, chunk_id: int) -> str:
+    def mark_failed(self, chunk_id: int) -> None:
+        """A chunk the embedder rejects on its own: skipped from now on, counted in status()."""
+        with self._write() as conn:
+            conn.execute("update chunks set embedded = ? where id = ? and embedded = 0", (FAILED, chunk_id))
+
+    def doc_of(self, chunk_id: int) -> str:
         row = self._conn().execute("select doc_id from chunks where id = ?", (chunk_id,)).fetchone()
         return row[0] if row else "?"
 
-    def _save_rate(self) -> None:
+    def save_rate(self) -> None:
+        """Kept in the store, so `mcp-docs status` (another process) can estimate the time left."""
         if self.last_rate:
             self._set_meta("rate", f"{self.last_rate:.3f}")
 
-    def _set_meta(self, key: str, value: str | None) -> None:
-        with self._write() as conn:
-            if value is None:
-                conn.execute("delete from meta where key = ?", (key,))
-            else:
-                conn.execute("insert or replace into meta(key, value) values (?, ?)", (key, value))
-
-    def build(self, progress: ProgressFn | None = None, chunking: ProgressFn | None = None) -> int:
-        """Bring the vectors up to date in the foreground (`mcp-docs index`); returns the chunks embedded.
-
-        `chunking` hears (documents read, documents to read), then `progress` (chunks embedded, to embed)."""
-        if self.embedder is None:
-            return 0
-        self.refresh()
-        self.chunk_dirty(progress=chunking)
-        try:
-            done = self.embed_pending(progress=progress)
-        except EmbedderError as exc:
-            self._set_error(str(exc))
-            raise
-        self._set_error(None)
-        return done
-
-    def _set_error(self, error: str | None) -> None:
+    def set_error(self, error: str | None) -> None:
         """Kept in the store too, so `mcp-docs status` (another process) shows why vectors are missing."""
         self.error = error
         if self._meta("error") != error:
             self._set_meta("error", error)
-
-    # -- background worker -------------------------------------------------------------------
-    def start(self) -> None:
-        """Embed in a background thread: keyword search answers meanwhile, new changes are picked up as they come."""
-        if self.embedder is None or self._thread is not None:
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="mcp-docs-embedder", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._wake.clear()
-            try:
-                self.refresh()
-                self.busy = True
-                self.chunk_dirty(self._stop)
-                self.embed_pending(self._stop)
-                self._set_error(None)
-                wait = IDLE_WAIT_SECONDS
-            except EmbedderError as exc:
-                log.warning("embedding failed: %s (retrying in %.0fs)", exc, RETRY_SECONDS)
-                self._set_error(str(exc))
-                wait = RETRY_SECONDS
-            except Exception as exc:  # the worker must survive anything; keyword search is unaffected
-                if self._stop.is_set():
-                    break
-                log.exception("embedding worker error")
-                self.error = f"{type(exc).__name__}: {exc}"
-                wait = RETRY_SECONDS
-            finally:
-                self.busy = False
-            self._wake.wait(wait)
-        self._close_thread_conn()
-
-    def wait_idle(self, timeout: float = 60.0) -> bool:
-        """Block until nothing is pending (tests and benchmarks use it)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if not self.busy and self.pending() == 0:
-                return True
-            time.sleep(0.05)
-        return False
-
-    def stop(self, timeout: float = 30.0) -> None:
-        self._stop.set()
-        self._wake.set()
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            thread.join(timeout)
-
-    def _close_thread_conn(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            self._local.conn = None
-            with self._state_lock:
-                if conn in self._connections:
-                    self._connections.remove(conn)
-            conn.close()
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        self.stop()
-        with self._state_lock:
-            conns, self._connections = self._connections, []
-        for conn in conns:
-            with contextlib.suppress(apsw.Error):
-                conn.close()
-        self._local = threading.local()
-        if self.embedder is not None:
-            self.embedder.close()
 
     # -- state ---------------------------------------------------------------------------------
     def pending_chunks(self) -> int:
@@ -584,7 +455,7 @@ class VectorStore:
         return self.pending_chunks() + (round(dirty * self._chunks_per_document()) if dirty else 0)
 
     def _chunks_per_document(self) -> float:
-        if self._chunk_stats is None:  # once per process; chunk_dirty keeps it current
+        if self._chunk_stats is None:  # once per process; store_documents keeps it current
             conn = self._conn()
             self._chunk_stats = (
                 _count(conn, "select count(*) from chunks"),

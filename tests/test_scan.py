@@ -1,0 +1,86 @@
+"""The scanner on a real folder tree: what it lists, what it skips silently (rules) and what it reports (links),
+and the single-file look-up the watcher uses."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from mcp_docs.paths import Jail
+from mcp_docs.scan import Scanner, ScanResult, load_rules
+from mcp_docs.settings import IGNORE_FILE_NAME
+
+
+def scanner(root: Path) -> Scanner:
+    return Scanner(Jail(root, load_rules(root, [".md", ".markdown"])))
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    for rel in ["a.md", "b/c.markdown", "b/d/e.md", "notes.txt", ".hidden/x.md", "node_modules/y.md", "drafts/z.md"]:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(f"# {rel}\n")
+    (root / IGNORE_FILE_NAME).write_text("drafts/\n")
+    (tmp_path / "outside.md").write_text("# secret\n")
+    return root
+
+
+def kinds(result: ScanResult) -> dict[str, str]:
+    return {p.path: p.kind for p in result.problems}
+
+
+def test_markdown_files_are_listed_in_name_order_and_excluded_ones_skipped_silently(tree: Path) -> None:
+    result = scanner(tree).scan()
+    assert [f.doc_id for f in result.files] == ["a.md", "b/c.markdown", "b/d/e.md"]
+    assert result.problems == []
+    first = result.files[0]
+    assert (first.size, first.mtime_ns) == ((tree / "a.md").stat().st_size, (tree / "a.md").stat().st_mtime_ns)
+
+
+def test_a_scan_under_a_folder_lists_only_that_folder_and_an_excluded_folder_nothing(tree: Path) -> None:
+    assert [f.doc_id for f in scanner(tree).scan("b/d").files] == ["b/d/e.md"]
+    assert scanner(tree).scan("drafts").files == []
+    assert scanner(tree).scan(".hidden").files == []
+
+
+def test_links_are_reported_never_indexed_under_their_own_name(tree: Path, tmp_path: Path) -> None:
+    os.symlink(tree / "a.md", tree / "alias.md")
+    os.symlink(tmp_path / "outside.md", tree / "leak.md")
+    os.symlink(tree / "gone.md", tree / "dangling.md")
+    os.symlink(tmp_path, tree / "up")
+    os.symlink(tree / "b", tree / "b-link")
+    os.symlink(tree / "drafts", tree / "drafts-link")
+    result = scanner(tree).scan()
+    assert [f.doc_id for f in result.files] == ["a.md", "b/c.markdown", "b/d/e.md"]  # each file once, where it is
+    assert kinds(result) == {
+        "alias.md": "duplicate_link",
+        "leak.md": "outside_root",
+        "dangling.md": "dangling_link",
+        "up": "outside_root",
+        "drafts-link": "excluded_link",
+    }
+
+
+def test_stat_one_judges_a_single_path_as_the_walk_does(tree: Path, tmp_path: Path) -> None:
+    os.symlink(tmp_path / "outside.md", tree / "leak.md")
+    scan = scanner(tree)
+    result = ScanResult()
+    for rel in ["b/c.markdown", "leak.md", "notes.txt", "drafts/z.md", "missing.md"]:
+        scan.stat_one(rel, result)
+    assert [f.doc_id for f in result.files] == ["b/c.markdown"]
+    assert kinds(result) == {"leak.md": "outside_root"}
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any folder")
+def test_an_unreadable_folder_is_reported_and_the_rest_still_scanned(tree: Path) -> None:
+    locked = tree / "b" / "d"
+    locked.chmod(0)
+    try:
+        result = scanner(tree).scan()
+    finally:
+        locked.chmod(0o755)
+    assert [f.doc_id for f in result.files] == ["a.md", "b/c.markdown"]
+    assert kinds(result) == {"b/d": "unreadable"}
