@@ -230,7 +230,7 @@ class Library:
             note = self.empty_note()  # not "vectors are not built yet": there is nothing to search
         reranked = False
         if self.reranker is not None and ranked:  # after fusion, before grouping: documents follow the new order
-            outcome = self.reranker.rerank(query, ranked, _rerank_text)
+            outcome = self.reranker.rerank(query, ranked, rerank_text)
             if outcome.order is not None:
                 ranked = [(ranked[i][0], score) for i, score in outcome.order]
             reranked = outcome.reranked
@@ -271,6 +271,6 @@ class Library:
                 return
 
 
-def _rerank_text(hit: tuple[RankedSection, float]) -> str:
+def rerank_text(hit: tuple[RankedSection, float]) -> str:
     """What the cross-encoder reads of a section: where it sits (its heading path), then its text."""
     return f"{hit[0].heading_path}\n{hit[0].body}"

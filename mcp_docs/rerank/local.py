@@ -2,9 +2,9 @@
 
 The folder holds `model.onnx` (or `onnx/model.onnx`, the Hugging Face export layout) and `tokenizer.json`.
 Each (query, text) pair is encoded as the model was trained (`[CLS] query [SEP] text [SEP]` or its
-equivalent, from the tokenizer's own post-processor), cut to the model's window, and scored in small padded
-batches. One logit per pair is mapped through a sigmoid, two logits through a softmax (the "relevant"
-class), so scores fall in [0, 1] like those of the HTTP services. Nothing is downloaded; the model loads on
+equivalent, from the tokenizer's own post-processor), cut to the model's window, and scored one pair per
+run. One logit per pair is mapped through a sigmoid, two logits through a softmax (the "relevant" class),
+so scores fall in [0, 1] like those of the HTTP services. Nothing is downloaded; the model loads on
 the first search that needs it.
 """
 
@@ -21,7 +21,6 @@ import numpy as np
 from .base import RerankError
 
 DEFAULT_MAX_TOKENS = 512
-BATCH_SIZE = 8  # pairs per ONNX run, sorted by length so a batch pads little
 THREADS = 2
 TOKEN_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
@@ -44,13 +43,22 @@ def find_model_files(folder: Path) -> tuple[Path, Path]:
 
 
 def _max_tokens(folder: Path) -> int:
-    """The model's window, from tokenizer_config.json when it says (exports often write a huge sentinel)."""
-    try:
-        config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
-        value = int(config.get("model_max_length", DEFAULT_MAX_TOKENS))
-    except (OSError, ValueError, TypeError, AttributeError):
-        return DEFAULT_MAX_TOKENS
-    return value if 8 <= value <= 8192 else DEFAULT_MAX_TOKENS
+    """The model's window: tokenizer_config.json's model_max_length (exports often write a huge sentinel there),
+    else the truncation tokenizer.json was saved with, else 512."""
+    for name, path in (
+        ("tokenizer_config.json", ("model_max_length",)),
+        ("tokenizer.json", ("truncation", "max_length")),
+    ):
+        try:
+            value: Any = json.loads((folder / name).read_text(encoding="utf-8"))
+            for key in path:
+                value = value[key]
+            tokens = int(value)
+        except (OSError, ValueError, TypeError, KeyError, IndexError):
+            continue
+        if 8 <= tokens <= 8192:
+            return tokens
+    return DEFAULT_MAX_TOKENS
 
 
 class LocalScorer:
@@ -66,7 +74,7 @@ class LocalScorer:
         self._session: Any = None
         self._tokenizer: Any = None
         self._inputs: list[str] = []
-        self._pad_id = 0
+        self._output = ""
 
     def _load(self) -> None:
         with self._lock:
@@ -90,10 +98,10 @@ class LocalScorer:
             unknown = [name for name in inputs if name not in TOKEN_INPUTS]
             if unknown or "input_ids" not in inputs:
                 raise RerankError(f"has model inputs {inputs}, not input_ids/attention_mask/token_type_ids")
-            tokenizer.no_padding()  # batches are padded here, to their own longest pair
+            tokenizer.no_padding()  # one pair per run: nothing to pad
             tokenizer.enable_truncation(max_length=self.max_tokens)
-            padding = tokenizer.padding
-            self._pad_id = int(padding["pad_id"]) if padding else _pad_id(tokenizer)
+            outputs = [o.name for o in session.get_outputs()]
+            self._output = "logits" if "logits" in outputs else outputs[0]  # exports name the scores "logits"
             self._tokenizer, self._inputs, self._session = tokenizer, inputs, session
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
@@ -104,29 +112,23 @@ class LocalScorer:
             encodings = self._tokenizer.encode_batch([(query, t) for t in texts])
         except Exception as exc:  # a query longer than the window with nothing left to cut
             raise RerankError(f"could not tokenize the pairs ({_first_line(exc)})") from exc
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        scores = np.zeros(len(texts), dtype=np.float64)
-        for start in range(0, len(order), BATCH_SIZE):
-            batch = order[start : start + BATCH_SIZE]
-            scores[batch] = self._run([encodings[i] for i in batch])
-        return [float(s) for s in scores]
+        return [self._run(e.ids, e.type_ids) for e in encodings]
 
-    def _run(self, encodings: Sequence[Any]) -> np.ndarray:
-        width = max(len(e.ids) for e in encodings)
-        ids = np.full((len(encodings), width), self._pad_id, dtype=np.int64)
-        mask = np.zeros_like(ids)
-        types = np.zeros_like(ids)
-        for row, e in enumerate(encodings):
-            n = len(e.ids)
-            ids[row, :n] = e.ids
-            mask[row, :n] = 1
-            types[row, :n] = e.type_ids
-        arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+    def _run(self, ids: Sequence[int], type_ids: Sequence[int]) -> float:
+        """One pair per run, unpadded: on the MiniLM int8 weights, padded batches of 2-16 ran slower per input
+        (benchmarks/REPORT.md, "Embedding throughput"); a cross-encoder reads the same way."""
+        tokens = np.array([ids], dtype=np.int64)
+        arrays = {
+            "input_ids": tokens,
+            "attention_mask": np.ones_like(tokens),
+            "token_type_ids": np.array([type_ids], dtype=np.int64),
+        }
         try:
-            logits = np.asarray(self._session.run(None, {name: arrays[name] for name in self._inputs})[0])
+            feeds = {name: arrays[name] for name in self._inputs}
+            logits = np.asarray(self._session.run([self._output], feeds)[0])
         except Exception as exc:
             raise RerankError(f"failed to run its model ({_first_line(exc)})") from exc
-        return _relevance(logits, len(encodings))
+        return float(_relevance(logits, 1)[0])
 
     def close(self) -> None:
         with self._lock:
@@ -142,14 +144,6 @@ def _relevance(logits: np.ndarray, n: int) -> np.ndarray:
         probs = np.exp(shifted)
         return probs[:, 1] / probs.sum(axis=1)
     raise RerankError(f"model output has shape {logits.shape}, not one or two logits per pair")
-
-
-def _pad_id(tokenizer: Any) -> int:
-    for token in ("[PAD]", "<pad>"):
-        found = tokenizer.token_to_id(token)
-        if found is not None:
-            return int(found)
-    return 0
 
 
 def _first_line(exc: BaseException) -> str:

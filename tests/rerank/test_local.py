@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from tokenizers import Tokenizer
 
 from mcp_docs.rerank.base import RerankError, RerankStage
-from mcp_docs.rerank.local import BATCH_SIZE, LocalScorer, find_model_files
+from mcp_docs.rerank.local import LocalScorer, find_model_files
 
 from .tiny_cross_encoder import write_cross_encoder
 
@@ -28,13 +29,14 @@ def test_the_model_scores_each_pair_from_query_and_text_together(tmp_path: Path,
     scorer.close()
 
 
-def test_padded_batches_score_as_pairs_alone(tmp_path: Path) -> None:
-    texts = [" ".join(["backup"] * (i % 7) + ["restore"] * (i % 3) + ["filler"] * i) for i in range(3 * BATCH_SIZE)]
+def test_many_pairs_score_as_each_pair_alone(tmp_path: Path) -> None:
+    texts = [" ".join(["backup"] * (i % 7) + ["restore"] * (i % 3) + ["filler"] * i) for i in range(20)]
     folder = write_cross_encoder(tmp_path / "model", [QUERY, *texts])
     scorer = LocalScorer(folder)
     together = scorer.score(QUERY, texts)
     alone = [scorer.score(QUERY, [t])[0] for t in texts]
     assert together == pytest.approx(alone)
+    assert len(set(together)) > 3  # not one value for all
     scorer.close()
 
 
@@ -48,6 +50,12 @@ def test_text_past_the_models_window_is_not_read(tmp_path: Path) -> None:
     scores = scorer.score(QUERY, [far, near])
     assert scores[0] == pytest.approx(0.5) and scores[1] > 0.7
     scorer.close()
+    (folder / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 1e30}))  # a sentinel, not a size
+    assert LocalScorer(folder).max_tokens == 512
+    saved = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    saved.enable_truncation(max_length=16)
+    saved.save(str(folder / "tokenizer.json"))  # then the window the tokenizer was saved with
+    assert LocalScorer(folder).max_tokens == 16
 
 
 def test_a_damaged_model_leaves_search_in_retrieval_order_with_one_sentence(tmp_path: Path) -> None:
