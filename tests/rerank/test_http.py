@@ -67,6 +67,13 @@ def test_the_stage_reorders_the_candidates_and_keeps_the_rest_behind(server: Rer
     stage.close()
 
 
+def test_more_texts_than_a_request_may_carry_go_in_several_requests(server: RerankServer) -> None:
+    texts = [f"note {i} about the {'backup' if i % 10 == 0 else 'garden'}" for i in range(70)]
+    scores = scorer_for(server).score(QUERY, texts)
+    assert [len(r.get("texts") or r["documents"]) for r in server.requests] == [32, 32, 6]
+    assert scores == pytest.approx([0.5 if i % 10 == 0 else 0.25 for i in range(70)])
+
+
 def test_scores_are_cached_by_query_and_text(server: RerankServer) -> None:
     stage = stage_for(server)
     first = stage.rerank(QUERY, TEXTS, str)
@@ -85,6 +92,7 @@ def test_scores_are_cached_by_query_and_text(server: RerankServer) -> None:
 FAULTS = {
     "500": ({"status": 500}, "answered HTTP 500"),
     "401": ({"status": 401}, "answered HTTP 401 (check the key"),
+    "too many texts": ({"max_texts": 2}, "answered HTTP 422 (the request was refused: check the service's input"),
     "not JSON": ({"raw_body": b"<html>Bad gateway</html>"}, "answered a body that is not JSON"),
     "wrong shape": ({"raw_body": b'{"error": null}'}, "answered JSON that is not"),
     "a score missing": ({"drop": 1}, "returned 3 scores for 4 texts"),
