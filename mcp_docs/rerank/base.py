@@ -71,7 +71,8 @@ class RerankStage:
 
     def rerank(self, query: str, candidates: Sequence[T], text_of: Callable[[T], str]) -> Reranked:
         """Re-score the first `top` candidates (best first in, best first out); the rest follow in their order,
-        scored 0 so they stay behind. On any failure, no order, and a `note` that says why."""
+        scored no higher than the lowest re-scored one (0, or below for a service that answers raw logits) so
+        they stay behind. On any failure, no order, and a `note` that says why."""
         if not candidates:
             return Reranked(None)
         wait = self._cooling_down()
@@ -82,6 +83,9 @@ class RerankStage:
         keys = [_cache_key(query, t) for t in texts]
         with self._lock:
             scores: list[float | None] = [self._cache.get(k) for k in keys]
+            for key, score in zip(keys, scores, strict=True):
+                if score is not None:
+                    self._cache.move_to_end(key)  # least recently used goes first
         missing = [i for i, s in enumerate(scores) if s is None]
         if missing:
             started = time.perf_counter()
@@ -100,7 +104,8 @@ class RerankStage:
                     scores[i] = s
                     self._remember(keys[i], s)
         order = sorted(((i, float(s or 0.0)) for i, s in enumerate(scores)), key=lambda p: -p[1])  # stable on ties
-        order += [(i, 0.0) for i in range(len(head), len(candidates))]
+        floor = min(0.0, order[-1][1])
+        order += [(i, floor) for i in range(len(head), len(candidates))]
         return Reranked(order)
 
     # -- health --------------------------------------------------------------------------------

@@ -74,6 +74,19 @@ def test_more_texts_than_a_request_may_carry_go_in_several_requests(server: Rera
     assert scores == pytest.approx([0.5 if i % 10 == 0 else 0.25 for i in range(70)])
 
 
+def test_candidates_past_the_top_never_pass_a_rescored_one_even_with_raw_negative_scores(
+    server: RerankServer,
+) -> None:
+    field = "score" if server.api == "tei" else "relevance_score"
+    items = f'{{"index": 0, "{field}": -7.5}}, {{"index": 1, "{field}": -2.0}}'
+    server.raw_body = f"[{items}]".encode() if server.api == "tei" else f'{{"results": [{items}]}}'.encode()
+    stage = stage_for(server)
+    stage.top = 2
+    outcome = stage.rerank(QUERY, TEXTS, str)
+    assert outcome.order == [(1, -2.0), (0, -7.5), (2, -7.5), (3, -7.5)]
+    stage.close()
+
+
 def test_scores_are_cached_by_query_and_text(server: RerankServer) -> None:
     stage = stage_for(server)
     first = stage.rerank(QUERY, TEXTS, str)
