@@ -39,6 +39,14 @@ def _embeddings(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embeddings-base-url", help="base URL of an OpenAI-compatible embeddings endpoint")
 
 
+def _rerank(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--rerank-url",
+        help="base URL of a reranker service, e.g. Text Embeddings Inference (or MCP_DOCS_RERANK_URL; "
+        "MCP_DOCS_RERANK_API=tei|cohere picks the wire format)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mcp-docs", description="Search and read a Markdown knowledge base, for people and LLM agents (MCP)."
@@ -53,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--no-watch", action="store_true", help="do not watch the root for changes")
+    _rerank(p)
 
     p = sub.add_parser("index", help="bring the index up to date (incremental)")
     _common(p)
@@ -69,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tag", action="append", dest="tags", help="require a tag (repeatable)")
     p.add_argument("--max-chars", type=int, default=None, help="budget for the whole result (JSON characters)")
     p.add_argument("--json", action="store_true", help="print the search_documents result as JSON")
+    _rerank(p)
 
     p = sub.add_parser("read", help="read a document, its outline, summary or one section")
     p.add_argument("id")
@@ -81,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("status", help="what is indexed, what was skipped and why")
     _common(p)
+    _rerank(p)
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("config", help="print the MCP client configuration entry")
@@ -100,7 +111,12 @@ def _settings(args: argparse.Namespace) -> Settings:
     if getattr(args, "no_watch", False):
         overrides["watch"] = False
     return Settings.load(
-        args.root, args.index_dir, language=args.language, embeddings=getattr(args, "embeddings", None), **overrides
+        args.root,
+        args.index_dir,
+        language=args.language,
+        embeddings=getattr(args, "embeddings", None),
+        rerank_url=getattr(args, "rerank_url", None),
+        **overrides,
     )
 
 

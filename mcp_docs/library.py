@@ -27,6 +27,7 @@ from .markdown import normalize_tag
 from .models import DocumentMatch, IndexInfo, SearchMode, SearchResult, SectionMatch
 from .paths import Jail
 from .render import plural
+from .rerank import make_reranker
 from .scan import Scanner, load_rules
 from .settings import Settings
 from .snippets import make_snippet
@@ -61,6 +62,7 @@ class Library:
         self._sync_lock = threading.Lock()
         self._embedding = False  # start_embedding() was called: a reopened vector store starts its worker too
         self._open_storage()
+        self.reranker = make_reranker(settings)
 
     # -- lifecycle ---------------------------------------------------------------------
     def _open_storage(self) -> None:
@@ -144,6 +146,8 @@ class Library:
 
     def close(self) -> None:
         self._close_vectors()
+        if self.reranker is not None:
+            self.reranker.close()
         self.catalog.close()
 
     def _close_vectors(self) -> None:
@@ -236,6 +240,13 @@ class Library:
             ranked = self.keyword_sections(query, limit, folder_norm, tag_list)
         if not ranked and self.empty_note():
             note = self.empty_note()  # not "vectors are not built yet": there is nothing to search
+        reranked = False
+        if self.reranker is not None and ranked:  # after fusion, before grouping: documents follow the new order
+            outcome = self.reranker.rerank(query, ranked, rerank_text)
+            if outcome.order is not None:
+                ranked = [(ranked[i][0], score) for i, score in outcome.order]
+            reranked = outcome.reranked
+            note = " ".join(n for n in (note, outcome.note) if n) or None
         groups = group_by_document([(s.doc_id, score, s) for s, score in ranked], max_results)
         if self.embedding is not None:  # while embedding is under way, what searches return is embedded first
             self.embedding.searched_for(g.doc_id for g in groups)
@@ -261,7 +272,9 @@ class Library:
             )
             for g in groups
         ]
-        return SearchResult(query=query, mode_used=mode_used, results=results, index=self.index_info(), note=note)
+        return SearchResult(
+            query=query, mode_used=mode_used, results=results, index=self.index_info(), note=note, reranked=reranked
+        )
 
     def wait_idle(self, timeout: float = 10.0) -> None:
         """Block until no sync is running (tests and benchmarks use it)."""
@@ -270,3 +283,8 @@ class Library:
             if self._sync_lock.acquire(timeout=0.05):
                 self._sync_lock.release()
                 return
+
+
+def rerank_text(hit: tuple[RankedSection, float]) -> str:
+    """What the cross-encoder reads of a section: where it sits (its heading path), then its text."""
+    return f"{hit[0].heading_path}\n{hit[0].body}"

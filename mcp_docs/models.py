@@ -73,6 +73,9 @@ class SearchResult(BaseModel):
         default=None, description="Why the mode used differs from the one asked, or other advice."
     )
     estimated_tokens: int = 0
+    reranked: bool = Field(
+        default=False, description="Whether a cross-encoder re-scored the leading sections (a rerank stage is set)."
+    )
 
 
 class FolderEntry(BaseModel):

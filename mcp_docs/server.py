@@ -213,6 +213,8 @@ def build_server(library: Library, state: ServerState | None = None) -> MCPServe
             return JSONResponse({"status": "error", "error": "the index folder is missing; it is being rebuilt"}, 503)
         body: dict[str, Any] = {"status": "ok", "documents": library.catalog.count()}
         body["indexing"] = not state.initial_sync_done.is_set()
+        if library.reranker is not None:
+            body["reranker"] = library.reranker.status()["health"]
         sessions = getattr(request.app.state, "sessions", None)
         if sessions is not None:
             body["sessions"] = sessions.count

@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeVar
 import platformdirs
 
 EmbeddingsKind = Literal["local", "openai", "none"]
+RerankApi = Literal["tei", "cohere"]
 _Number = TypeVar("_Number", int, float)
 _Default = TypeVar("_Default", int, float, None)
 
@@ -28,6 +29,11 @@ IGNORE_FILE_NAME = ".mcpdocsignore"
 # recently used idle one makes room. A session costs ~40 KB, so the cap bounds them to ~10 MB.
 DEFAULT_SESSION_IDLE_SECONDS = 1800.0
 DEFAULT_MAX_SESSIONS = 256
+# Reranking (mcp_docs/rerank): sections re-scored per search, and how long one call to an HTTP reranker may take
+# before the fused order is returned instead.
+DEFAULT_RERANK_TOP = 30
+DEFAULT_RERANK_TIMEOUT = 2.0
+MAX_RERANK_TOP = 200
 
 # Languages with a Tantivy Snowball stemmer; the key is what users write in `lang:` or `--language`.
 STEMMER_LANGUAGES: dict[str, str] = {
@@ -89,6 +95,16 @@ class Settings:
     token_file: Path | None = None
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
+    # the optional rerank stage: an HTTP service (rerank_url, in the rerank_api wire format) or a local ONNX
+    # cross-encoder folder (rerank_model_dir); the key comes from the variable named by rerank_api_key_env
+    rerank_url: str | None = None
+    rerank_api: RerankApi = "tei"
+    rerank_model: str | None = None
+    rerank_api_key_env: str | None = None
+    rerank_api_key: str | None = field(default=None, repr=False)
+    rerank_model_dir: Path | None = None
+    rerank_top: int = DEFAULT_RERANK_TOP
+    rerank_timeout: float = DEFAULT_RERANK_TIMEOUT
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -99,6 +115,7 @@ class Settings:
         *,
         language: str | None = None,
         embeddings: str | None = None,
+        rerank_url: str | None = None,
         environ: Mapping[str, str] | None = None,
         **overrides: Any,
     ) -> Settings:
@@ -156,6 +173,7 @@ class Settings:
             token_file=Path(token_file).expanduser() if token_file else None,
             allowed_hosts=_names(env, "MCP_DOCS_ALLOWED_HOSTS"),
             allowed_origins=tuple(o.rstrip("/") for o in _names(env, "MCP_DOCS_ALLOWED_ORIGINS")),
+            **_rerank_settings(env, rerank_url),
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
         return replace(settings, **clean) if clean else settings
@@ -176,6 +194,47 @@ def check_separate(root: Path, index: Path, root_forms: tuple[Path, ...], index_
                     f"The documents root {root} is inside the index folder {index}; the index folder is a cache "
                     "that mcp-docs may delete. Choose another --index-dir."
                 )
+
+
+def _rerank_settings(env: Mapping[str, str], url_flag: str | None) -> dict[str, Any]:
+    """The rerank stage's fields, checked: a URL or a model folder (not both), a known wire format, a key when
+    its variable is named."""
+    url = (url_flag or env.get("MCP_DOCS_RERANK_URL", "")).strip().rstrip("/") or None
+    origin = "--rerank-url" if url_flag else "MCP_DOCS_RERANK_URL"
+    if url is not None and not re.fullmatch(r"https?://[^/\s?#]+(/[^\s?#]*)?", url):
+        raise ValueError(
+            f"{origin} must be an http:// or https:// URL such as http://127.0.0.1:8080, not '{url[:80]}'."
+        )
+    api = env.get("MCP_DOCS_RERANK_API", "").strip().lower() or "tei"
+    if api not in ("tei", "cohere"):
+        raise ValueError(f"Unknown MCP_DOCS_RERANK_API '{api[:40]}': choose tei or cohere.")
+    key_env = env.get("MCP_DOCS_RERANK_API_KEY_ENV", "").strip() or None
+    key = (env.get(key_env, "").strip() or None) if key_env else None
+    if url is not None and key_env and key is None:
+        raise ValueError(
+            f"MCP_DOCS_RERANK_API_KEY_ENV names {key_env[:60]}, which is not set: set it to the reranker's API key."
+        )
+    model_dir_value = env.get("MCP_DOCS_RERANK_MODEL_DIR", "").strip()
+    model_dir = Path(model_dir_value).expanduser().resolve() if model_dir_value else None
+    if model_dir is not None:
+        if url is not None:
+            raise ValueError(f"Both {origin} and MCP_DOCS_RERANK_MODEL_DIR are set: keep one reranker.")
+        from .rerank.local import find_model_files  # what a cross-encoder export folder must hold
+
+        find_model_files(model_dir)
+    top = _positive(env, "MCP_DOCS_RERANK_TOP", DEFAULT_RERANK_TOP, int)
+    if top > MAX_RERANK_TOP:
+        raise ValueError(f"MCP_DOCS_RERANK_TOP must be at most {MAX_RERANK_TOP}, not {top}.")
+    return {
+        "rerank_url": url,
+        "rerank_api": api,
+        "rerank_model": env.get("MCP_DOCS_RERANK_MODEL", "").strip() or None,
+        "rerank_api_key_env": key_env,
+        "rerank_api_key": key,
+        "rerank_model_dir": model_dir,
+        "rerank_top": top,
+        "rerank_timeout": _positive(env, "MCP_DOCS_RERANK_TIMEOUT", DEFAULT_RERANK_TIMEOUT, float),
+    }
 
 
 def _names(env: Mapping[str, str], name: str) -> tuple[str, ...]:
