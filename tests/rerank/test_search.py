@@ -78,8 +78,8 @@ def test_every_mode_is_reranked_after_retrieval(
 ) -> None:
     with Library(load(vault, tmp_path / "idx", embeddings)) as plain:
         plain.sync()
-        assert plain.vectors is not None
-        plain.vectors.build()
+        assert plain.embedding is not None
+        plain.embedding.build()
         assert ids(plain)[:3] == KEYWORD_ORDER  # without the stage
         assert plain.search(QUERY, mode=mode).reranked is False  # type: ignore[arg-type]
     with Library(load(vault, tmp_path / "idx", embeddings, reranker.url)) as lib:
