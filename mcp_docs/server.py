@@ -142,13 +142,14 @@ def build_server(library: Library, state: ServerState | None = None) -> MCPServe
         tag: Annotated[str | None, Field(description="Only documents with this tag.")] = None,
         limit: Annotated[int, Field(description="Page size (1-200).")] = 50,
         cursor: Annotated[str | None, Field(description="next_cursor of the previous page.")] = None,
+        linked_to: Annotated[str | None, Field(description="Only documents that link to this id (backlinks).")] = None,
     ) -> Annotated[CallToolResult, ListResult]:
         """Browse documents under a folder (recursive, by id) with titles, summaries and subfolders. Paginated."""
-        return _call("list_documents", lambda: tools.list_documents(folder, tag, limit, cursor), render_list)
+        return _call("list_documents", lambda: tools.list_documents(folder, tag, limit, cursor, linked_to), render_list)
 
     @mcp.tool(title="Read document", annotations=READ_ONLY)
     def read_document(
-        id: Annotated[str, Field(description="Document id, e.g. 'guides/setup.md'.")],
+        id: Annotated[str, Field(description="Document id, e.g. 'guides/setup.md', or a link: '[[Setup]]'.")],
         mode: Annotated[
             str,
             _one_of(READ_MODES, "outline: headings with line ranges and sizes; summary: headings and first lines."),
@@ -163,8 +164,11 @@ def build_server(library: Library, state: ServerState | None = None) -> MCPServe
     def read_section(
         id: Annotated[str, Field(description="Document id.")],
         section: Annotated[
-            str, Field(description="Heading or heading path 'Parent > Child' (case-insensitive, partial ok).")
-        ],
+            str,
+            Field(
+                description="Heading or path 'Parent > Child' (case-insensitive, partial ok); '' if id is '[[Doc#Heading]]'."
+            ),
+        ] = "",
         max_chars: Annotated[int, Field(description="Budget, max 50000.")] = 8000,
         offset: Annotated[int, Field(description="next_offset to continue.")] = 0,
         include_subsections: bool = True,

@@ -1,0 +1,93 @@
+"""The link graph of the indexed documents: the rules of `links.py` over the catalog's names and links.
+
+Links are kept as written and resolved when asked, so the graph is as fresh as the catalog: a note
+renamed or deleted changes what links resolve to, and its backlinks, at the next sync, without
+re-reading the notes that link to it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .index.catalog import Catalog, LinkRecord
+from .links import Name, Resolution, Target, is_document_link, link_target, lookup_key, resolve
+from .markdown import Link
+
+
+@dataclass(frozen=True)
+class BrokenLink:
+    id: str  # the linking document
+    line: int
+    target: str  # as written
+    reason: str
+
+
+@dataclass(frozen=True)
+class OutgoingLink:
+    target: Target
+    resolution: Resolution
+
+
+class LinkGraph:
+    def __init__(self, catalog: Catalog, extensions: Sequence[str]) -> None:
+        self.catalog = catalog
+        self.extensions = tuple(extensions)
+
+    def resolve(self, target: Target, source: str | None = None) -> Resolution:
+        key = lookup_key(target, source, self.extensions)
+        return resolve(target, source, self.catalog.names([key]), self.extensions)
+
+    def outgoing(self, source: str, links: Sequence[Link]) -> list[OutgoingLink]:
+        """The links of `source` to other notes, each once, in the order written, resolved."""
+        targets: dict[tuple[str, str | None], Target] = {}
+        for link in links:
+            if not is_document_link(link.target, link.kind, self.extensions):
+                continue
+            target = link_target(link.kind, link.target, link.heading)
+            if target is not None and target.path:  # '#heading' alone is a link inside the note
+                targets.setdefault((target.path.casefold(), (target.heading or "").casefold() or None), target)
+        keys = {lookup_key(t, source, self.extensions) for t in targets.values()}
+        names = self.catalog.names(keys)
+        out: dict[tuple[str, str], OutgoingLink] = {}
+        for target in targets.values():
+            resolution = resolve(target, source, names, self.extensions)
+            if resolution.id != source:  # two names of one note (its file name, an alias) are one link
+                where = resolution.id or "\x00" + target.path.casefold()
+                out.setdefault((where, (target.heading or "").casefold()), OutgoingLink(target, resolution))
+        return list(out.values())
+
+    def backlinks(self, doc_id: str) -> list[str]:
+        """The documents that link to `doc_id`, by id."""
+        keys = {n.key for n in self.catalog.names_of(doc_id)}
+        if not keys:
+            return []
+        names = self.catalog.names(keys)
+        sources: set[str] = set()
+        for link in self.catalog.links(keys):
+            if link.doc_id != doc_id and link.doc_id not in sources and self._resolve(link, names).id == doc_id:
+                sources.add(link.doc_id)
+        return sorted(sources)
+
+    def broken(self) -> list[BrokenLink]:
+        """Every link to a note that resolves to nothing (or to several notes), with its line."""
+        by_key: dict[str, list[Name]] = defaultdict(list)
+        for name in self.catalog.all_names():
+            by_key[name.key].append(name)
+        found = []
+        for link in self.catalog.links():
+            resolution = self._resolve(link, by_key.get(link.key, []))
+            if resolution.id is None and link.key:
+                reason = (
+                    "ambiguous: " + ", ".join(resolution.candidates[:5]) if resolution.ambiguous else "no such document"
+                )
+                shown = link.target + (f"#{link.heading}" if link.kind == "wiki" and link.heading else "")
+                found.append(BrokenLink(link.doc_id, link.line, shown, reason))
+        return found
+
+    def _resolve(self, link: LinkRecord, names: Sequence[Name]) -> Resolution:
+        target = link_target(link.kind, link.target, link.heading)
+        if target is None:
+            return Resolution(None)
+        return resolve(target, link.doc_id, names, self.extensions)
