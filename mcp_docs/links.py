@@ -215,6 +215,8 @@ def resolve(target: Target, source: str | None, names: Iterable[Name], extension
         if rel == ".." or rel.startswith("../") or rel.startswith("/"):
             return UNRESOLVED  # out of the root: nothing to look up
         rel = "" if rel == "." else rel
+        if path.endswith("/") and rel:  # a folder: its index note, never the file of the same name
+            rel += "/"
         found = _by_path(rel, docs, extensions)
         if found is None and target.kind == "wiki" and not path.startswith((".", "/")):
             # Obsidian also accepts the end of a path ('setup/install') and a path relative to the note.
