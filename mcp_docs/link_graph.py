@@ -41,13 +41,13 @@ class LinkGraph:
 
     def outgoing(self, source: str, links: Sequence[Link]) -> list[OutgoingLink]:
         """The links of `source` to other notes, each once, in the order written, resolved."""
-        targets: dict[tuple[str, str | None], Target] = {}
+        targets: dict[tuple[str, str, str], Target] = {}
         for link in links:
             if not is_document_link(link.target, link.kind, self.extensions):
                 continue
             target = link_target(link.kind, link.target, link.heading)
             if target is not None and target.path:  # '#heading' alone is a link inside the note
-                targets.setdefault((target.path.casefold(), (target.heading or "").casefold() or None), target)
+                targets.setdefault((target.kind, target.path.casefold(), (target.heading or "").casefold()), target)
         keys = {lookup_key(t, source, self.extensions) for t in targets.values()}
         names = self.catalog.names(keys)
         out: dict[tuple[str, str], OutgoingLink] = {}

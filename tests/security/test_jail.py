@@ -698,3 +698,58 @@ def test_r4_a_partial_sync_judges_new_links_as_the_full_scan_does(tmp_path: Path
         assert sorted(lib.catalog.ids()) == ["guides/ok.md", "public.md"]
     finally:
         lib.close()
+
+
+# Link-shaped attacks (issue 15): a note's links and an agent's link targets resolve only to served documents.
+LINK_ATTACKS = (
+    "../../etc/passwd",
+    "/etc/passwd",
+    "%2e%2e/%2e%2e/etc/passwd",
+    "C:\\Windows\\win.ini",
+    "../outside/escape.md",
+    "escape",
+    "esc-dir/escape",
+    "secretstuff/diary",
+    "diary",
+    ".trash/old",
+    "old",
+    "file:///etc/passwd",
+)
+
+
+async def test_r5_link_targets_out_of_the_root_or_excluded_resolve_to_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    secrets = {".mcpdocsignore": "secretstuff/\n", "secretstuff/diary.md": "", ".trash/old.md": ""}
+    for rel in secrets:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(secrets[rel] or f"# Secret\n\n{LINK_SECRET}\n")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "escape.md").write_text(f"# Escape\n\n{OUTSIDE_MARKER}\n")
+    os.symlink(tmp_path / "outside" / "escape.md", root / "escape.md")
+    os.symlink(tmp_path / "outside", root / "esc-dir")
+    body = "\n".join(f"[[{t}]] [m]({t}) [a]({t}.md)" for t in LINK_ATTACKS)
+    (root / "attacks.md").write_text(f"# Attacks\n\n{body}\n\n[[public]]\n")
+    (root / "public.md").write_text("# Public\n\npublic words\n")
+    with Library(Settings.load(root, tmp_path / "index", embeddings="none", environ={})) as lib:
+        lib.sync()
+        async with Client(build_server(lib), raise_exceptions=False) as client:
+            with OpenAudit.recording() as opened:
+                for attack in LINK_ATTACKS:
+                    for target in (attack, f"[[{attack}]]", f"[[{attack}#Secret]]"):
+                        for tool, args in (
+                            ("read_document", {"id": target}),
+                            ("read_section", {"id": target, "section": "Secret"}),
+                            ("list_documents", {"linked_to": target}),
+                        ):
+                            r = await client.call_tool(tool, args)
+                            text = result_text(r)
+                            assert r.is_error and _clear(text), (tool, target, text[:200])
+                            assert LINK_SECRET not in text and OUTSIDE_MARKER not in text
+                        with pytest.raises(MCPError):
+                            await client.read_resource(f"docs://{target}")
+                r = await client.call_tool("read_document", {"id": "attacks.md", "mode": "outline"})
+                outline = result_text(r)
+                assert "Links to (" in outline and "public.md" in outline and outline.count("(unresolved)") >= 20
+                assert LINK_SECRET not in outline and OUTSIDE_MARKER not in outline
+            assert not opened_outside(opened, [(tmp_path / "outside").resolve()])
+            assert not [p for p in opened if "secretstuff" in p or ".trash" in p]
