@@ -39,24 +39,32 @@ class LinkGraph:
         key = lookup_key(target, source, self.extensions)
         return resolve(target, source, self.catalog.names([key]), self.extensions)
 
-    def outgoing(self, source: str, links: Sequence[Link]) -> list[OutgoingLink]:
-        """The links of `source` to other notes, each once, in the order written, resolved."""
+    def outgoing(self, source: str, links: Sequence[Link], limit: int) -> tuple[list[OutgoingLink], bool]:
+        """The links of `source` to other notes, each once, in the order written, resolved: the first `limit`
+        targets, and whether there are more (a note of 40,000 links must not cost 40,000 resolutions)."""
         targets: dict[tuple[str, str, str], Target] = {}
+        seen: set[tuple[str, str, str | None]] = set()
+        more = False
         for link in links:
-            if not is_document_link(link.target, link.kind, self.extensions):
+            written = (link.kind, link.target, link.heading)
+            if written in seen or not is_document_link(link.target, link.kind, self.extensions):
                 continue
+            seen.add(written)
             target = link_target(link.kind, link.target, link.heading)
             if target is not None and target.path:  # '#heading' alone is a link inside the note
+                if len(targets) >= limit:
+                    more = True
+                    break
                 targets.setdefault((target.kind, target.path.casefold(), (target.heading or "").casefold()), target)
-        keys = {lookup_key(t, source, self.extensions) for t in targets.values()}
-        names = self.catalog.names(keys)
+        keyed = {t: lookup_key(t, source, self.extensions) for t in targets.values()}
+        by_key = _by_key(self.catalog.names(set(keyed.values())))
         out: dict[tuple[str, str], OutgoingLink] = {}
-        for target in targets.values():
-            resolution = resolve(target, source, names, self.extensions)
+        for target, key in keyed.items():  # each target sees only its own names: linear in the links
+            resolution = resolve(target, source, by_key.get(key, []), self.extensions)
             if resolution.id != source:  # two names of one note (its file name, an alias) are one link
                 where = resolution.id or "\x00" + target.path.casefold()
                 out.setdefault((where, (target.heading or "").casefold()), OutgoingLink(target, resolution))
-        return list(out.values())
+        return list(out.values()), more
 
     def backlinks(self, doc_id: str) -> list[str]:
         """The documents that link to `doc_id`, by id."""
@@ -72,9 +80,7 @@ class LinkGraph:
 
     def broken(self) -> list[BrokenLink]:
         """Every link to a note that resolves to nothing (or to several notes), with its line."""
-        by_key: dict[str, list[Name]] = defaultdict(list)
-        for name in self.catalog.all_names():
-            by_key[name.key].append(name)
+        by_key = _by_key(self.catalog.all_names())
         found = []
         for link in self.catalog.links():
             resolution = self._resolve(link, by_key.get(link.key, []))
@@ -91,3 +97,10 @@ class LinkGraph:
         if target is None:
             return Resolution(None)
         return resolve(target, link.doc_id, names, self.extensions)
+
+
+def _by_key(names: Sequence[Name]) -> dict[str, list[Name]]:
+    grouped: dict[str, list[Name]] = defaultdict(list)
+    for name in names:
+        grouped[name.key].append(name)
+    return grouped

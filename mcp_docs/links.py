@@ -100,15 +100,21 @@ def link_target(kind: str, target: str, heading: str | None) -> Target | None:
 
 def link_record(link: Link, source: str, extensions: Sequence[str]) -> dict[str, Any]:
     """A parsed link as the catalog keeps it; `key` is None for what is not a link to a note (URLs, images)."""
-    target = link_target(link.kind, link.target, link.heading)
-    document = target is not None and is_document_link(link.target, link.kind, extensions)
+    key: str | None = None
+    if is_document_link(link.target, link.kind, extensions):
+        name = link.target.strip()
+        if link.kind == "wiki" and not name.startswith(".") and "/" not in name and "\\" not in name:
+            key = strip_extension(name[:MAX_TARGET_CHARS], extensions).casefold()  # a plain name: the common case
+        else:
+            target = link_target(link.kind, link.target, link.heading)
+            key = lookup_key(target, source, extensions) if target is not None else None
     return {
         "target": link.target,
         "kind": link.kind,
         "heading": link.heading,
         "alias": link.alias,
         "line": link.line,
-        "key": lookup_key(target, source, extensions) if document and target is not None else None,
+        "key": key,
     }
 
 

@@ -83,6 +83,7 @@ LISTED_CHARS = 1000  # candidate lists in error messages (closest ids, headings,
 ID_CHARS = 300  # an id quoted in a message (results carry ids whole)
 SUMMARY_LINE_CHARS = 160
 OUTLINE_LINKS_CHARS = 1500  # the outline's list of outgoing links
+OUTLINE_LINK_TARGETS = 100  # distinct link targets an outline resolves (a hub note may have thousands)
 OUTLINE_BACKLINKS = 5  # linking ids shown in an outline; list_documents(linked_to=...) pages through all
 SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "keyword", "semantic")
 READ_MODES: tuple[ReadMode, ...] = ("full", "outline", "summary")
@@ -381,23 +382,25 @@ class DocsTools:
     def _outline_links(self, doc: LoadedDocument) -> str:
         """The outline's last lines: where the document links to, and which documents link to it."""
         lines = []
-        outgoing = self.links.outgoing(doc.id, doc.parsed.links)
+        outgoing, more = self.links.outgoing(doc.id, doc.parsed.links, OUTLINE_LINK_TARGETS)
         if outgoing:
             shown = []
             for link in outgoing:
-                heading = f"#{link.target.heading}" if link.target.heading else ""
+                heading = printable(f"#{link.target.heading}", HEADING_CHARS) if link.target.heading else ""
+                written = printable(describe(link.target), ID_CHARS)
                 if link.resolution.id is not None:
                     shown.append(link.resolution.id + heading)
                 elif link.resolution.ambiguous:
-                    shown.append(f"'{describe(link.target)}' (ambiguous: {len(link.resolution.candidates)} documents)")
+                    shown.append(f"'{written}' (ambiguous: {len(link.resolution.candidates)} documents)")
                 else:
-                    shown.append(f"'{describe(link.target)}' (unresolved)")
-            lines.append(f"Links to ({len(outgoing)}): " + clip_list(shown, OUTLINE_LINKS_CHARS, ID_CHARS) + ".")
+                    shown.append(f"'{written}' (unresolved)")
+            count = f"first {len(outgoing)}" if more else str(len(outgoing))
+            lines.append(f"Links to ({count}): " + clip_list(shown, OUTLINE_LINKS_CHARS, ID_CHARS) + ".")
         backlinks = self.links.backlinks(doc.id)
         if backlinks:
             first = ", ".join(backlinks[:OUTLINE_BACKLINKS])
-            more = f", … list_documents(linked_to='{doc.id}') lists all" if len(backlinks) > OUTLINE_BACKLINKS else ""
-            lines.append(f"Linked from ({len(backlinks)}): {first}{more}.")
+            rest = f", … list_documents(linked_to='{doc.id}') lists all" if len(backlinks) > OUTLINE_BACKLINKS else ""
+            lines.append(f"Linked from ({len(backlinks)}): {first}{rest}.")
         return "\n".join(lines) + "\n" if lines else ""
 
     def _require_root(self) -> None:

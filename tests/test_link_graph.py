@@ -209,3 +209,17 @@ def test_status_lists_broken_links_with_their_line(tmp_path: Path, capsys: pytes
     assert main(["status", *argv]) == 0
     human = capsys.readouterr().out
     assert "5 broken links" in human and "Missing Note" in human and "no such document" in human
+
+
+def test_an_outline_resolves_a_bounded_number_of_link_targets(tmp_path: Path) -> None:
+    from mcp_docs.tools import OUTLINE_LINK_TARGETS, DocsTools
+
+    root = tmp_path / "vault"
+    write(root, "hub.md", "# Hub\n\n" + "\n".join(f"[[n{i}]] [[n{i}|again]]" for i in range(OUTLINE_LINK_TARGETS + 50)))
+    write(root, "n1.md", "# One\n")
+    with Library(Settings.load(root, tmp_path / "index", embeddings="none", environ={})) as lib:
+        lib.sync()
+        r = DocsTools(lib).read_document("hub.md", mode="outline")
+    links = next(line for line in r.content.splitlines() if line.startswith("Links to"))
+    assert links.startswith(f"Links to (first {OUTLINE_LINK_TARGETS}): 'n0' (unresolved), n1.md, 'n2' (unresolved)")
+    assert len(links) < 2000 and "more" in links  # the list itself is clipped to its share of the budget

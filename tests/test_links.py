@@ -121,3 +121,17 @@ def test_the_parser_gives_each_link_its_line_and_the_catalog_its_key() -> None:
     records = [link_record(link, "notes/deep/t.md", EXT) for link in parsed.links]
     assert [(r["line"], r["key"]) for r in records] == [(6, "quokka setup"), (11, "b"), (11, None)]
     assert parsed.aliases == ("Alpha",)
+
+
+@pytest.mark.parametrize(
+    "written",
+    ["Quokka Setup", "quokka setup.md", "Notes.MARKDOWN", "a/b", "./x", "../up/y.md", "", "  padded  ", "v2.0"],
+)
+def test_the_catalog_key_of_a_wikilink_is_the_key_resolution_looks_up(written: str) -> None:
+    from mcp_docs.links import link_target, lookup_key
+    from mcp_docs.markdown import Link
+
+    link = Link(target=written, kind="wiki", heading="H", line=1)
+    target = link_target("wiki", written, "H")
+    assert target is not None
+    assert link_record(link, "notes/deep/t.md", EXT)["key"] == lookup_key(target, "notes/deep/t.md", EXT)
