@@ -17,6 +17,7 @@ anything is looked up, and the caller still opens the result through the jail (`
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -267,6 +268,14 @@ def _pick(ids: list[str], source_folder: str | None) -> Resolution:
     if len(near) == 1:
         return Resolution(near[0])
     return Resolution(None, tuple(ids))
+
+
+_NOT_IN_ANCHOR = re.compile(r"[^\w\- ]+")
+
+
+def anchor(heading: str) -> str:
+    """The anchor GitHub, Hugo and most renderers give a heading: 'Linux setup (x86)' → 'linux-setup-x86'."""
+    return _NOT_IN_ANCHOR.sub("", heading.strip().casefold()).replace(" ", "-")
 
 
 def describe(target: Target) -> str:

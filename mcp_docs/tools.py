@@ -36,7 +36,7 @@ from .errors import (
 )
 from .library import Library
 from .link_graph import LinkGraph
-from .links import Target, describe, parse_target
+from .links import Target, anchor, describe, parse_target
 from .loader import file_stem, read_markdown
 from .markdown import (
     HEADING_SEPARATOR,
@@ -284,10 +284,18 @@ class DocsTools:
         if not isinstance(section, str):
             section = ""
         doc = self.load(id)
+        from_link = not section.strip() and doc.heading is not None
         section = section.strip() or doc.heading or ""  # '[[Note#Heading]]' as the id names the section
         if not section:
             raise ToolInputError("The section is empty: give a heading or a heading path like 'Setup > Linux'.")
-        found = match_section(doc.parsed.sections, section, doc.id)
+        try:
+            found = match_section(doc.parsed.sections, section, doc.id)
+        except ToolInputError:
+            # a Markdown link's fragment is the heading's anchor: '#linux-setup' for '## Linux setup'
+            anchored = [s for s in doc.parsed.sections if from_link and anchor(s.heading) == anchor(section)]
+            if len(anchored) != 1:
+                raise
+            found = anchored[0]
         text = section_text(doc.parsed.lines, found, bool(include_subsections))
         content, next_offset = cut(text, offset, max_chars)
         return ReadSectionResult(

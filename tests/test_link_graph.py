@@ -37,7 +37,7 @@ def make_vault(base: Path) -> Path:
     write(
         root,
         "Quokka Setup.md",
-        "---\naliases: [QS]\n---\n# Quokka Setup\n\n## Linux\n\nlinux steps\n\n## Mac\n\nbrew\n",
+        "---\naliases: [QS]\n---\n# Quokka Setup\n\n## Linux\n\nlinux steps\n\n## Mac\n\nbrew\n\n## Build (from source)\n\nmake\n",
     )
     write(root, "notes/a.md", NOTE_A)
     write(root, "notes/dup.md", "# Dup in notes\n")
@@ -98,6 +98,10 @@ async def test_a_wikilink_with_a_heading_reads_that_section(client: Client) -> N
     r = await call(client, "read_document", id="[[Quokka Setup#Linux]]")
     assert r["id"] == "Quokka Setup.md" and "read_section" in r["note"]
     assert "section is empty" in await error(client, "read_section", id="[[Quokka Setup]]")
+    # a Markdown link's fragment is the heading's anchor
+    r = await call(client, "read_section", id="Quokka%20Setup.md#build-from-source")
+    assert r["heading"] == "Build (from source)" and "make" in r["content"]
+    assert "No section 'nowhere'" in await error(client, "read_section", id="[[Quokka Setup#nowhere]]")
 
 
 async def test_names_aliases_and_paths_resolve_wherever_an_id_is_accepted(client: Client) -> None:
