@@ -82,7 +82,7 @@ RESERVED_NOTE_CHARS = 400  # notes added after a result is fitted (the budget's 
 LISTED_CHARS = 1000  # candidate lists in error messages (closest ids, headings, folders)
 ID_CHARS = 300  # an id quoted in a message (results carry ids whole)
 SUMMARY_LINE_CHARS = 160
-OUTLINE_LINKS_CHARS = 1500  # the outline's list of outgoing links
+OUTLINE_LINKS_CHARS = 800  # the outline's list of outgoing links (~200 tokens at most)
 OUTLINE_LINK_TARGETS = 100  # distinct link targets an outline resolves (a hub note may have thousands)
 OUTLINE_BACKLINKS = 5  # linking ids shown in an outline; list_documents(linked_to=...) pages through all
 SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "keyword", "semantic")
