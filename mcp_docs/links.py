@@ -30,6 +30,7 @@ from .markdown import Link
 INDEX_NAMES = ("index", "_index", "readme")
 _EXTERNAL_PREFIXES = ("http:", "https:", "mailto:", "ftp:", "tel:", "data:", "javascript:", "file:", "//")
 MAX_TARGET_CHARS = 500
+MAX_ALIASES = 100  # per document: front matter can hold 100,000 values, the catalog keeps names for these
 
 FILE, FOLDER, ALIAS = "file", "folder", "alias"
 
@@ -88,6 +89,8 @@ def names_of(doc_id: str, aliases: Iterable[str], extensions: Sequence[str]) -> 
     seen: set[str] = set()
     for alias in aliases:
         alias = alias.strip()[:MAX_TARGET_CHARS]
+        if len(seen) >= MAX_ALIASES:
+            break
         if alias and alias.casefold() not in seen:
             seen.add(alias.casefold())
             names.append(Name(key_of(alias, extensions), doc_id, ALIAS, alias))

@@ -135,3 +135,10 @@ def test_the_catalog_key_of_a_wikilink_is_the_key_resolution_looks_up(written: s
     target = link_target("wiki", written, "H")
     assert target is not None
     assert link_record(link, "notes/deep/t.md", EXT)["key"] == lookup_key(target, "notes/deep/t.md", EXT)
+
+
+def test_a_document_keeps_a_bounded_number_of_aliases() -> None:
+    from mcp_docs.links import MAX_ALIASES
+
+    names = names_of("a.md", [f"alias {i}" for i in range(10_000)], EXT)
+    assert len(names) == 1 + MAX_ALIASES
