@@ -12,8 +12,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .index.catalog import Catalog, LinkRecord
-from .links import Name, Resolution, Target, is_document_link, link_target, lookup_key, resolve
+from .links import Name, Resolution, Target, describe, is_document_link, link_target, lookup_key, resolve
 from .markdown import Link
+from .paths import printable
+from .snippets import clip_list
+
+OUTLINE_LINKS_CHARS = 800  # the outline's list of outgoing links (~200 tokens at most)
+OUTLINE_LINK_TARGETS = 100  # distinct link targets an outline resolves (a hub note may have thousands)
+OUTLINE_BACKLINKS = 5  # linking ids shown in an outline; list_documents(linked_to=...) pages through all
+TARGET_CHARS = 300  # a link target quoted in the outline
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,30 @@ class LinkGraph:
                 where = resolution.id or "\x00" + target.path.casefold()
                 out.setdefault((where, (target.heading or "").casefold()), OutgoingLink(target, resolution))
         return list(out.values()), more
+
+    def outline_lines(self, doc_id: str, links: Sequence[Link]) -> str:
+        """The outline's last lines: where the document links to, and which documents link to it."""
+        lines = []
+        outgoing, more = self.outgoing(doc_id, links, OUTLINE_LINK_TARGETS)
+        if outgoing:
+            shown = []
+            for link in outgoing:
+                heading = printable(f"#{link.target.heading}", TARGET_CHARS) if link.target.heading else ""
+                written = printable(describe(link.target), TARGET_CHARS)
+                if link.resolution.id is not None:
+                    shown.append(link.resolution.id + heading)
+                elif link.resolution.ambiguous:
+                    shown.append(f"'{written}' (ambiguous: {len(link.resolution.candidates)} documents)")
+                else:
+                    shown.append(f"'{written}' (unresolved)")
+            count = f"first {len(outgoing)}" if more else str(len(outgoing))
+            lines.append(f"Links to ({count}): " + clip_list(shown, OUTLINE_LINKS_CHARS, TARGET_CHARS) + ".")
+        backlinks = self.backlinks(doc_id)
+        if backlinks:
+            first = ", ".join(backlinks[:OUTLINE_BACKLINKS])
+            rest = f", … list_documents(linked_to='{doc_id}') lists all" if len(backlinks) > OUTLINE_BACKLINKS else ""
+            lines.append(f"Linked from ({len(backlinks)}): {first}{rest}.")
+        return "\n".join(lines) + "\n" if lines else ""
 
     def backlinks(self, doc_id: str) -> list[str]:
         """The documents that link to `doc_id`, by id."""

@@ -82,9 +82,6 @@ RESERVED_NOTE_CHARS = 400  # notes added after a result is fitted (the budget's 
 LISTED_CHARS = 1000  # candidate lists in error messages (closest ids, headings, folders)
 ID_CHARS = 300  # an id quoted in a message (results carry ids whole)
 SUMMARY_LINE_CHARS = 160
-OUTLINE_LINKS_CHARS = 800  # the outline's list of outgoing links (~200 tokens at most)
-OUTLINE_LINK_TARGETS = 100  # distinct link targets an outline resolves (a hub note may have thousands)
-OUTLINE_BACKLINKS = 5  # linking ids shown in an outline; list_documents(linked_to=...) pages through all
 SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "keyword", "semantic")
 READ_MODES: tuple[ReadMode, ...] = ("full", "outline", "summary")
 _LEADING_HASHES = re.compile(r"^#{1,6}\s+")
@@ -247,7 +244,7 @@ class DocsTools:
         if read_mode == "full":
             text = doc.text
         elif read_mode == "outline":
-            text = outline(doc.parsed) + self._outline_links(doc)
+            text = outline(doc.parsed) + self.links.outline_lines(doc.id, doc.parsed.links)
         else:
             text = summary(doc.parsed)
         if doc.heading:
@@ -386,30 +383,6 @@ class DocsTools:
                 f"pass one of these ids: {shown}."
             )
         return resolution.id
-
-    def _outline_links(self, doc: LoadedDocument) -> str:
-        """The outline's last lines: where the document links to, and which documents link to it."""
-        lines = []
-        outgoing, more = self.links.outgoing(doc.id, doc.parsed.links, OUTLINE_LINK_TARGETS)
-        if outgoing:
-            shown = []
-            for link in outgoing:
-                heading = printable(f"#{link.target.heading}", HEADING_CHARS) if link.target.heading else ""
-                written = printable(describe(link.target), ID_CHARS)
-                if link.resolution.id is not None:
-                    shown.append(link.resolution.id + heading)
-                elif link.resolution.ambiguous:
-                    shown.append(f"'{written}' (ambiguous: {len(link.resolution.candidates)} documents)")
-                else:
-                    shown.append(f"'{written}' (unresolved)")
-            count = f"first {len(outgoing)}" if more else str(len(outgoing))
-            lines.append(f"Links to ({count}): " + clip_list(shown, OUTLINE_LINKS_CHARS, ID_CHARS) + ".")
-        backlinks = self.links.backlinks(doc.id)
-        if backlinks:
-            first = ", ".join(backlinks[:OUTLINE_BACKLINKS])
-            rest = f", … list_documents(linked_to='{doc.id}') lists all" if len(backlinks) > OUTLINE_BACKLINKS else ""
-            lines.append(f"Linked from ({len(backlinks)}): {first}{rest}.")
-        return "\n".join(lines) + "\n" if lines else ""
 
     def _require_root(self) -> None:
         if not self.library.jail.root.is_dir():

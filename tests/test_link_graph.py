@@ -216,7 +216,8 @@ def test_status_lists_broken_links_with_their_line(tmp_path: Path, capsys: pytes
 
 
 def test_an_outline_resolves_a_bounded_number_of_link_targets(tmp_path: Path) -> None:
-    from mcp_docs.tools import OUTLINE_LINK_TARGETS, DocsTools
+    from mcp_docs.link_graph import OUTLINE_LINK_TARGETS
+    from mcp_docs.tools import DocsTools
 
     root = tmp_path / "vault"
     write(root, "hub.md", "# Hub\n\n" + "\n".join(f"[[n{i}]] [[n{i}|again]]" for i in range(OUTLINE_LINK_TARGETS + 50)))
