@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     _rerank(p)
 
     p = sub.add_parser("read", help="read a document, its outline, summary or one section")
-    p.add_argument("id")
+    p.add_argument("id", help="document id, or a link target: '[[Note]]', a file name, an alias")
     _common(p)
     p.add_argument("--section", help="heading or heading path ('Setup > Linux')")
     p.add_argument("--mode", default="full", help="full (default), outline or summary")

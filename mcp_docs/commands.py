@@ -20,9 +20,12 @@ from rich.text import Text
 from .errors import IndexBusy, ToolInputError, UserError
 from .index.sync import SyncReport
 from .library import Library, open_library
+from .link_graph import LinkGraph
 from .models import ReadDocumentResult, ReadSectionResult
 from .render import plural
 from .settings import Settings
+
+BROKEN_LINKS_SHOWN = 100  # rows of the human status; --json lists every broken link
 
 # Chunks `mcp-docs search` embeds before answering (~10 s with the local model); past that,
 # `mcp-docs index` (progress bar, resumable) or a running server builds the vectors.
@@ -277,6 +280,7 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
         info = library.index_info()
         problems = catalog.problems()
         warnings = catalog.documents_with_warnings()
+        broken = LinkGraph(catalog, settings.extensions).broken()
         status = {
             "root": str(settings.root),
             "index_dir": str(settings.index_dir),
@@ -287,6 +291,7 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
             "pending_embeddings": info.pending_embeddings,
             "skipped": [{"path": p.path, "kind": p.kind, "detail": p.detail} for p in problems],
             "warnings": [{"path": path, "warnings": w} for path, w in warnings],
+            "broken_links": [{"id": b.id, "line": b.line, "target": b.target, "reason": b.reason} for b in broken],
         }
         vec = library.vectors.status() if library.vectors is not None else None
         if vec is not None:
@@ -318,11 +323,18 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
             for path, ws in warnings:
                 table.add_row(path, "; ".join(ws))
             console.print(table)
+        if broken:
+            table = Table("document", "line", "link", "why", title=f"{plural(len(broken), 'broken link')}")
+            for b in broken[:BROKEN_LINKS_SHOWN]:
+                table.add_row(b.id, str(b.line), b.target, b.reason)
+            console.print(table)
+            if len(broken) > BROKEN_LINKS_SHOWN:
+                console.print(f"… and {len(broken) - BROKEN_LINKS_SHOWN} more (`mcp-docs status --json` lists all)")
         empty = library.empty_note()
         if empty:
             console.print(f"[yellow]{empty}[/]", highlight=False)
-        elif not problems and not warnings:
-            console.print("no files skipped, no warnings")
+        elif not problems and not warnings and not broken:
+            console.print("no files skipped, no warnings, no broken links")
     return 0
 
 

@@ -53,6 +53,7 @@ class Link:
     kind: str  # "wiki" | "markdown"
     heading: str | None = None
     alias: str | None = None
+    line: int = 0  # 1-based, where the link is written
 
 
 @dataclass(frozen=True)
@@ -442,9 +443,9 @@ def _collect_links(lines: list[str], content_start: int, code_lines: set[int], d
             heading = (m.group(2) or "").strip() or None
             alias = (m.group(3) or "").strip() or None
             if target or heading:
-                links.append(Link(target=target, kind="wiki", heading=heading, alias=alias))
+                links.append(Link(target=target, kind="wiki", heading=heading, alias=alias, line=n + 1))
         for m in MARKDOWN_LINK.finditer(line):
-            links.append(Link(target=m.group(2), kind="markdown", alias=m.group(1).strip() or None))
+            links.append(Link(target=m.group(2), kind="markdown", alias=m.group(1).strip() or None, line=n + 1))
     return tuple(links)
 
 

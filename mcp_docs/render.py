@@ -79,7 +79,7 @@ def render_list(result: ListResult) -> str:
             line += f": {clip(d.summary, 120)}"
         lines.append(line)
     if result.next_cursor:
-        lines.append(f"More: list_documents(cursor='{result.next_cursor}') with the same folder and tag.")
+        lines.append(f"More: list_documents(cursor='{result.next_cursor}') with the same folder, tag and linked_to.")
     return "\n".join(lines)
 
 

@@ -35,6 +35,8 @@ from .errors import (
     ToolInputError,
 )
 from .library import Library
+from .link_graph import LinkGraph
+from .links import Target, anchor, describe, parse_target
 from .loader import file_stem, read_markdown
 from .markdown import (
     HEADING_SEPARATOR,
@@ -95,6 +97,7 @@ class LoadedDocument:
     path: Path
     parsed: ParsedDocument
     text: str
+    heading: str | None = None  # the '#heading' of a link target given as the id
 
 
 class DocsTools:
@@ -157,23 +160,35 @@ class DocsTools:
 
     # -- list_documents ----------------------------------------------------------------------
     def list_documents(
-        self, folder: str = "", tag: str | None = None, limit: int = 50, cursor: str | None = None
+        self,
+        folder: str = "",
+        tag: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+        linked_to: str | None = None,
     ) -> ListResult:
         self._require_root()
         folder = self._folder(folder or "")
         tag_norm = normalize_tag(tag) if isinstance(tag, str) and tag.strip() else None
         notes: list[str] = []
+        linking: list[str] | None = None
+        linked_id: str | None = None
+        if linked_to is not None and (not isinstance(linked_to, str) or linked_to.strip()):
+            linked_id = self.locate(linked_to)[0]
+            linking = self.links.backlinks(linked_id)
+            notes.append(f"Documents that link to '{printable(linked_id, ID_CHARS)}'.")
         limit = _int(limit, "limit")
         if limit < 1 or limit > MAX_LIST_LIMIT:
             clamped = min(max(limit, 1), MAX_LIST_LIMIT)
             notes.append(f"limit {limit} is out of range 1-{MAX_LIST_LIMIT}: used {clamped}.")
             limit = clamped
-        offset = self._decode_cursor(cursor, folder, tag_norm) if cursor else 0
+        listing = (folder, tag_norm, linked_id)
+        offset = self._decode_cursor(cursor, *listing) if cursor else 0
         catalog = self.library.catalog
-        records, total = catalog.list_documents(folder, tag_norm, limit, offset)
+        records, total = catalog.list_documents(folder, tag_norm, limit, offset, linking)
         if total == 0 and folder and not self._folder_exists(folder):
             raise ToolInputError(self._folder_missing_message(folder))
-        folders = [FolderEntry(path=p, documents=n) for p, n in catalog.subfolders(folder, tag_norm)]
+        folders = [FolderEntry(path=p, documents=n) for p, n in catalog.subfolders(folder, tag_norm, linking)]
         shown_folders = fitting(folders, LIST_FOLDERS_CHARS)
         if shown_folders < len(folders):
             notes.append(f"{len(folders)} subfolders, first {shown_folders} shown; pass folder= to go deeper.")
@@ -195,9 +210,17 @@ class DocsTools:
             notes.append(f"page cut to {shown} documents to keep the reply small: continue with next_cursor.")
             records, documents = records[:shown], documents[:shown]
         next_offset = offset + len(records)
-        next_cursor = self._encode_cursor(next_offset, folder, tag_norm) if next_offset < total and records else None
+        next_cursor = self._encode_cursor(next_offset, *listing) if next_offset < total and records else None
         if total == 0:
-            notes.append("No documents here" + (f" with tag '{printable(tag_norm, 60)}'" if tag_norm else "") + ".")
+            notes.append(
+                (
+                    "No document links to it"
+                    if linking is not None and not folder and not tag_norm
+                    else "No documents here"
+                )
+                + (f" with tag '{printable(tag_norm, 60)}'" if tag_norm else "")
+                + "."
+            )
         result = ListResult(
             folder=folder,
             folders=folders[:shown_folders],
@@ -221,9 +244,14 @@ class DocsTools:
         if read_mode == "full":
             text = doc.text
         elif read_mode == "outline":
-            text = outline(doc.parsed)
+            text = outline(doc.parsed) + self.links.outline_lines(doc.id, doc.parsed.links)
         else:
             text = summary(doc.parsed)
+        if doc.heading:
+            notes.append(
+                f"'#{printable(doc.heading, HEADING_CHARS)}' names a section: "
+                f"read it alone with read_section(id='{printable(doc.id, ID_CHARS)}', section=...)."
+            )
         content, next_offset = cut(text, offset, max_chars)
         return ReadDocumentResult(
             id=doc.id,
@@ -242,7 +270,7 @@ class DocsTools:
     def read_section(
         self,
         id: str,
-        section: str,
+        section: str = "",
         max_chars: int = DEFAULT_MAX_CHARS,
         offset: int = 0,
         include_subsections: bool = True,
@@ -250,10 +278,21 @@ class DocsTools:
         notes: list[str] = []
         max_chars = self._max_chars(max_chars, notes)
         offset = self._offset(offset)
-        if not isinstance(section, str) or not section.strip():
-            raise ToolInputError("The section is empty: give a heading or a heading path like 'Setup > Linux'.")
+        if not isinstance(section, str):
+            section = ""
         doc = self.load(id)
-        found = match_section(doc.parsed.sections, section, doc.id)
+        from_link = not section.strip() and doc.heading is not None
+        section = section.strip() or doc.heading or ""  # '[[Note#Heading]]' as the id names the section
+        if not section:
+            raise ToolInputError("The section is empty: give a heading or a heading path like 'Setup > Linux'.")
+        try:
+            found = match_section(doc.parsed.sections, section, doc.id)
+        except ToolInputError:
+            # a Markdown link's fragment is the heading's anchor: '#linux-setup' for '## Linux setup'
+            anchored = [s for s in doc.parsed.sections if from_link and anchor(s.heading) == anchor(section)]
+            if len(anchored) != 1:
+                raise
+            found = anchored[0]
         text = section_text(doc.parsed.lines, found, bool(include_subsections))
         content, next_offset = cut(text, offset, max_chars)
         return ReadSectionResult(
@@ -274,23 +313,9 @@ class DocsTools:
 
     # -- helpers ------------------------------------------------------------------------------------
     def load(self, doc_id: Any) -> LoadedDocument:
-        """Resolve an id inside the root and read and parse the file as it is on disk now."""
-        if not isinstance(doc_id, str) or not doc_id.strip():
-            raise ToolInputError(
-                "The id is empty: use a document id like 'guides/setup.md' from search or list results."
-            )
+        """Resolve an id (or a link target) inside the root and read and parse the file as it is on disk now."""
         jail = self.library.jail
-        try:
-            path = jail.resolve_id(doc_id.strip())
-        except PathOutsideRoot as exc:
-            raise ToolInputError(f"Refused: {exc}") from exc
-        except FileNotFoundError:
-            raise ToolInputError(self._unknown_id_message(doc_id)) from None
-        if path == jail.root or path.is_dir():
-            raise ToolInputError(
-                f"'{printable(doc_id)}' is a folder, not a document: use list_documents(folder='{printable(doc_id)}')."
-            )
-        clean_id = path.relative_to(jail.root).as_posix()
+        clean_id, path, heading = self.locate(doc_id)
         try:
             data = read_markdown(jail, path, self.library.settings.max_file_bytes)
         except BinaryContent:
@@ -309,7 +334,55 @@ class DocsTools:
             raise ToolInputError(
                 f"'{clean_id}' is not served: {exc}, so it is skipped (see `mcp-docs status`)."
             ) from None
-        return LoadedDocument(clean_id, path, loaded.parsed, loaded.text)
+        return LoadedDocument(clean_id, path, loaded.parsed, loaded.text, heading)
+
+    @property
+    def links(self) -> LinkGraph:
+        return LinkGraph(self.library.catalog, self.library.settings.extensions)  # the catalog may be reopened
+
+    def locate(self, doc_id: Any) -> tuple[str, Path, str | None]:
+        """(id, path, heading) of the document `doc_id` names: an exact id first, else a link target
+        (`[[Quokka Setup#Linux]]`, a file name, an alias), resolved through the jail either way."""
+        if not isinstance(doc_id, str) or not doc_id.strip():
+            raise ToolInputError(
+                "The id is empty: use a document id like 'guides/setup.md' from search or list results."
+            )
+        jail = self.library.jail
+        doc_id = doc_id.strip()
+        heading: str | None = None
+        try:
+            found: Path | None
+            try:
+                found = jail.resolve_id(doc_id)
+            except FileNotFoundError:
+                found = None
+            if found is None or found == jail.root or found.is_dir():  # not a document's id: a link target?
+                target = parse_target(doc_id)
+                resolved = self._resolve_link(target) if target is not None else None
+                if target is not None and resolved is not None:
+                    heading, found = target.heading, jail.resolve_id(resolved)
+            if found is None:
+                raise FileNotFoundError(doc_id)
+            path = found
+        except PathOutsideRoot as exc:
+            raise ToolInputError(f"Refused: {exc}") from exc
+        except FileNotFoundError:
+            raise ToolInputError(self._unknown_id_message(doc_id)) from None
+        if path == jail.root or path.is_dir():
+            raise ToolInputError(
+                f"'{printable(doc_id)}' is a folder, not a document: use list_documents(folder='{printable(doc_id)}')."
+            )
+        return path.relative_to(jail.root).as_posix(), path, heading
+
+    def _resolve_link(self, target: Target) -> str | None:
+        resolution = self.links.resolve(target)
+        if resolution.ambiguous:
+            shown = clip_list(resolution.candidates, LISTED_CHARS, ID_CHARS)
+            raise ToolInputError(
+                f"'{printable(describe(target))}' names {len(resolution.candidates)} documents: "
+                f"pass one of these ids: {shown}."
+            )
+        return resolution.id
 
     def _require_root(self) -> None:
         if not self.library.jail.root.is_dir():
@@ -372,14 +445,15 @@ class DocsTools:
             raise ToolInputError("offset must be 0 or a next_offset from a previous result.")
         return value
 
-    def _cursor_key(self, folder: str, tag: str | None) -> str:
-        return hashlib.blake2b(f"{folder}\x00{tag or ''}".encode(), digest_size=6).hexdigest()
+    def _cursor_key(self, folder: str, tag: str | None, linked_to: str | None) -> str:
+        listing = f"{folder}\x00{tag or ''}" + (f"\x00{linked_to}" if linked_to is not None else "")
+        return hashlib.blake2b(listing.encode(), digest_size=6).hexdigest()
 
-    def _encode_cursor(self, offset: int, folder: str, tag: str | None) -> str:
-        raw = json.dumps({"o": offset, "k": self._cursor_key(folder, tag)}, separators=(",", ":"))
+    def _encode_cursor(self, offset: int, folder: str, tag: str | None, linked_to: str | None) -> str:
+        raw = json.dumps({"o": offset, "k": self._cursor_key(folder, tag, linked_to)}, separators=(",", ":"))
         return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
-    def _decode_cursor(self, cursor: Any, folder: str, tag: str | None) -> int:
+    def _decode_cursor(self, cursor: Any, folder: str, tag: str | None, linked_to: str | None) -> int:
         bad = ToolInputError(
             "Invalid cursor: pass next_cursor from the previous list_documents result unchanged, or omit it."
         )
@@ -391,9 +465,9 @@ class DocsTools:
             key = str(data["k"])
         except (ValueError, KeyError, TypeError, binascii.Error):
             raise bad from None
-        if key != self._cursor_key(folder, tag) or offset < 0:
+        if key != self._cursor_key(folder, tag, linked_to) or offset < 0:
             raise ToolInputError(
-                "This cursor belongs to another listing: use the same folder and tag as the call that returned it."
+                "This cursor belongs to another listing: use the same folder, tag and linked_to as the call that returned it."
             )
         return offset
 

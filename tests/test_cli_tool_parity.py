@@ -37,6 +37,10 @@ READS: list[tuple[str, dict[str, Any]]] = [
     ("read_section", {"id": "guides/setup/install.md", "section": "Build > Linux"}),
     ("read_section", {"id": "guides/setup/install.md", "section": "nothing here"}),
     ("read_document", {"id": "../outside/secret.md"}),
+    # link targets (issue 15): a wikilink, a file name, a heading in the id, and what they link to in the outline
+    ("read_document", {"id": "[[guides/setup/install]]", "mode": "outline"}),
+    ("read_document", {"id": "[[index#How this vault is organised]]"}),
+    ("read_section", {"id": "install", "section": "Linux"}),
 ]
 
 

@@ -196,8 +196,10 @@ def test_unknown_id_names_the_closest(tools: DocsTools) -> None:
         tools.read_document("guides/instal.md")
     assert "guides/install.md" in str(exc.value)
     with pytest.raises(ToolInputError) as exc:
-        tools.read_section("install.md", "Linux")
+        tools.read_section("instal.md", "Linux")
     assert "guides/install.md" in str(exc.value)
+    # a file name alone is a link target (Obsidian's rule): it reads the one document of that name
+    assert tools.read_section("install.md", "Linux").id == "guides/install.md"
 
 
 def test_read_bounds(tools: DocsTools) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..links import Name
 from ..scan import Problem
 from . import integrity, ownership
 from .sqlite_tx import immediate_transaction
@@ -27,7 +28,7 @@ log = logging.getLogger(__name__)
 SQLITE_SUFFIXES = ("", "-wal", "-shm", "-journal")
 
 # Bump when the tables or what parsing extracts change: existing indexes are rebuilt on open.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _SCHEMA = """
 create table if not exists meta (key text primary key, value text not null);
@@ -68,6 +69,25 @@ create table if not exists doc_tags (
     primary key (tag, doc_id)
 ) without rowid;
 create index if not exists doc_tags_doc on doc_tags(doc_id);
+create table if not exists links (
+    doc_id text not null,
+    n integer not null,
+    line integer not null,
+    kind text not null,
+    target text not null,
+    heading text,
+    key text not null,
+    primary key (doc_id, n)
+) without rowid;
+create index if not exists links_key on links(key);
+create table if not exists doc_names (
+    key text not null,
+    doc_id text not null,
+    kind text not null,
+    alias text not null,
+    primary key (key, doc_id, kind, alias)
+) without rowid;
+create index if not exists doc_names_doc on doc_names(doc_id);
 create table if not exists problems (
     path text primary key,
     kind text not null,
@@ -105,6 +125,19 @@ class DocumentRecord:
     warnings: tuple[str, ...]
     tokens: int
     indexed_at: float = 0.0
+    names: tuple[Name, ...] = ()  # how links can name it: file name, folder (index notes), aliases
+
+
+@dataclass(frozen=True)
+class LinkRecord:
+    """A link from `doc_id` to a note, as written (resolved when read: the linked notes change on their own)."""
+
+    doc_id: str
+    line: int
+    kind: str
+    target: str
+    heading: str | None
+    key: str
 
 
 @dataclass(frozen=True)
@@ -222,12 +255,25 @@ class Catalog:
             ],
         )
         conn.executemany("insert or ignore into doc_tags values (?, ?)", [(doc.id, t) for t in doc.tags])
+        conn.executemany(
+            "insert into links values (?,?,?,?,?,?,?)",
+            [
+                (doc.id, n, link["line"], link["kind"], link["target"], link["heading"], link["key"])
+                for n, link in enumerate(doc.links)
+                if link.get("key") is not None
+            ],
+        )
+        conn.executemany(
+            "insert or ignore into doc_names values (?,?,?,?)", [(n.key, n.doc_id, n.kind, n.alias) for n in doc.names]
+        )
 
     @staticmethod
     def delete(conn: sqlite3.Connection, doc_id: str) -> None:
         conn.execute("delete from documents where id = ?", (doc_id,))
         conn.execute("delete from sections where doc_id = ?", (doc_id,))
         conn.execute("delete from doc_tags where doc_id = ?", (doc_id,))
+        conn.execute("delete from links where doc_id = ?", (doc_id,))
+        conn.execute("delete from doc_names where doc_id = ?", (doc_id,))
 
     @staticmethod
     def touch(conn: sqlite3.Connection, doc_id: str, mtime_ns: int, size: int) -> None:
@@ -261,7 +307,7 @@ class Catalog:
 
     def clear(self) -> None:
         with self.transaction() as conn:
-            for table in ("documents", "sections", "doc_tags", "problems"):
+            for table in ("documents", "sections", "doc_tags", "links", "doc_names", "problems"):
                 conn.execute(f"delete from {table}")
 
     # -- reads -----------------------------------------------------------------------
@@ -330,18 +376,48 @@ class Catalog:
         rows = self._conn().execute("select id, warnings from documents where warnings != '[]' order by id")
         return [(r[0], json.loads(r[1])) for r in rows]
 
-    def list_documents(self, folder: str, tag: str | None, limit: int, offset: int) -> tuple[list[DocumentRecord], int]:
+    # -- links ---------------------------------------------------------------------
+    def names(self, keys: Iterable[str]) -> list[Name]:
+        rows = self._conn().execute(
+            "select key, doc_id, kind, alias from doc_names where key in (select value from json_each(?))",
+            (json.dumps(sorted(set(keys))),),
+        )
+        return [Name(*r) for r in rows]
+
+    def names_of(self, doc_id: str) -> list[Name]:
+        rows = self._conn().execute("select key, doc_id, kind, alias from doc_names where doc_id = ?", (doc_id,))
+        return [Name(*r) for r in rows]
+
+    def all_names(self) -> list[Name]:
+        return [Name(*r) for r in self._conn().execute("select key, doc_id, kind, alias from doc_names")]
+
+    def links(self, keys: Iterable[str] | None = None) -> list[LinkRecord]:
+        """The links whose target has one of `keys` (all links without), in document and line order."""
+        columns = "select doc_id, line, kind, target, heading, key from links"
+        if keys is None:
+            rows = self._conn().execute(f"{columns} order by doc_id, n")
+        else:
+            rows = self._conn().execute(
+                f"{columns} where key in (select value from json_each(?)) order by doc_id, n",
+                (json.dumps(sorted(set(keys))),),
+            )
+        return [LinkRecord(*r) for r in rows]
+
+    def list_documents(
+        self, folder: str, tag: str | None, limit: int, offset: int, ids: list[str] | None = None
+    ) -> tuple[list[DocumentRecord], int]:
         where, args = _folder_filter(folder)
         if tag:
             where.append("id in (select doc_id from doc_tags where tag = ?)")
             args.append(tag)
+        _ids_filter(ids, where, args)
         clause = ("where " + " and ".join(where)) if where else ""
         conn = self._conn()
         total = int(conn.execute(f"select count(*) from documents {clause}", args).fetchone()[0])
         rows = conn.execute(f"select * from documents {clause} order by id limit ? offset ?", [*args, limit, offset])
         return [_doc_from_row(r) for r in rows], total
 
-    def subfolders(self, folder: str, tag: str | None) -> list[tuple[str, int]]:
+    def subfolders(self, folder: str, tag: str | None, ids: list[str] | None = None) -> list[tuple[str, int]]:
         """Immediate subfolders of `folder` with the number of documents anywhere below each."""
         where, args = _folder_filter(folder)
         where.append("folder != ?")
@@ -349,6 +425,7 @@ class Catalog:
         if tag:
             where.append("id in (select doc_id from doc_tags where tag = ?)")
             args.append(tag)
+        _ids_filter(ids, where, args)
         prefix_len = len(folder) + 1 if folder else 0
         sql = (
             "select child, count(*) from (select case when instr(substr(folder, ?), '/') > 0 "
@@ -363,6 +440,13 @@ def _folder_filter(folder: str) -> tuple[list[str], list[Any]]:
     if not folder:
         return [], []
     return ["(folder = ? or substr(folder, 1, ?) = ?)"], [folder, len(folder) + 1, folder + "/"]
+
+
+def _ids_filter(ids: list[str] | None, where: list[str], args: list[Any]) -> None:
+    """Only these ids (one JSON parameter, so no limit on how many)."""
+    if ids is not None:
+        where.append("id in (select value from json_each(?))")
+        args.append(json.dumps(ids))
 
 
 def _doc_from_row(row: tuple[Any, ...]) -> DocumentRecord:

@@ -29,6 +29,7 @@ from ..errors import (
     ParseTimeout,
     PathOutsideRoot,
 )
+from ..links import link_record, names_of
 from ..loader import content_hash, file_stem, parse_file, read_markdown
 from ..markdown import ParsedDocument
 from ..paths import Jail
@@ -361,10 +362,8 @@ class Synchronizer:
             aliases=parsed.aliases,
             front_matter=parsed.front_matter,
             lang=parsed.lang or self.settings.language,
-            links=tuple(
-                {"target": link.target, "kind": link.kind, "heading": link.heading, "alias": link.alias}
-                for link in parsed.links
-            ),
+            links=tuple(link_record(link, f.doc_id, self.settings.extensions) for link in parsed.links),
+            names=tuple(names_of(f.doc_id, parsed.aliases, self.settings.extensions)),
             warnings=tuple(warnings) + parsed.warnings,
             tokens=sum(s.tokens for s in parsed.sections),
         )

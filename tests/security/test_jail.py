@@ -11,6 +11,8 @@
    an excluded one, a chain of links, nor an excluded file inside a folder reached by a link. Through every entry
    point (tools, `docs://`, `mcp-docs read/search/status`, the watcher) such a link reads exactly like an unknown
    id, and the target's text is never indexed; `mcp-docs status` lists each one.
+5. Link targets (`[[../../etc/passwd]]`, `[x](/etc/passwd)`, a symlink out, an excluded folder), in a note or
+   given as an id, resolve only to served documents inside the root, and open nothing else.
 """
 
 from __future__ import annotations
@@ -676,3 +678,79 @@ def test_r4_a_partial_sync_judges_new_links_as_the_full_scan_does(tmp_path: Path
         assert sorted(lib.catalog.ids()) == ["guides/ok.md", "public.md"]
     finally:
         lib.close()
+
+
+# Link-shaped attacks (issue 15): a note's links and an agent's link targets resolve only to served documents.
+LINK_SEGMENTS = ["..", ".", "", "etc", "passwd", "escape", "esc-dir", "secretstuff", "diary", ".trash", "old"]
+LINK_SEGMENTS += ["public", "attacks", "%2e%2e", "%252e%252e", "C:", "~", "..\\..", "\\\\host", "outside"]
+LINK_ATTACKS = (
+    "../../etc/passwd",
+    "/etc/passwd",
+    "%2e%2e/%2e%2e/etc/passwd",
+    "C:\\Windows\\win.ini",
+    "../outside/escape.md",
+    "escape",
+    "esc-dir/escape",
+    "secretstuff/diary",
+    "diary",
+    ".trash/old",
+    "old",
+    "file:///etc/passwd",
+)
+
+
+async def test_r5_link_targets_out_of_the_root_or_excluded_resolve_to_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    secrets = {".mcpdocsignore": "secretstuff/\n", "secretstuff/diary.md": "", ".trash/old.md": ""}
+    for rel in secrets:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(secrets[rel] or f"# Secret\n\n{LINK_SECRET}\n")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "escape.md").write_text(f"# Escape\n\n{OUTSIDE_MARKER}\n")
+    os.symlink(tmp_path / "outside" / "escape.md", root / "escape.md")
+    os.symlink(tmp_path / "outside", root / "esc-dir")
+    body = "\n".join(f"[[{t}]] [m]({t}) [a]({t}.md)" for t in LINK_ATTACKS)
+    (root / "attacks.md").write_text(f"# Attacks\n\n{body}\n\n[[public]]\n")
+    (root / "public.md").write_text("# Public\n\npublic words\n")
+    with Library(Settings.load(root, tmp_path / "index", embeddings="none", environ={})) as lib:
+        lib.sync()
+        async with Client(build_server(lib), raise_exceptions=False) as client:
+            with OpenAudit.recording() as opened:
+                for attack in LINK_ATTACKS:
+                    for target in (attack, f"[[{attack}#Secret]]"):
+                        for tool, args in (
+                            ("read_document", {"id": target}),
+                            ("read_section", {"id": target, "section": "Secret"}),
+                            ("list_documents", {"linked_to": target}),
+                        ):
+                            r = await client.call_tool(tool, args)
+                            text = result_text(r)
+                            assert r.is_error and _clear(text), (tool, target, text[:200])
+                            assert LINK_SECRET not in text and OUTSIDE_MARKER not in text
+                        with pytest.raises(MCPError):
+                            await client.read_resource(f"docs://{target}")
+                r = await client.call_tool("read_document", {"id": "attacks.md", "mode": "outline"})
+                outline = result_text(r)
+                assert "Links to (" in outline and "public.md" in outline and outline.count("(unresolved)") >= 20
+                assert LINK_SECRET not in outline and OUTSIDE_MARKER not in outline
+            assert not opened_outside(opened, [(tmp_path / "outside").resolve()])
+            assert not [p for p in opened if "secretstuff" in p or ".trash" in p]
+        tools = DocsTools(lib)
+
+        @settings(max_examples=60, deadline=None, database=None)
+        @given(
+            parts=st.lists(st.sampled_from(LINK_SEGMENTS), min_size=1, max_size=6),
+            fragment=st.sampled_from(["", "#Secret", "#x|label", "|label"]),
+            form=st.sampled_from(["{}", "[[{}]]", "/{}", "[[/{}]]", "{}.md"]),
+        )
+        def run(parts: list[str], fragment: str, form: str) -> None:
+            target = form.format("/".join(parts) + fragment)
+            try:
+                doc_id, path, _ = tools.locate(target)
+            except ToolInputError as exc:
+                assert LINK_SECRET not in str(exc) and OUTSIDE_MARKER not in str(exc)
+                return
+            assert doc_id in ("public.md", "attacks.md"), (target, doc_id)
+            assert os.path.realpath(path).startswith(str(lib.jail.root) + os.sep)
+
+        run()

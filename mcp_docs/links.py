@@ -1,0 +1,286 @@
+"""Link targets → document ids, the way Obsidian resolves them. Pure: no index, no file system.
+
+A target is a wikilink (`[[Quokka Setup#Linux|label]]`), a Markdown link (`../guides/setup.md#linux`)
+or what an agent passes as an id. It resolves, in this order, to
+1. a path: relative to the linking note (`./`, `../`, any Markdown link), from the root (`/x`, or a wikilink
+   naming folders `[[guides/setup]]`, also matched as the end of a path), with or without the extension, or a
+   folder's index note (`guides/` → `guides/index.md`);
+2. a file name without its extension, case-insensitive (`[[quokka setup]]`); when several files share it,
+   the one in the linking note's folder, else the target is ambiguous and every candidate is named;
+3. a front-matter alias, case-insensitive.
+
+Candidates are only ever documents of the catalog, i.e. files the scan found servable inside the root, and
+a path is resolved lexically: a target that climbs out of the root (`../../etc/passwd`) is unresolved before
+anything is looked up, and the caller still opens the result through the jail (`paths.py`).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
+
+from .inline import WIKILINK
+from .markdown import Link
+
+# The notes a folder link opens (Hugo/Docsy `_index.md`, GitHub `README.md`), compared case-insensitively.
+INDEX_NAMES = ("index", "_index", "readme")
+_EXTERNAL_PREFIXES = ("http:", "https:", "mailto:", "ftp:", "tel:", "data:", "javascript:", "file:", "//")
+MAX_TARGET_CHARS = 500
+MAX_ALIASES = 100  # per document: front matter can hold 100,000 values, the catalog keeps names for these
+
+FILE, FOLDER, ALIAS = "file", "folder", "alias"
+
+
+@dataclass(frozen=True)
+class Target:
+    path: str  # '' for a link to a heading of the same note ('[[#Setup]]', '#setup')
+    heading: str | None = None
+    kind: str = "wiki"  # "wiki" | "markdown"
+
+
+@dataclass(frozen=True)
+class Name:
+    """One way a document can be named by a link: its file name, its folder (index notes), an alias."""
+
+    key: str
+    doc_id: str
+    kind: str  # FILE | FOLDER | ALIAS
+    alias: str = ""  # the alias as written (ALIAS only)
+
+
+@dataclass(frozen=True)
+class Resolution:
+    id: str | None
+    candidates: tuple[str, ...] = field(default=())  # two or more when ambiguous
+
+    @property
+    def ambiguous(self) -> bool:
+        return self.id is None and len(self.candidates) > 1
+
+
+UNRESOLVED = Resolution(None)
+
+
+def strip_extension(name: str, extensions: Sequence[str]) -> str:
+    lower = name.lower()
+    for ext in extensions:
+        if lower.endswith(ext) and len(name) > len(ext):
+            return name[: -len(ext)]
+    return name
+
+
+def key_of(path: str, extensions: Sequence[str]) -> str:
+    """The lookup key of a target or of a name: its last path component, without a Markdown extension, casefolded."""
+    last = path.rstrip("/").rsplit("/", 1)[-1]
+    return strip_extension(last, extensions).casefold()
+
+
+def names_of(doc_id: str, aliases: Iterable[str], extensions: Sequence[str]) -> list[Name]:
+    """Every name under which links can reach `doc_id`."""
+    folder, _, file_name = doc_id.rpartition("/")
+    stem = strip_extension(file_name, extensions)
+    names = [Name(stem.casefold(), doc_id, FILE)]
+    if folder and stem.casefold() in INDEX_NAMES:
+        names.append(Name(key_of(folder, extensions), doc_id, FOLDER))
+    seen: set[str] = set()
+    for alias in aliases:
+        alias = alias.strip()[:MAX_TARGET_CHARS]
+        if len(seen) >= MAX_ALIASES:
+            break
+        if alias and alias.casefold() not in seen:
+            seen.add(alias.casefold())
+            names.append(Name(key_of(alias, extensions), doc_id, ALIAS, alias))
+    return names
+
+
+def link_target(kind: str, target: str, heading: str | None) -> Target | None:
+    """The target of a link as the parser found it (a wikilink's heading is apart, a Markdown one in the URL)."""
+    return parse_target(target if kind == "markdown" else target + (f"#{heading}" if heading else ""), kind)
+
+
+def link_record(link: Link, source: str, extensions: Sequence[str]) -> dict[str, Any]:
+    """A parsed link as the catalog keeps it; `key` is None for what is not a link to a note (URLs, images)."""
+    key: str | None = None
+    if is_document_link(link.target, link.kind, extensions):
+        name = link.target.strip()
+        if link.kind == "wiki" and not name.startswith(".") and "/" not in name and "\\" not in name:
+            key = strip_extension(name[:MAX_TARGET_CHARS], extensions).casefold()  # a plain name: the common case
+        else:
+            target = link_target(link.kind, link.target, link.heading)
+            key = lookup_key(target, source, extensions) if target is not None else None
+    return {
+        "target": link.target,
+        "kind": link.kind,
+        "heading": link.heading,
+        "alias": link.alias,
+        "line": link.line,
+        "key": key,
+    }
+
+
+def is_document_link(target: str, kind: str, extensions: Sequence[str]) -> bool:
+    """False for what is not a link to a note: a URL, an image or attachment, an empty Markdown link."""
+    lower = target.strip().lower()
+    if lower.startswith(_EXTERNAL_PREFIXES) or (kind == "markdown" and not lower):
+        return False
+    if lower.startswith("#"):
+        return True
+    last = lower.split("#", 1)[0].split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+    if kind == "markdown" and "." in last:
+        return last.endswith(tuple(extensions))  # ./img.png, page.html: not a note
+    return not (kind == "wiki" and "." in last and _attachment(last))
+
+
+_ATTACHMENTS = frozenset(
+    [
+        "png",
+        "jpg",
+        "jpeg",
+        "gif",
+        "svg",
+        "webp",
+        "bmp",
+        "avif",
+        "pdf",
+        "mp3",
+        "mp4",
+        "m4a",
+        "wav",
+        "ogg",
+        "webm",
+        "mov",
+        "zip",
+        "canvas",
+        "excalidraw",
+    ]
+)
+
+
+def _attachment(name: str) -> bool:
+    return name.rsplit(".", 1)[-1] in _ATTACHMENTS
+
+
+def parse_target(text: str, kind: str | None = None) -> Target | None:
+    """A target as written: `[[Name#Heading|label]]`, `Name#Heading`, `path/x.md#frag`; None if there is none.
+
+    Markdown targets are percent-decoded (`Quokka%20Setup.md`); without `kind`, the form of `text` decides.
+    """
+    text = text.strip()[: MAX_TARGET_CHARS * 2]
+    if kind is None:
+        m = WIKILINK.fullmatch(text)
+        if m:
+            return _target((m.group(1) or "").strip(), m.group(2), "wiki")
+        # An agent's target: a name, a path or an alias, resolved as a wikilink (path first, then name).
+        text = unquote(text) if "%" in text else text
+        return parse_target(text.removeprefix("[[").removesuffix("]]").split("|", 1)[0], "wiki")
+    path, _, heading = text.partition("#")
+    if kind == "markdown":
+        path = unquote(path.split("?", 1)[0].strip().strip("<>"))
+        heading = unquote(heading)
+    return _target(path.strip(), heading, kind)
+
+
+def _target(path: str, heading: str | None, kind: str) -> Target | None:
+    heading = (heading or "").strip() or None
+    if not path and not heading:
+        return None
+    return Target(path[:MAX_TARGET_CHARS], heading[:MAX_TARGET_CHARS] if heading else None, kind)
+
+
+def lookup_key(target: Target, source: str | None, extensions: Sequence[str]) -> str:
+    """The name key of the documents `target` may name ('' for the linking note itself): aliases are keyed like
+    file names, and a relative path is keyed by where it leads (`../` names the folder above)."""
+    path = target.path.replace("\\", "/")
+    if source is not None and (target.kind == "markdown" or path.startswith(".")) and not path.startswith("/"):
+        path = posixpath.normpath(posixpath.join(posixpath.dirname(source), path))
+    return key_of(path, extensions) if target.path else ""
+
+
+def resolve(target: Target, source: str | None, names: Iterable[Name], extensions: Sequence[str]) -> Resolution:
+    """Resolve `target`, written in the document `source` (None: given by an agent), among `names`
+    (those with the target's `lookup_key`; others are ignored)."""
+    if not target.path:
+        return Resolution(source) if source else UNRESOLVED
+    key = lookup_key(target, source, extensions)
+    by_kind: dict[str, list[Name]] = {FILE: [], FOLDER: [], ALIAS: []}
+    for name in names:
+        if name.key == key:
+            by_kind[name.kind].append(name)
+    docs = {n.doc_id for n in by_kind[FILE] + by_kind[FOLDER]}
+    path = target.path.replace("\\", "/")
+    source_folder = posixpath.dirname(source) if source else None
+    base = source_folder or ""
+    pathlike = "/" in path.rstrip("/") or path.startswith(".") or target.kind == "markdown" or path.endswith("/")
+    if pathlike:
+        if path.startswith("/"):
+            rel = posixpath.normpath(path.lstrip("/"))
+        elif target.kind == "markdown" or path.startswith("."):
+            rel = posixpath.normpath(posixpath.join(base, path))
+        else:
+            rel = posixpath.normpath(path)
+        if rel == ".." or rel.startswith("../") or rel.startswith("/"):
+            return UNRESOLVED  # out of the root: nothing to look up
+        rel = "" if rel == "." else rel
+        if path.endswith("/") and rel:  # a folder: its index note, never the file of the same name
+            rel += "/"
+        found = _by_path(rel, docs, extensions)
+        if found is None and target.kind == "wiki" and not path.startswith((".", "/")):
+            # Obsidian also accepts the end of a path ('setup/install') and a path relative to the note.
+            found = _by_path(posixpath.normpath(posixpath.join(base, path)), docs, extensions)
+            if found is None:
+                ends = sorted(d for d in docs if _no_ext(d, extensions).casefold().endswith("/" + rel.casefold()))
+                return _pick(ends, source_folder)
+        return Resolution(found)  # a path that leads nowhere is not a name
+    files = sorted({n.doc_id for n in by_kind[FILE]})
+    if files:
+        return _pick(files, source_folder)
+    wanted = path.casefold()
+    aliased = sorted({n.doc_id for n in by_kind[ALIAS] if n.alias.casefold() == wanted})
+    return _pick(aliased, source_folder)
+
+
+def _no_ext(doc_id: str, extensions: Sequence[str]) -> str:
+    return strip_extension(doc_id, extensions)
+
+
+def _by_path(rel: str, docs: set[str], extensions: Sequence[str]) -> str | None:
+    """The document at `rel` (root-relative), as named, without its extension, or as a folder's index note."""
+    folded = {d.casefold(): d for d in sorted(docs, reverse=True)}  # the first in id order wins a case clash
+    stem = rel.rstrip("/")
+    tries = [stem, *(stem + ext for ext in extensions)] if not rel.endswith("/") else []
+    prefix = stem + "/" if stem else ""
+    tries += [prefix + name + ext for name in INDEX_NAMES for ext in extensions]
+    for candidate in tries:
+        hit = folded.get(candidate.casefold())
+        if hit is not None:
+            return hit
+    return None
+
+
+def _pick(ids: list[str], source_folder: str | None) -> Resolution:
+    """One id, or none; of several, the one in the linking note's folder, else all of them (ambiguous)."""
+    if len(ids) == 1:
+        return Resolution(ids[0])
+    if not ids:
+        return UNRESOLVED
+    near = [i for i in ids if posixpath.dirname(i) == source_folder]
+    if len(near) == 1:
+        return Resolution(near[0])
+    return Resolution(None, tuple(ids))
+
+
+_NOT_IN_ANCHOR = re.compile(r"[^\w\- ]+")
+
+
+def anchor(heading: str) -> str:
+    """The anchor GitHub, Hugo and most renderers give a heading: 'Linux setup (x86)' → 'linux-setup-x86'."""
+    return _NOT_IN_ANCHOR.sub("", heading.strip().casefold()).replace(" ", "-")
+
+
+def describe(target: Target) -> str:
+    """The target as a wikilink-like text, for messages: 'Quokka Setup#Linux'."""
+    return target.path + (f"#{target.heading}" if target.heading else "")
