@@ -89,6 +89,9 @@ class Settings:
     token_file: Path | None = None
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
+    # HTTP: processes answering on the one port (see workers.py), and Streamable HTTP without sessions
+    workers: int = 1
+    stateless: bool = False
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -156,6 +159,8 @@ class Settings:
             token_file=Path(token_file).expanduser() if token_file else None,
             allowed_hosts=_names(env, "MCP_DOCS_ALLOWED_HOSTS"),
             allowed_origins=tuple(o.rstrip("/") for o in _names(env, "MCP_DOCS_ALLOWED_ORIGINS")),
+            workers=_positive(env, "MCP_DOCS_WORKERS", 1, int),
+            stateless=_flag(env, "MCP_DOCS_STATELESS"),
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
         return replace(settings, **clean) if clean else settings
@@ -176,6 +181,15 @@ def check_separate(root: Path, index: Path, root_forms: tuple[Path, ...], index_
                     f"The documents root {root} is inside the index folder {index}; the index folder is a cache "
                     "that mcp-docs may delete. Choose another --index-dir."
                 )
+
+
+def _flag(env: Mapping[str, str], name: str) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if raw in ("", "0", "false", "no", "off"):
+        return False
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    raise ValueError(f"{name} must be 1 or 0 (true or false), not '{raw[:40]}'.")
 
 
 def _names(env: Mapping[str, str], name: str) -> tuple[str, ...]:

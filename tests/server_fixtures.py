@@ -141,7 +141,9 @@ def serve_args(root: Path, index: Path, *more: str) -> list[str]:
     return ["-m", "mcp_docs", "serve", "--root", str(root), "--index-dir", str(index), "--embeddings", "none", *more]
 
 
-def start_http(root: Path, index: Path, port: int, env: dict[str, str], *more: str) -> subprocess.Popen[bytes]:
+def start_http(
+    root: Path, index: Path, port: int, env: dict[str, str], *more: str, start_timeout: float = 20
+) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
         [sys.executable, *serve_args(root, index, "--transport", "http", "--port", str(port), *more)],
         env=env,
@@ -150,7 +152,7 @@ def start_http(root: Path, index: Path, port: int, env: dict[str, str], *more: s
     )
     import httpx2
 
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + start_timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             _out, err = proc.communicate()

@@ -58,6 +58,7 @@ VECTORS_SCHEMA_VERSION = "1"
 CHUNKER_VERSION = f"1/{SCHEMA_VERSION}"
 EMBED_BATCH = 32  # chunks per write transaction and per stop check, newest first (the embedder batches further)
 CHUNK_COMMIT_DOCS = 200
+READER_REFRESH_SECONDS = 5.0
 EXACT_FILTER_MAX = 3000  # filtered search: exact distances over the allowed chunks up to this many
 MAX_K = 4096  # sqlite-vec's limit
 QUERY_CACHE_SIZE = 256
@@ -137,8 +138,12 @@ class VectorStore:
         settings: Settings,
         embedder: Embedder | None,
         error: str | None = None,
+        read_only: bool = False,
     ) -> None:
         self.path = path
+        # A reading HTTP worker: opens what the writing worker made, never writes (SQLite refuses it), never embeds.
+        self.read_only = read_only
+        self._refreshed_at = 0.0
         self.catalog = catalog
         self.jail = jail
         self.settings = settings
@@ -164,12 +169,17 @@ class VectorStore:
         problems = [r[0] for r in conn.execute("pragma quick_check")]
         if problems != ["ok"]:
             raise apsw.CorruptError("; ".join(problems[:3]))
+        if read_only:
+            dim = self._meta("dim")
+            if embedder is not None and dim and embedder.dim is None:
+                embedder.dim = int(dim)
+            return
         with self._write():
             conn.execute(_SCHEMA)
         self._check_model()
 
     @classmethod
-    def open(cls, settings: Settings, catalog: Catalog, jail: Jail) -> VectorStore:
+    def open(cls, settings: Settings, catalog: Catalog, jail: Jail, read_only: bool = False) -> VectorStore:
         """Never raises for embedder problems: the store then reports the reason and search falls back to keyword."""
         try:
             embedder = make_embedder(settings)
@@ -178,6 +188,8 @@ class VectorStore:
             log.warning("embeddings unavailable: %s", exc)
             embedder, error = None, str(exc)
         path = settings.index_dir / "vectors.sqlite"
+        if read_only:  # damage is the writing worker's to repair
+            return cls(path, catalog, jail, settings, embedder, error, read_only=True)
         try:
             return cls(path, catalog, jail, settings, embedder, error)
         except (apsw.Error, UnicodeDecodeError) as exc:  # a damaged file: vectors are a cache, rebuild them
@@ -190,13 +202,17 @@ class VectorStore:
     def _conn(self) -> apsw.Connection:
         conn: apsw.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = apsw.Connection(str(self.path))
+            flags = (
+                apsw.SQLITE_OPEN_READONLY if self.read_only else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+            )
+            conn = apsw.Connection(str(self.path), flags=flags)
             conn.enable_load_extension(True)
             conn.load_extension(sqlite_vec.loadable_path())
             conn.enable_load_extension(False)
             conn.set_busy_timeout(30000)
-            conn.execute("pragma journal_mode=wal")
-            conn.execute("pragma synchronous=normal")
+            if not self.read_only:
+                conn.execute("pragma journal_mode=wal")
+                conn.execute("pragma synchronous=normal")
             conn.execute("pragma mmap_size=268435456")
             self._local.conn = conn
             with self._state_lock:
@@ -280,16 +296,19 @@ class VectorStore:
         catalog = {doc_id: fp.hash for doc_id, fp in self.catalog.fingerprints().items()}
         mine = {str(doc_id): str(digest) for doc_id, digest in self._conn().execute("select doc_id, hash from docs")}
         gone = [d for d in mine if d not in catalog]
-        if gone:
+        if gone and not self.read_only:
             with self._write() as conn:
                 for doc_id in gone:
                     self._delete_doc(conn, doc_id)
         with self._state_lock:
             self._dirty = {d for d, h in catalog.items() if mine.get(d) != h} | {d for d in self._dirty if d in catalog}
             self._refreshed = True
+            self._refreshed_at = time.monotonic()
 
     def _ensure_refreshed(self) -> None:
-        if not self._refreshed:
+        # A reader learns of the writer's changes only by looking again: every few seconds, not on every search.
+        stale = self.read_only and time.monotonic() - self._refreshed_at > READER_REFRESH_SECONDS
+        if not self._refreshed or stale:
             self.refresh()
 
     def chunk_dirty(self, stop: threading.Event | None = None, progress: ProgressFn | None = None) -> int:
@@ -499,7 +518,7 @@ class VectorStore:
     # -- background worker -------------------------------------------------------------------
     def start(self) -> None:
         """Embed in a background thread: keyword search answers meanwhile, new changes are picked up as they come."""
-        if self.embedder is None or self._thread is not None:
+        if self.embedder is None or self._thread is not None or self.read_only:
             return
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, name="mcp-docs-embedder", daemon=True)
