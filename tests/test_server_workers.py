@@ -257,3 +257,23 @@ def test_bad_workers_settings_are_one_sentence(
     assert main(["serve", "--root", str(root), "--index-dir", str(tmp_path / "index"), *more]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "index").exists()  # refused before anything is written
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("MCP_DOCS_WORKERS", "0", "MCP_DOCS_WORKERS must be a positive number"),
+        ("MCP_DOCS_WORKERS", "many", "MCP_DOCS_WORKERS must be a positive number"),
+        ("MCP_DOCS_STATELESS", "maybe", "MCP_DOCS_STATELESS must be 1 or 0"),
+    ],
+)
+def test_bad_scaling_variables_are_one_sentence(tmp_path: Path, name: str, value: str, message: str) -> None:
+    (tmp_path / "root").mkdir()
+    with pytest.raises(ValueError, match=message):
+        Settings.load(tmp_path / "root", tmp_path / "index", environ={name: value})
+
+
+def test_scaling_variables_are_read() -> None:
+    env = {"MCP_DOCS_WORKERS": "4", "MCP_DOCS_STATELESS": "true"}
+    settings = Settings.load(Path(__file__).parent, Path("/tmp/mcp-docs-unused-index"), environ=env)
+    assert (settings.workers, settings.stateless) == (4, True)
