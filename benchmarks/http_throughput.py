@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import statistics
@@ -54,9 +55,9 @@ def _result(response: httpx2.Response) -> dict[str, object]:
 
 async def _client(
     url: str, queries: list[str], offset: int, mode: str, stop_at: float, warm_until: float
-) -> tuple[list[float], int]:
+) -> tuple[list[float], int, int]:
     latencies: list[float] = []
-    errors = 0
+    errors = total = 0
     async with httpx2.AsyncClient(timeout=60, headers=HEADERS) as http:
         init = await http.post(
             url,
@@ -83,10 +84,11 @@ async def _client(
                 failed = r.status_code != 200 or "error" in body or bool(body["result"].get("isError"))  # type: ignore[attr-defined]
             except (httpx2.HTTPError, ValueError, StopIteration):
                 failed = True
+            total += 1
             if now >= warm_until:
                 errors += failed
                 latencies.append(time.perf_counter() - now)
-    return latencies, errors
+    return latencies, errors, total
 
 
 async def _load(url: str, clients: int, seconds: float, warmup: float, mode: str) -> dict[str, float]:
@@ -94,10 +96,11 @@ async def _load(url: str, clients: int, seconds: float, warmup: float, mode: str
     start = time.perf_counter()
     warm_until, stop_at = start + warmup, start + warmup + seconds
     runs = await asyncio.gather(*(_client(url, queries, k * 7, mode, stop_at, warm_until) for k in range(clients)))
-    latencies = sorted(t for run, _ in runs for t in run)
+    latencies = sorted(t for run, _, _ in runs for t in run)
     return {
         "searches": len(latencies),
-        "errors": sum(e for _, e in runs),
+        "errors": sum(e for _, e, _ in runs),
+        "with_warmup": sum(n for _, _, n in runs),
         "per_second": round(len(latencies) / seconds, 1),
         "p50_ms": round(1000 * latencies[len(latencies) // 2], 1) if latencies else 0.0,
         "p95_ms": round(1000 * latencies[int(len(latencies) * 0.95)], 1) if latencies else 0.0,
@@ -154,14 +157,32 @@ def _serve(src: Path, root: Path, index: Path, extra: list[str], workers: int) -
     raise SystemExit(f"the server from {src} did not start")
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process and its children (the workers), from /proc (Linux)."""
+    pids = [pid]
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    if children.exists():
+        pids += [int(p) for p in children.read_text().split()]
+    total = 0
+    for p in pids:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def _round(src: Path, root: Path, index: Path, extra: list[str], args: argparse.Namespace) -> dict[str, float]:
     proc, url = _serve(src, root, index, extra, args.workers if extra else 1)
     try:
         time.sleep(args.settle)
         load = [sys.executable, "-m", "benchmarks.http_throughput", "load", url]
         load += ["--clients", str(args.clients), "--seconds", str(args.seconds), "--mode", args.mode]
+        cpu = _cpu_seconds(proc.pid)
         done = subprocess.run(load, env=_env(REPO), capture_output=True, text=True, check=True)
+        cpu = _cpu_seconds(proc.pid) - cpu
         result: dict[str, float] = json.loads(done.stdout)
+        # The server's CPU per search: what a busy machine changes least.
+        result["server_cpu_ms_per_search"] = round(1000 * cpu / max(1, result.pop("with_warmup")), 1)
         return result
     finally:
         proc.terminate()
