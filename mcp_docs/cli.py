@@ -62,6 +62,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--no-watch", action="store_true", help="do not watch the root for changes")
     _rerank(p)
+    p.add_argument(
+        "--workers",
+        type=int,
+        help="HTTP: processes answering on the port, one of them keeping the index fresh (or MCP_DOCS_WORKERS; "
+        "default 1; more than 1 implies --stateless)",
+    )
+    p.add_argument(
+        "--stateless",
+        action="store_true",
+        default=None,
+        help="HTTP: no server-side sessions, any replica answers any request (or MCP_DOCS_STATELESS=1)",
+    )
 
     p = sub.add_parser("index", help="bring the index up to date (incremental)")
     _common(p)
@@ -110,6 +122,12 @@ def _settings(args: argparse.Namespace) -> Settings:
         overrides["embeddings_base_url"] = args.embeddings_base_url
     if getattr(args, "no_watch", False):
         overrides["watch"] = False
+    if getattr(args, "workers", None) is not None:
+        if args.workers < 1:
+            raise ValueError(f"--workers must be 1 or more, not {args.workers}.")
+        overrides["workers"] = args.workers
+    if getattr(args, "stateless", None):
+        overrides["stateless"] = True
     return Settings.load(
         args.root,
         args.index_dir,

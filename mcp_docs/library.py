@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sqlite3
 import threading
 import time
 import uuid
@@ -16,7 +17,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from .embedders import EmbedderError
-from .errors import UserError
+from .errors import IndexBusy, UserError
 from .index import ownership
 from .index.catalog import SCHEMA_VERSION, Catalog
 from .index.fulltext import QUERY_STOPWORDS, FullTextIndex, identifiers, query_words
@@ -43,20 +44,24 @@ MAX_SEARCH_RESULTS = 100
 # document's lead section keeps a window that shows why it matched, the sections after it a shorter one.
 LEAD_SNIPPET_CHARS = 180
 OTHER_SNIPPET_CHARS = 100
+READER_REFRESH_SECONDS = 5.0  # how often a reading worker looks for languages the writer added
 _GENERATION = re.compile(r"[0-9a-f]{32}")
 
 
-def open_library(settings: Settings) -> Library:
+def open_library(settings: Settings, read_only: bool = False) -> Library:
     """The library of `settings`, or one sentence saying why its index cannot be opened."""
     try:
-        return Library(settings)
-    except OSError as exc:
+        return Library(settings, read_only)
+    except (OSError, sqlite3.Error) as exc:
         raise UserError(f"cannot open the index in {settings.index_dir}: {exc}") from exc
 
 
 class Library:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, read_only: bool = False) -> None:
+        """`read_only`: a reading HTTP worker's view of the index another process writes (see workers.py):
+        nothing in the index folder is created, repaired or changed, and `sync` refuses."""
         self.settings = settings
+        self.read_only = read_only
         self.jail = Jail(settings.root, load_rules(settings.root, settings.extensions))
         self.scanner = Scanner(self.jail)
         self._sync_lock = threading.Lock()
@@ -68,6 +73,9 @@ class Library:
     def _open_storage(self) -> None:
         """Open (creating or repairing) the catalog, full-text and vector stores of the index folder."""
         settings = self.settings
+        if self.read_only:
+            self._open_for_reading()
+            return
         ownership.claim(settings.index_dir)  # before anything is written or deleted there
         self.catalog = Catalog.open(settings.index_dir / "catalog.sqlite")
         self._check_compatibility()
@@ -75,7 +83,7 @@ class Library:
         self._check_generation()
         self._check_fulltext_matches()
         self.synchronizer = Synchronizer(settings, self.jail, self.scanner, self.catalog, self.fulltext)
-        self._languages: frozenset[str] = frozenset(self.catalog.languages() or {settings.language})
+        self._refresh_stats([], [])
         self.synchronizer.listeners.append(self._refresh_stats)
         self.vectors: VectorStore | None = None
         self.embedding: EmbeddingWorker | None = None
@@ -87,6 +95,20 @@ class Library:
             self.vectors = VectorStore.open(settings, self.catalog)
             self.embedding = EmbeddingWorker(self.vectors, self.jail, settings)
             self.synchronizer.listeners.append(self.embedding.on_sync)
+
+    def _open_for_reading(self) -> None:
+        settings = self.settings
+        if not ownership.is_owned(settings.index_dir):
+            raise OSError("no index there yet (the writing worker creates it)")
+        self.catalog = Catalog(settings.index_dir / "catalog.sqlite", read_only=True)
+        self.fulltext = FullTextIndex(settings.index_dir / "fulltext", read_only=True)
+        self._refresh_stats([], [])
+        self.vectors = None
+        self.embedding = None  # the writing worker embeds; a reader only queries the vectors it wrote
+        if settings.embeddings != "none":
+            from .index.vector_store import VectorStore
+
+            self.vectors = VectorStore.open(settings, self.catalog, read_only=True)
 
     def _check_compatibility(self) -> None:
         """Rebuild from scratch when the catalog schema, the root or the root language changed."""
@@ -170,6 +192,8 @@ class Library:
 
     # -- sync --------------------------------------------------------------------------------
     def sync(self, paths: Iterable[str] | None = None, progress: Progress | None = None) -> SyncReport:
+        if self.read_only:
+            raise IndexBusy("this worker only reads the index; the writing worker keeps it up to date")
         with self._sync_lock:
             if self.storage_lost():
                 self._reopen_storage()
@@ -179,6 +203,7 @@ class Library:
     def _refresh_stats(self, changed: list[str], deleted: list[str]) -> None:
         """After each committed batch, so a long first sync shows its progress in every search."""
         self._languages = frozenset(self.catalog.languages() or {self.settings.language})
+        self._languages_at = time.monotonic()
 
     def empty_note(self) -> str | None:
         """Why nothing is indexed, in plain words, when nothing is; None otherwise."""
@@ -198,6 +223,8 @@ class Library:
     def keyword_sections(
         self, query: str, limit: int, folder: str | None = None, tags: Iterable[str] = ()
     ) -> list[tuple[RankedSection, float]]:
+        if self.read_only and time.monotonic() - self._languages_at > READER_REFRESH_SECONDS:
+            self._refresh_stats([], [])  # the writer may have indexed documents of another language meanwhile
         q = self.fulltext.build_query(query, self._languages, folder or None, list(tags))
         if q is None:
             return []

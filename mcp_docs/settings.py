@@ -105,6 +105,9 @@ class Settings:
     rerank_model_dir: Path | None = None
     rerank_top: int = DEFAULT_RERANK_TOP
     rerank_timeout: float = DEFAULT_RERANK_TIMEOUT
+    # HTTP: processes answering on the one port (see workers.py), and Streamable HTTP without sessions
+    workers: int = 1
+    stateless: bool = False
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -174,6 +177,8 @@ class Settings:
             allowed_hosts=_names(env, "MCP_DOCS_ALLOWED_HOSTS"),
             allowed_origins=tuple(o.rstrip("/") for o in _names(env, "MCP_DOCS_ALLOWED_ORIGINS")),
             **_rerank_settings(env, rerank_url),
+            workers=_positive(env, "MCP_DOCS_WORKERS", 1, int),
+            stateless=_flag(env, "MCP_DOCS_STATELESS"),
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
         return replace(settings, **clean) if clean else settings
@@ -235,6 +240,15 @@ def _rerank_settings(env: Mapping[str, str], url_flag: str | None) -> dict[str, 
         "rerank_top": top,
         "rerank_timeout": _positive(env, "MCP_DOCS_RERANK_TIMEOUT", DEFAULT_RERANK_TIMEOUT, float),
     }
+
+
+def _flag(env: Mapping[str, str], name: str) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if raw in ("", "0", "false", "no", "off"):
+        return False
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    raise ValueError(f"{name} must be 1 or 0 (true or false), not '{raw[:40]}'.")
 
 
 def _names(env: Mapping[str, str], name: str) -> tuple[str, ...]:

@@ -17,7 +17,6 @@ from functools import lru_cache
 from .inline import MARKDOWN_LINK
 
 SNIPPET_CHARS = 220
-_SPACES = re.compile(r"\s+")
 _MAX_MATCHES = 300
 
 
@@ -57,7 +56,10 @@ def _matcher(terms: tuple[str, ...]) -> re.Pattern[str] | None:
         return None
     # Short terms (a, c, vm) must match a whole word; longer ones match word starts ('install' → 'installing').
     parts = [re.escape(s) + (r"(?![\w])" if len(s) <= 2 else r"[\w.+#-]*?(?![\w+#])") for s in stems]
-    return re.compile(r"(?<![\w])(?:" + "|".join(parts) + ")")
+    # The lookahead on the terms' first letters lets most positions fail at once instead of trying every
+    # term there (a third less time over a section body).
+    first = "".join(sorted({re.escape(s[0]) for s in stems}))
+    return re.compile(r"(?<![\w])(?=[" + first + "])(?:" + "|".join(parts) + ")")
 
 
 def clip(text: str, limit: int) -> str:
@@ -95,8 +97,35 @@ def clip_list(items: Iterable[str], budget: int, item_chars: int = 200, sep: str
     return sep.join(shown) + (f"{sep}… and {more} more{where}" if more else "")
 
 
+def _best_window(matches: list[tuple[int, int, str]], width: int) -> int:
+    """Where the window of `width` characters that shows the most distinct terms starts (the first such one).
+
+    A window starts a little before a match and holds that match and the following ones that end inside it.
+    Both ends only move forward, so one pass with a count per term does it: a section that mentions a word
+    300 times costs 300 steps, not 300 x 300 (this runs for every section a search shows)."""
+    counts: dict[str, int] = {}
+    best_start, best_count = 0, -1
+    end = 0  # matches[i:end] are in the window of match i
+    for i, (start, _, _) in enumerate(matches):
+        window_start = max(0, start - width // 5)
+        if end < i:
+            end = i
+        while end < len(matches) and matches[end][1] <= window_start + width:
+            key = matches[end][2]
+            counts[key] = counts.get(key, 0) + 1
+            end += 1
+        if len(counts) > best_count:
+            best_start, best_count = window_start, len(counts)
+        if i < end:  # match i leaves before the next window is measured
+            key = matches[i][2]
+            counts[key] -= 1
+            if not counts[key]:
+                del counts[key]
+    return best_start
+
+
 def make_snippet(body: str, query_terms: list[str], width: int = SNIPPET_CHARS) -> str:
-    text = _SPACES.sub(" ", body).strip()
+    text = " ".join(body.split())  # whitespace collapsed (str.split knows the same spaces as re's \s, faster)
     if "](" in text:  # link targets are noise in a snippet: keep the labels
         text = MARKDOWN_LINK.sub(lambda m: m.group(1), text)
     if not text:
@@ -111,13 +140,7 @@ def make_snippet(body: str, query_terms: list[str], width: int = SNIPPET_CHARS) 
                 break
     if not matches:
         return text if len(text) <= width else text[:width].rsplit(" ", 1)[0] + "…"
-    best_start, best_count = 0, -1
-    for i, (start, _, _) in enumerate(matches):
-        window_start = max(0, start - width // 5)
-        distinct = {key for (_, stop, key) in matches[i:] if stop <= window_start + width}
-        if len(distinct) > best_count:
-            best_start, best_count = window_start, len(distinct)
-    begin = best_start
+    begin = _best_window(matches, width)
     if begin > 0:
         space = text.find(" ", begin)
         begin = space + 1 if 0 <= space < begin + 20 else begin

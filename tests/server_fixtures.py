@@ -168,7 +168,10 @@ def spawn_stdio(root: Path, index: Path, stderr: IO[bytes], *more: str) -> subpr
     )
 
 
-def start_http(root: Path, index: Path, port: int, env: dict[str, str], *more: str) -> subprocess.Popen[bytes]:
+# A server starts in ~2 s; a loaded 2-core CI machine can take ten times that.
+def start_http(
+    root: Path, index: Path, port: int, env: dict[str, str], *more: str, start_timeout: float = 90
+) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
         [sys.executable, *serve_args(root, index, "--transport", "http", "--port", str(port), *more)],
         env=env,
@@ -177,7 +180,7 @@ def start_http(root: Path, index: Path, port: int, env: dict[str, str], *more: s
     )
     import httpx2
 
-    deadline = time.monotonic() + 90  # a server starts in ~2 s; a loaded 2-core CI machine can take ten times that
+    deadline = time.monotonic() + start_timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             _out, err = proc.communicate()

@@ -157,14 +157,16 @@ def folder_of(doc_id: str) -> str:
 
 
 class Catalog:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, read_only: bool = False) -> None:
         self.path = path
+        self.read_only = read_only  # a reading HTTP worker: SQLite itself refuses any write (mode=ro)
         self._local = threading.local()
         self._write_lock = threading.Lock()
         try:
             conn = self._conn()
-            conn.executescript(_SCHEMA)
-            conn.commit()
+            if not read_only:
+                conn.executescript(_SCHEMA)
+                conn.commit()
         except DAMAGE:
             self.close()  # before the caller deletes the file (Windows cannot delete an open file)
             raise
@@ -198,10 +200,15 @@ class Catalog:
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+            if self.read_only:  # the writer made the file (in WAL mode); a missing one is an error, not created
+                target, uri = f"{self.path.absolute().as_uri()}?mode=ro", True
+            else:
+                target, uri = str(self.path), False
+            conn = sqlite3.connect(target, timeout=30, isolation_level=None, check_same_thread=False, uri=uri)
             self._local.conn = conn  # before the pragmas, so that close() releases a damaged file
-            conn.execute("pragma journal_mode=wal")
-            conn.execute("pragma synchronous=normal")
+            if not self.read_only:
+                conn.execute("pragma journal_mode=wal")
+                conn.execute("pragma synchronous=normal")
             conn.execute("pragma busy_timeout=30000")
         return conn
 

@@ -227,9 +227,15 @@ def _is_damage(exc: BaseException) -> bool:
 
 
 class FullTextIndex:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, read_only: bool = False) -> None:
         self.path = path
         self.schema = _build_schema()
+        self._writer: tantivy.IndexWriter | None = None
+        self._writer_lock = threading.RLock()
+        self.read_only = read_only
+        if read_only:
+            self._open_existing()
+            return
         version_file = path / "schema-version"
         if path.exists() and (
             not version_file.exists() or version_file.read_text(errors="replace").strip() != FULLTEXT_SCHEMA_VERSION
@@ -249,8 +255,19 @@ class FullTextIndex:
             self.index = tantivy.Index(self.schema, path=str(path), reuse=True)
         version_file.write_text(FULLTEXT_SCHEMA_VERSION)
         self._register_tokenizers()
-        self._writer: tantivy.IndexWriter | None = None
-        self._writer_lock = threading.RLock()
+
+    def _open_existing(self) -> None:
+        """A reader (an HTTP worker beside the writing one) opens what the writer made and never writes here;
+        Tantivy reloads its searcher by itself within a second of each commit the writer makes."""
+        version_file = self.path / "schema-version"
+        try:
+            version = version_file.read_text(errors="replace").strip()
+            self.index = tantivy.Index.open(str(self.path))
+        except (OSError, ValueError) as exc:
+            raise OSError(f"the full-text index in {self.path} cannot be read ({exc})") from exc
+        if version != FULLTEXT_SCHEMA_VERSION:
+            raise OSError(f"the full-text index in {self.path} has schema {version}, not {FULLTEXT_SCHEMA_VERSION}")
+        self._register_tokenizers()
 
     def _probe(self) -> None:
         """Tantivy opens a segment's files lazily, so a lost or cut file would only fail the first search that
@@ -278,6 +295,8 @@ class FullTextIndex:
     # -- writing ---------------------------------------------------------------------
     def begin(self) -> None:
         """Take the single writer; raises IndexBusy if another process holds it."""
+        if self.read_only:
+            raise IndexBusy("this worker only reads the index; the writing worker keeps it up to date")
         with self._writer_lock:
             if self._writer is None:
                 try:

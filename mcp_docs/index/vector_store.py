@@ -29,6 +29,7 @@ import json
 import logging
 import math
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -52,6 +53,7 @@ log = logging.getLogger(__name__)
 VECTORS_SCHEMA_VERSION = "1"
 # Bump when chunking changes; the catalog schema is part of it (a parser change shows there).
 CHUNKER_VERSION = f"1/{SCHEMA_VERSION}"
+READER_REFRESH_SECONDS = 5.0
 EXACT_FILTER_MAX = 3000  # filtered search: exact distances over the allowed chunks up to this many
 MAX_K = 4096  # sqlite-vec's limit
 QUERY_CACHE_SIZE = 256
@@ -124,8 +126,12 @@ class VectorStore:
         catalog: Catalog,
         embedder: Embedder | None,
         error: str | None = None,
+        read_only: bool = False,
     ) -> None:
         self.path = path
+        # A reading HTTP worker: opens what the writing worker made, never writes (SQLite refuses it), never embeds.
+        self.read_only = read_only
+        self._refreshed_at = 0.0
         self.catalog = catalog
         self.embedder = embedder
         self.error = error
@@ -143,13 +149,18 @@ class VectorStore:
         self.last_rate: float | None = None  # chunks/s of the last embedding run
         conn = self._conn()
         # A damaged page would otherwise surface later, as a raw error in the middle of a search.
+        if read_only:  # damage is the writing worker's to find and repair; a reader writes nothing, not even a stamp
+            dim = self._meta("dim")
+            if embedder is not None and dim and embedder.dim is None:
+                embedder.dim = int(dim)
+            return
         integrity.check_if_changed(path, self._check)
         with self._write():
             conn.execute(_SCHEMA)
         self._check_model()
 
     @classmethod
-    def open(cls, settings: Settings, catalog: Catalog) -> VectorStore:
+    def open(cls, settings: Settings, catalog: Catalog, read_only: bool = False) -> VectorStore:
         """Never raises for embedder problems: the store then reports the reason and search falls back to keyword."""
         try:
             embedder = make_embedder(settings)
@@ -158,6 +169,8 @@ class VectorStore:
             log.warning("embeddings unavailable: %s", exc)
             embedder, error = None, str(exc)
         path = settings.index_dir / "vectors.sqlite"
+        if read_only:  # damage is the writing worker's to repair
+            return cls(path, catalog, embedder, error, read_only=True)
         try:
             return cls(path, catalog, embedder, error)
         except (apsw.Error, UnicodeDecodeError) as exc:  # a damaged file: vectors are a cache, rebuild them
@@ -175,13 +188,17 @@ class VectorStore:
     def _conn(self) -> apsw.Connection:
         conn: apsw.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = apsw.Connection(str(self.path))
+            flags = (
+                apsw.SQLITE_OPEN_READONLY if self.read_only else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+            )
+            conn = apsw.Connection(str(self.path), flags=flags)
             conn.enable_load_extension(True)
             conn.load_extension(sqlite_vec.loadable_path())
             conn.enable_load_extension(False)
             conn.set_busy_timeout(30000)
-            conn.execute("pragma journal_mode=wal")
-            conn.execute("pragma synchronous=normal")
+            if not self.read_only:
+                conn.execute("pragma journal_mode=wal")
+                conn.execute("pragma synchronous=normal")
             conn.execute("pragma mmap_size=268435456")
             self._local.conn = conn
             with self._state_lock:
@@ -293,16 +310,19 @@ class VectorStore:
         catalog = {doc_id: fp.hash for doc_id, fp in self.catalog.fingerprints().items()}
         mine = {str(doc_id): str(digest) for doc_id, digest in self._conn().execute("select doc_id, hash from docs")}
         gone = [d for d in mine if d not in catalog]
-        if gone:
+        if gone and not self.read_only:
             with self._write() as conn:
                 for doc_id in gone:
                     self._delete_doc(conn, doc_id)
         with self._state_lock:
             self._dirty = {d for d, h in catalog.items() if mine.get(d) != h} | {d for d in self._dirty if d in catalog}
             self._refreshed = True
+            self._refreshed_at = time.monotonic()
 
     def _ensure_refreshed(self) -> None:
-        if not self._refreshed:
+        # A reader learns of the writer's changes only by looking again: every few seconds, not on every search.
+        stale = self.read_only and time.monotonic() - self._refreshed_at > READER_REFRESH_SECONDS
+        if not self._refreshed or stale:
             self.refresh()
 
     def dirty(self) -> set[str]:

@@ -1,0 +1,234 @@
+"""Search throughput over Streamable HTTP with concurrent clients, two server builds side by side.
+
+    mkdir /tmp/mcp-docs-base && git archive <old commit> | tar -x -C /tmp/mcp-docs-base   # the baseline
+    python -m benchmarks.http_throughput --root DOCS --baseline-src /tmp/mcp-docs-base [--workers 2]
+        [--clients 16] [--seconds 15] [--rounds 3] [--mode keyword]
+
+Each build gets its own index (built first with its own `mcp-docs index`) and runs as a real
+`mcp-docs serve --transport http` process; the new one with `--workers N`. The clients run in a separate
+process (`... http_throughput load URL`): each one opens its own connection, does the session-based
+handshake (initialize; the session id is used if the server gives one), then calls `search_documents`
+with the OpenTelemetry questions in turn, as fast as the server answers. Rounds alternate baseline and new,
+so both see the same machine; the figures are searches per second, latency p50/p95, and errors, per round,
+and the ratio new/baseline per round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx2
+
+from .http_sessions import free_port
+
+REPO = Path(__file__).resolve().parents[1]
+QUESTIONS = REPO / "benchmarks" / "data" / "otel_questions.jsonl"
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+VERSION = "2025-11-25"  # the session-based protocol most clients speak today
+
+
+def _rpc(method: str, params: dict[str, object], id_: int | None = None) -> dict[str, object]:
+    message: dict[str, object] = {"jsonrpc": "2.0", "method": method, "params": params}
+    if id_ is not None:
+        message["id"] = id_
+    return message
+
+
+def _result(response: httpx2.Response) -> dict[str, object]:
+    """The JSON-RPC message of a response, sent as JSON or as one server-sent event."""
+    text = response.text
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        text = next(line[5:] for line in text.splitlines() if line.startswith("data:"))
+    message: dict[str, object] = json.loads(text)
+    return message
+
+
+async def _client(
+    url: str, queries: list[str], offset: int, mode: str, stop_at: float, warm_until: float
+) -> tuple[list[float], int, int]:
+    latencies: list[float] = []
+    errors = total = 0
+    async with httpx2.AsyncClient(timeout=60, headers=HEADERS) as http:
+        init = await http.post(
+            url,
+            json=_rpc(
+                "initialize",
+                {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
+                0,
+            ),
+        )
+        headers = {"mcp-protocol-version": VERSION}
+        if "mcp-session-id" in init.headers:
+            headers["mcp-session-id"] = init.headers["mcp-session-id"]
+        await http.post(url, json=_rpc("notifications/initialized", {}), headers=headers)
+        i = offset
+        while (now := time.perf_counter()) < stop_at:
+            query = queries[i % len(queries)]
+            i += 1
+            args = {"query": query, "mode": mode}
+            try:
+                r = await http.post(
+                    url, json=_rpc("tools/call", {"name": "search_documents", "arguments": args}, i), headers=headers
+                )
+                body = _result(r)
+                failed = r.status_code != 200 or "error" in body or bool(body["result"].get("isError"))  # type: ignore[attr-defined]
+            except (httpx2.HTTPError, ValueError, StopIteration):
+                failed = True
+            total += 1
+            if now >= warm_until:
+                errors += failed
+                latencies.append(time.perf_counter() - now)
+    return latencies, errors, total
+
+
+async def _load(url: str, clients: int, seconds: float, warmup: float, mode: str) -> dict[str, float]:
+    queries = [json.loads(line)["question"] for line in QUESTIONS.read_text().splitlines() if line.strip()]
+    start = time.perf_counter()
+    warm_until, stop_at = start + warmup, start + warmup + seconds
+    runs = await asyncio.gather(*(_client(url, queries, k * 7, mode, stop_at, warm_until) for k in range(clients)))
+    latencies = sorted(t for run, _, _ in runs for t in run)
+    return {
+        "searches": len(latencies),
+        "errors": sum(e for _, e, _ in runs),
+        "with_warmup": sum(n for _, _, n in runs),
+        "per_second": round(len(latencies) / seconds, 1),
+        "p50_ms": round(1000 * latencies[len(latencies) // 2], 1) if latencies else 0.0,
+        "p95_ms": round(1000 * latencies[int(len(latencies) * 0.95)], 1) if latencies else 0.0,
+    }
+
+
+def _env(src: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_DOCS_")}
+    env["PYTHONPATH"] = str(src)
+    return env
+
+
+def _ready(base: str, workers: int) -> bool:
+    """Reconciled, and (with workers) every worker answering: /health over fresh connections."""
+    pids = set()
+    for _ in range(8 * workers):
+        body = httpx2.get(f"{base}/health", timeout=5, headers={"connection": "close"}).json()
+        if body.get("indexing"):
+            return False
+        pids.add(body.get("worker", {}).get("pid"))
+    return len(pids) >= workers
+
+
+def _serve(src: Path, root: Path, index: Path, extra: list[str], workers: int) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    args = ["serve", "--transport", "http", "--port", str(port), "--no-watch", *extra]
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mcp_docs",
+            *args,
+            "--root",
+            str(root),
+            "--index-dir",
+            str(index),
+            "--embeddings",
+            "none",
+        ],
+        env=_env(src),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        try:
+            if _ready(base, workers):
+                return proc, f"{base}/mcp"
+        except httpx2.HTTPError:
+            pass
+        time.sleep(0.5)
+    proc.kill()
+    raise SystemExit(f"the server from {src} did not start")
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process and its children (the workers), from /proc (Linux)."""
+    pids = [pid]
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    if children.exists():
+        pids += [int(p) for p in children.read_text().split()]
+    total = 0
+    for p in pids:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _round(src: Path, root: Path, index: Path, extra: list[str], args: argparse.Namespace) -> dict[str, float]:
+    proc, url = _serve(src, root, index, extra, args.workers if extra else 1)
+    try:
+        time.sleep(args.settle)
+        load = [sys.executable, "-m", "benchmarks.http_throughput", "load", url]
+        load += ["--clients", str(args.clients), "--seconds", str(args.seconds), "--mode", args.mode]
+        cpu = _cpu_seconds(proc.pid)
+        done = subprocess.run(load, env=_env(REPO), capture_output=True, text=True, check=True)
+        cpu = _cpu_seconds(proc.pid) - cpu
+        result: dict[str, float] = json.loads(done.stdout)
+        # The server's CPU per search: what a busy machine changes least.
+        result["server_cpu_ms_per_search"] = round(1000 * cpu / max(1, result.pop("with_warmup")), 1)
+        return result
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command")
+    load = sub.add_parser("load", help="the client process: load one server, print one JSON object")
+    load.add_argument("url")
+    for p in (parser, load):
+        p.add_argument("--clients", type=int, default=16)
+        p.add_argument("--seconds", type=float, default=15.0)
+        p.add_argument("--mode", default="keyword")
+    parser.add_argument("--root", type=Path, default=Path("/work/shared/bench/otel-docs/en"))
+    parser.add_argument("--baseline-src", type=Path, required=False, help="checkout of the old commit")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--settle", type=float, default=2.0, help="seconds between readiness and the load")
+    args = parser.parse_args()
+    if args.command == "load":
+        print(json.dumps(asyncio.run(_load(args.url, args.clients, args.seconds, 2.0, args.mode))))
+        return
+    variants = [("new", REPO, ["--workers", str(args.workers)] if args.workers > 1 else [])]
+    if args.baseline_src:
+        variants.insert(0, ("baseline", args.baseline_src.resolve(), []))
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, src, _ in variants:
+            index = Path(tmp) / name
+            cmd = [sys.executable, "-m", "mcp_docs", "index", "--root", str(args.root), "--index-dir", str(index)]
+            subprocess.run([*cmd, "--embeddings", "none"], env=_env(src), check=True, capture_output=True)
+        rows: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in variants}
+        for r in range(args.rounds):
+            for name, src, extra in variants:
+                result = _round(src, args.root, Path(tmp) / name, extra, args)
+                rows[name].append(result)
+                print(f"round {r + 1} {name:8s} {json.dumps(result)}", flush=True)
+        for name, results in rows.items():
+            rates = [x["per_second"] for x in results]
+            p95 = [x["p95_ms"] for x in results]
+            print(f"{name:8s} searches/s median {statistics.median(rates)}, p95 median {statistics.median(p95)} ms")
+        if "baseline" in rows:
+            ratios = [n["per_second"] / b["per_second"] for n, b in zip(rows["new"], rows["baseline"], strict=True)]
+            print(f"ratio new/baseline per round: {', '.join(f'{x:.2f}' for x in ratios)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,224 @@
+"""`mcp-docs serve --transport http --workers N`: N processes answer on one port over one index.
+
+One Python process answers one tool call at a time on the CPU (the GIL), so a team's concurrent searches
+queue behind each other. Here a supervisor binds the port once and starts N worker processes that all
+accept on that socket (the kernel hands each new connection to one of them):
+
+- worker 0 writes: it opens (creates, repairs) the index, reconciles it with the root, watches the root and
+  embeds, exactly as a single `serve` does, and answers requests too;
+- workers 1..N-1 only read: they open the catalog and vectors with SQLite's read-only mode and the Tantivy
+  index without a writer, never write into the index folder, and see each commit of the writer (SQLite WAL
+  at once, Tantivy within about a second).
+
+A connection may land on any worker, so server-side sessions cannot work: `--workers` implies `--stateless`
+(clients of the newest protocol have no sessions anyway).
+
+Faults: a worker that dies is reported on stderr and started again; while the writer is down, the readers'
+`/health` says "degraded" (searches still answer from the last commit). A worker that keeps dying
+(`MAX_RESTARTS` exits within `RESTART_WINDOW_SECONDS`), or a writer that cannot open the index at all,
+stops the whole server with one sentence and a non-zero exit status.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import multiprocessing.connection
+import signal
+import socket
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass, field, replace
+from multiprocessing.context import SpawnContext, SpawnProcess
+from types import FrameType
+
+from .errors import UserError
+from .settings import Settings
+
+log = logging.getLogger(__name__)
+
+MAX_RESTARTS = 5
+RESTART_WINDOW_SECONDS = 60.0
+STOP_SECONDS = 10.0  # a worker's graceful shutdown (uvicorn finishes the requests in flight), then SIGKILL
+READER_WAIT_SECONDS = 0.5
+FLAG_POLL_SECONDS = 0.05
+EXIT_REFUSED = 3
+BACKLOG = 2048  # uvicorn's default  # a worker's exit status for "cannot start with these settings": restarting would not help
+
+
+class SharedFlag:
+    """A yes/no in shared memory, with threading.Event's methods.
+
+    Not multiprocessing.Event: its lock would stay taken forever if a worker were killed while reading it
+    (every /health and search reads these), and the supervisor and every other worker would hang on it. One
+    byte read or written whole needs no lock."""
+
+    def __init__(self, ctx: SpawnContext) -> None:
+        self._value = ctx.RawValue("b", 0)
+
+    def is_set(self) -> bool:
+        return bool(self._value.value)
+
+    def set(self) -> None:
+        self._value.value = 1
+
+    def clear(self) -> None:
+        self._value.value = 0
+
+    def wait(self, timeout: float | None = None) -> bool:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.is_set():
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            time.sleep(FLAG_POLL_SECONDS)
+        return True
+
+
+@dataclass
+class Shared:
+    """What the workers share, through the supervisor."""
+
+    storage_ready: SharedFlag  # the writer has opened (created or repaired) the index folder: readers may open it
+    initial_sync_done: SharedFlag  # the writer's first reconciliation is over (/health "indexing", search notes)
+    writer_up: SharedFlag  # the writer is running; cleared by the supervisor when it dies
+
+
+@dataclass
+class _Slot:
+    index: int
+    process: SpawnProcess | None = None
+    exits: deque[float] = field(default_factory=deque)
+
+    @property
+    def role(self) -> str:
+        return "writer" if self.index == 0 else "reader"
+
+    def name(self) -> str:
+        pid = self.process.pid if self.process is not None else "?"
+        return f"worker {self.index} ({self.role}, pid {pid})"
+
+
+def serve_workers(settings: Settings, host: str, listener: socket.socket, token: str | None) -> None:
+    """Run `settings.workers` worker processes on `listener` until interrupted; raise UserError if they fail."""
+    from .server import serving_line
+
+    if not settings.stateless:
+        log.info("--workers implies --stateless: a session's requests could reach any worker")
+        settings = replace(settings, stateless=True)
+    ctx = multiprocessing.get_context("spawn")  # no fork of a process that may hold threads and open files
+    shared = Shared(SharedFlag(ctx), SharedFlag(ctx), SharedFlag(ctx))
+    slots = [_Slot(i) for i in range(settings.workers)]
+    level = logging.getLogger("mcp_docs").getEffectiveLevel()
+
+    def start(slot: _Slot) -> None:
+        slot.process = ctx.Process(
+            target=_worker_main,
+            args=(settings, host, listener, token, slot.index, shared, level),
+            name=f"mcp-docs-worker-{slot.index}",
+            daemon=False,
+        )
+        slot.process.start()
+
+    stopping = False
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt  # SIGTERM (a service manager, `docker stop`): the same clean stop as Ctrl-C
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    # Listening before the workers start: connections made while they load queue instead of being refused.
+    listener.listen(BACKLOG)
+    try:
+        for slot in slots:
+            start(slot)
+        print(serving_line(settings, host, listener, token), file=sys.stderr, flush=True)
+        while True:
+            sentinels = {slot.process.sentinel: slot for slot in slots if slot.process is not None}
+            for ready in multiprocessing.connection.wait(list(sentinels), timeout=1.0):
+                slot = sentinels[ready]  # type: ignore[index]
+                _handle_exit(slot, shared)
+                start(slot)
+    except KeyboardInterrupt:
+        stopping = True
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        _stop_all(slots, quiet=stopping)
+
+
+def _handle_exit(slot: _Slot, shared: Shared) -> None:
+    """Report a worker's exit; raise UserError when restarting it would not help."""
+    assert slot.process is not None
+    slot.process.join(STOP_SECONDS)  # its sentinel closes a moment before the exit status is there to read
+    code = slot.process.exitcode
+    how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with status {code}"
+    if slot.index == 0:
+        shared.writer_up.clear()
+    if code == EXIT_REFUSED:
+        raise UserError(f"{slot.name()} could not start (its reason is above); stopping the server.")
+    now = time.monotonic()
+    slot.exits.append(now)
+    while slot.exits and now - slot.exits[0] > RESTART_WINDOW_SECONDS:
+        slot.exits.popleft()
+    if len(slot.exits) >= MAX_RESTARTS:
+        raise UserError(
+            f"{slot.name()} {how}, its {len(slot.exits)}th exit within {RESTART_WINDOW_SECONDS:.0f} s: "
+            "stopping the server (see the errors above)."
+        )
+    print(f"mcp-docs: {slot.name()} {how}; starting it again", file=sys.stderr, flush=True)
+
+
+def _stop_all(slots: list[_Slot], quiet: bool) -> None:
+    running = [s.process for s in slots if s.process is not None and s.process.is_alive()]
+    for process in running:
+        process.terminate()  # SIGTERM: uvicorn's graceful shutdown
+    deadline = time.monotonic() + STOP_SECONDS
+    for process in running:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            if not quiet:
+                log.warning("worker pid %s did not stop in %.0f s: killing it", process.pid, STOP_SECONDS)
+            process.kill()
+            process.join()
+
+
+def _worker_main(
+    settings: Settings,
+    host: str,
+    listener: socket.socket,
+    token: str | None,
+    index: int,
+    shared: Shared,
+    log_level: int,
+) -> None:
+    """One worker process: open the index (writing or reading), then answer HTTP on the shared socket."""
+    logging.basicConfig(level=log_level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from .library import open_library
+    from .server import INITIAL_SYNC_WAIT_SECONDS, ServerState, build_server, serve_http, start_background
+
+    writer = index == 0
+    try:
+        if writer:
+            library = open_library(settings)
+            shared.storage_ready.set()
+            shared.writer_up.set()
+        else:
+            while not shared.storage_ready.wait(READER_WAIT_SECONDS):
+                pass
+            library = open_library(settings, read_only=True)
+    except (UserError, ValueError) as exc:
+        print(f"mcp-docs: worker {index}: {exc}", file=sys.stderr, flush=True)
+        sys.exit(EXIT_REFUSED)
+    except KeyboardInterrupt:
+        return
+    state = ServerState(shared.initial_sync_done, "writer" if writer else "reader", shared.writer_up)
+    stop = start_background(library, state, settings.watch) if writer else None
+    try:
+        if writer:
+            state.initial_sync_done.wait(INITIAL_SYNC_WAIT_SECONDS)
+        serve_http(build_server(library, state), settings, host, listener, token)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if stop is not None:
+            stop()
+        library.close()

@@ -1,0 +1,279 @@
+"""Scaling the HTTP server: stateless replicas, `--workers N` over one index, read-only readers, dead workers.
+
+Real `mcp-docs serve` processes on loopback ports, real MCP clients, the index in tmp dirs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from mcp_docs.cli import main
+from mcp_docs.errors import IndexBusy, UserError
+from mcp_docs.library import Library, open_library
+from mcp_docs.settings import Settings
+
+from .server_fixtures import child_env, free_port, make_vault, serve_args, start_http, stop, write
+
+
+class Alternating(httpx2.AsyncBaseTransport):
+    """A round-robin load balancer in the client: each HTTP request goes to the next server in turn."""
+
+    def __init__(self, ports: list[int]) -> None:
+        self.ports = ports
+        self.sent: list[tuple[int, str]] = []  # (port, MCP method) of each request
+        self._inner = httpx2.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        port = self.ports[len(self.sent) % len(self.ports)]
+        self.sent.append((port, json.loads(request.content or b"{}").get("method", request.method)))
+        request.url = request.url.copy_with(port=port)
+        request.headers["host"] = f"127.0.0.1:{port}"
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def _fresh_connections() -> httpx2.AsyncClient:
+    """No keep-alive: every request is a new connection, which the kernel may hand to any worker."""
+    return httpx2.AsyncClient(limits=httpx2.Limits(max_keepalive_connections=0), timeout=httpx2.Timeout(30, read=60))
+
+
+def _health(port: int) -> dict[str, object]:
+    r = httpx2.get(f"http://127.0.0.1:{port}/health", headers={"connection": "close"}, timeout=10)
+    body: dict[str, object] = r.json()
+    return body
+
+
+def _wait_for(check, timeout: float = 30.0, what: str = "condition"):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+# -- stateless replicas -----------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_stateless_replicas_answer_one_clients_alternating_calls(tmp_path: Path) -> None:
+    """Two servers over one index behind a round-robin balancer: a client of the session-based protocol
+    (initialize, then calls) works although no two consecutive requests reach the same process."""
+    root, index = make_vault(tmp_path), tmp_path / "index"
+    ports = [free_port(), free_port()]
+    # Generous start-up bounds: the machine running the tests may be busy (the bound is no timing claim).
+    first = start_http(root, index, ports[0], child_env(), "--stateless", start_timeout=90)
+    second = start_http(root, index, ports[1], child_env(), "--stateless", "--no-watch", start_timeout=90)
+    try:
+        balancer = Alternating(ports)
+        http = httpx2.AsyncClient(transport=balancer, timeout=httpx2.Timeout(30, read=60))
+        async with Client(
+            streamable_http_client(f"http://127.0.0.1:{ports[0]}/mcp", http_client=http), mode="legacy"
+        ) as c:
+            for query in ("collector", "restic snapshots", "journalctl", "gardening"):
+                result = await c.call_tool("search_documents", {"query": query, "mode": "keyword"})
+                assert not result.is_error, result.content
+                assert result.structured_content and result.structured_content["results"]
+            section = await c.call_tool("read_section", {"id": "guides/install.md", "section": "Linux"})
+            assert not section.is_error and "systemctl" in section.structured_content["content"]  # type: ignore[index]
+        calls = [port for port, method in balancer.sent if method == "tools/call"]
+        assert set(calls) == set(ports), balancer.sent  # both replicas answered tool calls
+        assert all(_health(p)["stateless"] is True for p in ports)
+    finally:
+        stop(first)
+        stop(second)
+
+
+# -- a reading library beside the writing one -------------------------------------------------------
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every file of the index folder with its size and modification time; SQLite's shared-memory index
+    (-shm) is left out: every WAL reader writes its read marks there, by SQLite's design."""
+    return {
+        str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not p.name.endswith("-shm")
+    }
+
+
+def test_a_reader_sees_the_writers_commits_and_never_writes(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    settings = Settings.load(root, tmp_path / "index", embeddings="none")
+    with pytest.raises(UserError, match="cannot open the index"):
+        open_library(settings, read_only=True)  # nothing there yet: one sentence, nothing created
+    assert not settings.index_dir.exists()
+    with Library(settings) as writer:
+        writer.sync()
+        before = _snapshot(settings.index_dir)
+        with open_library(settings, read_only=True) as reader:
+            assert reader.search("journalctl", mode="keyword").results[0].id == "guides/install.md"
+            assert reader.catalog.count() == writer.catalog.count()
+            with pytest.raises(IndexBusy):
+                reader.sync()
+            assert _snapshot(settings.index_dir) == before  # opening and searching wrote nothing
+            write(root, "guides/tracing.md", "# Tracing\n\nZipkin exporters send spans to a zipkin backend.\n")
+            writer.sync()
+            # SQLite WAL: the reader's next query sees the commit; Tantivy reloads its searcher within ~1 s.
+            assert reader.catalog.document("guides/tracing.md") is not None
+            hit = _wait_for(
+                lambda: reader.search("zipkin", mode="keyword").results, 10, "the reader to see the new section"
+            )
+            assert hit[0].id == "guides/tracing.md"
+
+
+# -- --workers N ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def workers_server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    base = tmp_path_factory.mktemp("workers")
+    root, port = make_vault(base), free_port()
+    log = base / "server.log"
+    with log.open("wb") as err:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                *serve_args(root, base / "index", "--transport", "http", "--port", str(port), "--workers", "3"),
+            ],
+            env=child_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+    try:
+        _wait_for(lambda: _roles(port, 40) >= {"writer", "reader"}, 60, "the workers to answer")
+        yield proc, port, root, log
+    finally:
+        stop(proc)
+
+
+def _roles(port: int, tries: int) -> set[str]:
+    roles: set[str] = set()
+    for _ in range(tries):
+        try:
+            worker = _health(port).get("worker")
+        except httpx2.HTTPError:
+            continue
+        if isinstance(worker, dict):
+            roles.add(str(worker["role"]))
+    return roles
+
+
+def _worker_pids(port: int, tries: int = 60) -> dict[int, str]:
+    pids: dict[int, str] = {}
+    for _ in range(tries):
+        worker = _health(port)["worker"]
+        assert isinstance(worker, dict)
+        pids[int(worker["pid"])] = str(worker["role"])
+    return pids
+
+
+@pytest.mark.anyio
+async def test_workers_share_the_port_and_the_index(workers_server) -> None:  # type: ignore[no-untyped-def]
+    _proc, port, root, _log = workers_server
+    health = _health(port)
+    assert health["stateless"] is True and health["documents"] == 16 and health["status"] == "ok"
+    async with Client(
+        streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=_fresh_connections()), mode="legacy"
+    ) as c:
+        for _ in range(6):  # each call on a new connection: several workers answer one session-less client
+            result = await c.call_tool("search_documents", {"query": "restic", "mode": "keyword"})
+            assert not result.is_error and result.structured_content["results"][0]["id"] == "notes/backups.md"  # type: ignore[index]
+    # A file saved in the root: the writer's watcher indexes it, and the readers answer from the new commit.
+    write(root, "guides/tracing.md", "# Tracing\n\nZipkin exporters send spans to a zipkin backend.\n")
+
+    def every_worker_sees_it() -> bool:
+        seen = {}
+        for _ in range(30):
+            body = _health(port)
+            seen[body["worker"]["pid"]] = body["documents"]  # type: ignore[index]
+        return len(seen) >= 2 and set(seen.values()) == {17}
+
+    _wait_for(every_worker_sees_it, 30, "all workers to count the new document")
+
+
+def test_a_dead_worker_is_reported_and_replaced(workers_server) -> None:  # type: ignore[no-untyped-def]
+    proc, port, _root, log = workers_server
+    pids = _worker_pids(port)
+    reader = next(pid for pid, role in pids.items() if role == "reader")
+    os.kill(reader, signal.SIGKILL)
+    _wait_for(
+        lambda: b"was killed by signal 9; starting it again" in log.read_bytes(),
+        30,
+        "the report",
+    )
+    assert f"(reader, pid {reader})".encode() in log.read_bytes()
+    writer = next(pid for pid, role in pids.items() if role == "writer")
+    os.kill(writer, signal.SIGKILL)
+    # While the writer restarts, readers say so; then a new writer answers again.
+    _wait_for(lambda: any(_health(port)["status"] == "degraded" for _ in range(20)) or None, 30, "a degraded /health")
+    _wait_for(
+        lambda: any(pid != writer for pid, role in _worker_pids(port, 30).items() if role == "writer"),
+        60,
+        "a new writer",
+    )
+    _wait_for(lambda: all(_health(port)["status"] == "ok" for _ in range(20)), 30, "all workers healthy")
+    assert proc.poll() is None
+    assert b"Traceback" not in log.read_bytes()
+
+
+def test_a_worker_that_cannot_start_stops_the_server_with_one_sentence(tmp_path: Path) -> None:
+    root, index = make_vault(tmp_path), tmp_path / "not-an-index"
+    write(index, "thesis.docx", "my only copy")  # a folder mcp-docs did not make: refused, never touched
+    args = serve_args(root, index, "--transport", "http", "--port", str(free_port()), "--workers", "2")
+    done = subprocess.run([sys.executable, *args], env=child_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "already holds files that mcp-docs did not create" in done.stderr
+    assert "could not start" in done.stderr and "stopping the server" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert sorted(p.name for p in index.iterdir()) == ["thesis.docx"]
+
+
+@pytest.mark.parametrize(
+    ("more", "message"),
+    [
+        (["--workers", "2"], "--workers needs --transport http"),
+        (["--workers", "0", "--transport", "http"], "--workers must be 1 or more"),
+    ],
+)
+def test_bad_workers_settings_are_one_sentence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], more: list[str], message: str
+) -> None:
+    root = make_vault(tmp_path)
+    assert main(["serve", "--root", str(root), "--index-dir", str(tmp_path / "index"), *more]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "index").exists()  # refused before anything is written
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("MCP_DOCS_WORKERS", "0", "MCP_DOCS_WORKERS must be a positive number"),
+        ("MCP_DOCS_WORKERS", "many", "MCP_DOCS_WORKERS must be a positive number"),
+        ("MCP_DOCS_STATELESS", "maybe", "MCP_DOCS_STATELESS must be 1 or 0"),
+    ],
+)
+def test_bad_scaling_variables_are_one_sentence(tmp_path: Path, name: str, value: str, message: str) -> None:
+    (tmp_path / "root").mkdir()
+    with pytest.raises(ValueError, match=message):
+        Settings.load(tmp_path / "root", tmp_path / "index", environ={name: value})
+
+
+def test_scaling_variables_are_read() -> None:
+    env = {"MCP_DOCS_WORKERS": "4", "MCP_DOCS_STATELESS": "true"}
+    settings = Settings.load(Path(__file__).parent, Path("/tmp/mcp-docs-unused-index"), environ=env)
+    assert (settings.workers, settings.stateless) == (4, True)
