@@ -362,9 +362,18 @@ def vector_summary(vec: dict[str, object]) -> str:
 
 def cmd_serve(args: argparse.Namespace, settings: Settings | None) -> int:
     assert settings is not None
-    from .server import run_server
+    from .server import open_transport, serve_one_process
 
-    run_server(settings, transport=args.transport, host=args.host, port=args.port)
+    listener, token = open_transport(settings, args.transport, args.host, args.port)
+    if listener is not None and settings.workers > 1:
+        from .workers import serve_workers  # the process model sits above the server: workers import it
+
+        try:
+            serve_workers(settings, args.host, listener, token)
+        finally:
+            listener.close()
+        return 0
+    serve_one_process(settings, args.host, listener, token)
     return 0
 
 

@@ -355,32 +355,29 @@ def start_background(library: Library, state: ServerState, watch: bool) -> Calla
     return stop
 
 
-def run_server(settings: Settings, transport: str, host: str, port: int) -> None:
-    """Open the library, reconcile and watch it, and serve MCP over stdio or Streamable HTTP."""
+def open_transport(settings: Settings, transport: str, host: str, port: int) -> tuple[socket.socket | None, str | None]:
+    """Check the transport and, for HTTP, the bind policy and the port, before any work: a refusal or a taken
+    port is one sentence at once. Returns the bound listener (None for stdio) and the bearer token."""
+    if settings.workers > 1 and transport != "http":
+        raise UserError("--workers needs --transport http (over stdio one client talks to one process).")
+    if transport == "stdio":
+        return None, None
+    if transport != "http":
+        raise UserError(f"unknown transport '{transport}': use stdio or http.")
+    token = load_token(settings.token, settings.token_file)
+    refusal = bind_policy_error(host, token)
+    if refusal:
+        raise UserError(refusal)
+    return bind_listener(host, port), token
+
+
+def serve_one_process(settings: Settings, host: str, listener: socket.socket | None, token: str | None) -> None:
+    """One process: open the library, reconcile and watch it, and serve MCP over `listener` (Streamable HTTP)
+    or, without one, over stdio; closes the listener at the end. (`mcp-docs serve --workers N` runs N of these
+    through workers.py.)"""
     import anyio
 
     from .library import open_library
-
-    token: str | None = None
-    listener: socket.socket | None = None
-    if settings.workers > 1 and transport != "http":
-        raise UserError("--workers needs --transport http (over stdio one client talks to one process).")
-    if transport == "http":
-        token = load_token(settings.token, settings.token_file)
-        refusal = bind_policy_error(host, token)
-        if refusal:
-            raise UserError(refusal)
-        listener = bind_listener(host, port)  # before any work: a taken port is reported at once
-    elif transport != "stdio":
-        raise UserError(f"unknown transport '{transport}': use stdio or http.")
-    if listener is not None and settings.workers > 1:
-        from .workers import serve_workers
-
-        try:
-            serve_workers(settings, host, listener, token)
-        finally:
-            listener.close()
-        return
 
     try:
         library = open_library(settings)
@@ -475,4 +472,4 @@ def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
-__all__ = ["ServerState", "build_server", "http_app", "run_server", "serve_http"]
+__all__ = ["ServerState", "build_server", "http_app", "open_transport", "serve_http", "serve_one_process"]

@@ -120,7 +120,7 @@ def test_r6_default_host_is_loopback(open_server: int) -> None:
 def test_r6_non_loopback_bind_without_token_refuses(
     host: str, token_env: dict[str, str], http_vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """In-process: run_server refuses before opening anything (no index folder is even created)."""
+    """In-process: the serve command refuses before opening anything (no index folder is even created)."""
     from mcp_docs.errors import UserError
     from mcp_docs.settings import Settings
 
@@ -132,7 +132,7 @@ def test_r6_non_loopback_bind_without_token_refuses(
         monkeypatch.setenv(name, str(empty) if value == "EMPTY" else value)
     settings = Settings.load(http_vault, tmp_path / "idx", embeddings="none", environ={})
     with pytest.raises(UserError, match="token"):
-        server_module.run_server(settings, "http", host, free_port())
+        server_module.open_transport(settings, "http", host, free_port())
     assert not (tmp_path / "idx" / "catalog.sqlite").exists()
 
 
