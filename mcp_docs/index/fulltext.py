@@ -6,7 +6,11 @@ written into the fields of its document's language only, so per-document
 languages cost nothing for the languages a root does not use. `fold` holds the
 whole text unstemmed and accent-folded (language-neutral recall), `ident` the
 exact identifiers (`OTEL_EXPORTER_OTLP_ENDPOINT`, `vm.swappiness`, `C++`) that
-word tokenizers would split.
+word tokenizers would split, `cjk` the letter pairs of Chinese, Japanese and Korean
+runs (written without spaces, so a word tokenizer sees one token per sentence).
+A document's language comes from its `lang:` front matter, else from
+mcp_docs.language's detection, else the root's; a query is analysed in every
+language the collection holds.
 """
 
 from __future__ import annotations
@@ -21,13 +25,14 @@ from pathlib import Path
 import tantivy
 
 from ..errors import IndexBusy
+from ..language import cjk_bigrams
 from ..settings import STEMMER_LANGUAGES
 from . import ownership
 from .hits import RankedSection
 
 log = logging.getLogger(__name__)
 
-FULLTEXT_SCHEMA_VERSION = "4"
+FULLTEXT_SCHEMA_VERSION = "5"
 WRITER_HEAP_BYTES = 64 * 1024 * 1024
 MAX_QUERY_TERMS = 64
 MAX_IDENTIFIERS = 200
@@ -215,6 +220,7 @@ def _build_schema() -> tantivy.Schema:
         sb.add_text_field(f"body_{code}", tokenizer_name=f"stem_{code}")
     sb.add_text_field("fold", stored=False, tokenizer_name="fold", index_option="freq")
     sb.add_text_field("ident", tokenizer_name="raw", index_option="freq")
+    sb.add_text_field("cjk", tokenizer_name="cjk", index_option="freq")
     sb.add_text_field("tag", stored=True, tokenizer_name="raw", index_option="basic")
     sb.add_text_field("folder", tokenizer_name="raw", index_option="basic")
     return sb.build()
@@ -256,7 +262,7 @@ class FullTextIndex:
         """Tantivy opens a segment's files lazily, so a lost or cut file would only fail the first search that
         needs it: touch every indexed field (postings and positions) and the document store of each segment now."""
         searcher = self.index.searcher()
-        fields = ["doc_id", "fold", "ident", "tag", "folder"]
+        fields = ["doc_id", "fold", "ident", "cjk", "tag", "folder"]
         fields += [f"{kind}_{code}" for code in STEMMER_LANGUAGES for kind in ("head", "body")]
         probe = tantivy.Query.boolean_query(
             [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, f, "probe")) for f in fields]
@@ -274,6 +280,7 @@ class FullTextIndex:
         for code, name in STEMMER_LANGUAGES.items():
             self.index.register_tokenizer(f"stem_{code}", _analyzer(name))
         self.index.register_tokenizer("fold", _analyzer(None))
+        self.index.register_tokenizer("cjk", tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build())
 
     # -- writing ---------------------------------------------------------------------
     def begin(self) -> None:
@@ -317,9 +324,13 @@ class FullTextIndex:
             doc.add_bytes("heading_path", s.heading_path.encode())
             doc.add_unsigned("line_start", s.line_start)
             doc.add_unsigned("line_end", s.line_end)
-            doc.add_text(f"head_{s.lang}", head_text)
-            doc.add_text(f"body_{s.lang}", s.body)
+            if s.lang in STEMMER_LANGUAGES:  # detected Chinese, Japanese, Korean: fold and cjk only
+                doc.add_text(f"head_{s.lang}", head_text)
+                doc.add_text(f"body_{s.lang}", s.body)
             doc.add_text("fold", f"{head_text}\n{s.body}")
+            grams = cjk_bigrams(f"{head_text}\n{s.body}")
+            if grams:
+                doc.add_text("cjk", " ".join(grams))
             doc.add_bytes("body", s.body.encode())
             for ident in identifiers(f"{s.heading_path}\n{s.body}"):
                 doc.add_text("ident", ident)
@@ -361,7 +372,8 @@ class FullTextIndex:
         if content:
             words = content
         idents = identifiers(text)
-        if not words and not idents:
+        grams = list(dict.fromkeys(cjk_bigrams(text)))[:MAX_QUERY_TERMS]
+        if not words and not idents and not grams:
             return None
         schema = self.schema
         should: list[tuple[tantivy.Occur, tantivy.Query]] = []
@@ -385,6 +397,8 @@ class FullTextIndex:
                     ),
                 )
             )
+        for gram in grams:
+            should.append((tantivy.Occur.Should, tantivy.Query.term_query(schema, "cjk", gram)))
         query = should[0][1] if len(should) == 1 else tantivy.Query.boolean_query(should)
         filters: list[tuple[tantivy.Occur, tantivy.Query]] = []
         if folder:

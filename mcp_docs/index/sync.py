@@ -29,6 +29,7 @@ from ..errors import (
     ParseTimeout,
     PathOutsideRoot,
 )
+from ..language import detect_language
 from ..loader import content_hash, file_stem, parse_file, read_markdown
 from ..markdown import ParsedDocument
 from ..paths import Jail
@@ -360,7 +361,9 @@ class Synchronizer:
             tags=parsed.tags,
             aliases=parsed.aliases,
             front_matter=parsed.front_matter,
-            lang=parsed.lang or self.settings.language,
+            lang=parsed.lang
+            or detect_language([parsed.title, *(s.body for s in parsed.sections)])
+            or self.settings.language,
             links=tuple(
                 {"target": link.target, "kind": link.kind, "heading": link.heading, "alias": link.alias}
                 for link in parsed.links
