@@ -23,6 +23,7 @@ from .index.fulltext import QUERY_STOPWORDS, FullTextIndex, identifiers, query_w
 from .index.hits import RankedSection
 from .index.ranking import group_by_document
 from .index.sync import Progress, Synchronizer, SyncReport
+from .language import describe_languages
 from .markdown import normalize_tag
 from .models import DocumentMatch, IndexInfo, SearchMode, SearchResult, SectionMatch
 from .paths import Jail
@@ -68,7 +69,7 @@ class Library:
         self._check_generation()
         self._check_fulltext_matches()
         self.synchronizer = Synchronizer(settings, self.jail, self.scanner, self.catalog, self.fulltext)
-        self._languages: frozenset[str] = frozenset(self.catalog.languages() or {settings.language})
+        self._refresh_stats([], [])
         self.synchronizer.listeners.append(self._refresh_stats)
         self.vectors: VectorStore | None = None
         if settings.embeddings != "none":
@@ -162,7 +163,12 @@ class Library:
 
     def _refresh_stats(self, changed: list[str], deleted: list[str]) -> None:
         """After each committed batch, so a long first sync shows its progress in every search."""
-        self._languages = frozenset(self.catalog.languages() or {self.settings.language})
+        self.language_counts = self.catalog.language_counts()
+        self._languages = frozenset(self.language_counts or {self.settings.language})
+
+    def languages_text(self) -> str:
+        """'92 % English, 8 % French': what agents are told so they can phrase queries in those languages."""
+        return describe_languages(self.language_counts)
 
     def empty_note(self) -> str | None:
         """Why nothing is indexed, in plain words, when nothing is; None otherwise."""

@@ -197,6 +197,9 @@ class DocsTools:
             records, documents = records[:shown], documents[:shown]
         next_offset = offset + len(records)
         next_cursor = self._encode_cursor(next_offset, folder, tag_norm) if next_offset < total and records else None
+        languages = self.library.languages_text()
+        if languages and not (folder or tag_norm or offset):  # once, on the first page of the whole collection
+            notes.append(f"Languages: {languages}.")
         if total == 0:
             notes.append("No documents here" + (f" with tag '{printable(tag_norm, 60)}'" if tag_norm else "") + ".")
         result = ListResult(
