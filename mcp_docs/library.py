@@ -65,7 +65,7 @@ class Library:
         ownership.claim(settings.index_dir)  # before anything is written or deleted there
         self.catalog = Catalog.open(settings.index_dir / "catalog.sqlite")
         self._check_compatibility()
-        self.fulltext = FullTextIndex(settings.index_dir / "fulltext")
+        self.fulltext = FullTextIndex(settings.index_dir / "fulltext", settings.language)
         self._check_generation()
         self._check_fulltext_matches()
         self.synchronizer = Synchronizer(settings, self.jail, self.scanner, self.catalog, self.fulltext)

@@ -14,6 +14,19 @@ NOTES = {
     "allés dans la cour.\n\n## Réunions\n\nLes parents rencontrent les professeurs deux fois par an.\n",
     "ja/tokyo.md": "# 東京の天気\n\n東京都の天気予報によると、明日は晴れるでしょう。\n",
     "zh/shuju.md": "# 数据收集\n\n收集器从应用程序接收遥测数据，并将其导出到后端系统。\n",
+    "en/sampler.md": "# Sampler\n\nThe sampler of the SDK is chosen with an environment variable.\n",
+    "en/sampling.md": "# Head and tail\n\nSampling keeps some traces; sampling early is cheap, sampling late is not.\n",
+    # a page and its translation: the French question must find the French page first
+    "en/excluded-urls.md": "# Excluded URLs\n\nA list of URLs that the Python instrumentation ignores, "
+    "separated by commas.\n",
+    "fr/urls-exclues.md": "# URLs à exclure\n\nUne liste d'URLs que l'instrumentation Python ignore, "
+    "séparées par des virgules.\n",
+}
+# English notes enough that French sections are a small share of the index, as in real mixed vaults
+FILLER = {
+    f"en/filler/note{i:02}.md": f"# Note {i}\n\nThe service {i} exports the data of the application to the backend "
+    "and the team reads the dashboards every morning before the meeting.\n"
+    for i in range(30)
 }
 
 
@@ -21,7 +34,7 @@ NOTES = {
 def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
     base = tmp_path_factory.mktemp("languages")
     root = base / "vault"
-    for rel, text in NOTES.items():
+    for rel, text in {**NOTES, **FILLER}.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
     lib = Library(Settings.load(root, base / "index", embeddings="none", environ={}))
@@ -36,7 +49,29 @@ def top(library: Library, query: str) -> list[str]:
 
 def test_each_document_gets_its_detected_language(library: Library) -> None:
     langs = {r.id: r.lang for r in (library.catalog.document(i) for i in NOTES) if r is not None}
-    assert langs == {"en/collector.md": "en", "fr/cantine.md": "fr", "ja/tokyo.md": "ja", "zh/shuju.md": "zh"}
+    assert langs == {
+        "en/collector.md": "en",
+        "fr/cantine.md": "fr",
+        "ja/tokyo.md": "ja",
+        "zh/shuju.md": "zh",
+        "en/sampler.md": "en",
+        "en/sampling.md": "en",
+        "en/excluded-urls.md": "en",
+        "fr/urls-exclues.md": "fr",
+    }
+
+
+def test_a_minority_language_is_not_penalised_by_its_share_of_the_index(library: Library) -> None:
+    # With one stemmed field per language, the French fields' average length counted every English section as
+    # empty, so French sections looked ten times too long to BM25 and lost to their English translations.
+    assert top(library, "exclure des URLs de l'instrumentation Python")[:1] == ["fr/urls-exclues.md"]
+    assert top(library, "excluded URLs of the Python instrumentation")[:1] == ["en/excluded-urls.md"]
+
+
+def test_a_word_stemmed_in_another_language_only_matches_that_language(library: Library) -> None:
+    # French stems 'sampler' to 'sampl', which is also the English stem of 'sampling': that French stem must
+    # not make English pages about sampling match an English query for 'sampler'.
+    assert top(library, "sampler") == ["en/sampler.md"]
 
 
 @pytest.mark.parametrize("query", ["élève", "eleve", "élèves", "Élève", "professeur"])
