@@ -52,7 +52,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         rows.append([label, n, outcomes[(label, "right")], outcomes[(label, "wrong")], outcomes[(label, "undecided")]])
     pages = sum(outcomes.values())
     table(["label", "pages", "right", "wrong", "undecided"], rows, title="Language detection, OTel docs")
-    print(f"\n{seconds * 1000 / max(pages, 1):.2f} ms per page, {100 * seconds / parse_seconds:.0f} % of the parse time")
+    print(
+        f"\n{seconds * 1000 / max(pages, 1):.2f} ms per page, {100 * seconds / parse_seconds:.0f} % of the parse time"
+    )
     if args.show_errors:
         for rel, got in errors:
             print(f"WRONG {rel}: {got}")

@@ -116,7 +116,7 @@ def detect_language(texts: Iterable[str]) -> str | None:
     for word, n in Counter(_WORD.findall(sample.lower())).items():
         for code in _VOTERS.get(word, ()):
             votes[code] += n
-    ranked = votes.most_common(2) + [("", 0), ("", 0)]
+    ranked = [*votes.most_common(2), ("", 0), ("", 0)]
     (code, best), (_, second) = ranked[0], ranked[1]
     if best < MIN_VOTES or best < MIN_LEAD * second:
         return None
