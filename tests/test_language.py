@@ -1,5 +1,7 @@
 """Language detection, language names and CJK bigrams (mcp_docs.language), as pure functions."""
 
+import time
+
 import pytest
 
 from mcp_docs.language import cjk_bigrams, describe_languages, detect_language
@@ -50,3 +52,18 @@ def test_describe_languages_largest_first_and_never_zero() -> None:
 def test_cjk_bigrams_cover_every_pair_of_each_run() -> None:
     assert cjk_bigrams("東京都 and 京") == ["東京", "京都", "京"]
     assert cjk_bigrams("plain English text") == []
+
+
+@pytest.mark.parametrize("hostile", ["<" * 12_000, "`a" * 6_000, "](" * 6_000, "http://" * 2_000, "```x\n" * 3_000])
+def test_hostile_lines_cost_about_what_prose_costs(hostile: str) -> None:
+    # Every note without `lang:` goes through the detector: a line of unclosed `<` once took 16 s (each `<`
+    # scanned to the end of the line). A ratio with a wide margin, not a timing: linear stays far below it.
+    def best_of_3(text: str) -> float:
+        times = []
+        for _ in range(3):
+            started = time.perf_counter()
+            detect_language([text])
+            times.append(time.perf_counter() - started)
+        return min(times)
+
+    assert best_of_3(hostile) < 50 * best_of_3("the word " * 1_500) + 0.01

@@ -119,8 +119,11 @@ def prepare(jail: Jail, max_bytes: int, f: ScannedFile, old_hash: str | None, pa
     except Exception as exc:  # a parser bug must not stop a whole vault from indexing
         log.exception("could not parse %s", f.doc_id)
         return Prepared(problem=Problem(f.doc_id, "unparsable", f"parser error: {type(exc).__name__}"))
+    parsed = loaded.parsed
+    # Detected here, in the workers, when the front matter does not say (None: the root language applies).
+    lang = parsed.lang or detect_language([parsed.title, *(s.body for s in parsed.sections)])
     # The full text is not needed for indexing; leaving it out halves what workers send back.
-    return Prepared(digest=digest, parsed=replace(loaded.parsed, lines=()), warnings=loaded.warnings)
+    return Prepared(digest=digest, parsed=replace(parsed, lines=(), lang=lang), warnings=loaded.warnings)
 
 
 def prepare_many(
@@ -361,9 +364,7 @@ class Synchronizer:
             tags=parsed.tags,
             aliases=parsed.aliases,
             front_matter=parsed.front_matter,
-            lang=parsed.lang
-            or detect_language([parsed.title, *(s.body for s in parsed.sections)])
-            or self.settings.language,
+            lang=parsed.lang or self.settings.language,
             links=tuple(
                 {"target": link.target, "kind": link.kind, "heading": link.heading, "alias": link.alias}
                 for link in parsed.links
