@@ -1,6 +1,7 @@
 """Search in a vault of several languages with no configuration: no `lang:`, no --language (English default)."""
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -102,3 +103,18 @@ def test_cjk_words_of_two_letters_or_more_are_found(library: Library, query: str
 
 def test_cjk_pair_absent_from_every_note_finds_nothing(library: Library) -> None:
     assert top(library, "大阪") == []
+
+
+def test_a_french_root_stems_its_english_notes_in_english(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    root.mkdir()
+    (root / "agents.md").write_text("# Agents\n\nThe agents were installed on every host of the cluster.\n")
+    (root / "notes.md").write_text("# Notes\n\nLes élèves mangeaient à la cantine avec leurs professeurs.\n")
+    lib = Library(Settings.load(root, tmp_path / "index", language="fr", embeddings="none", environ={}))
+    try:
+        lib.sync()
+        assert lib.language_counts == {"en": 1, "fr": 1}
+        assert top(lib, "installing agent")[:1] == ["agents.md"]
+        assert top(lib, "élève")[:1] == ["notes.md"]
+    finally:
+        lib.close()
