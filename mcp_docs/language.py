@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 
 from .settings import STEMMER_LANGUAGES
 
-SAMPLE_CHARS = 3000  # prose looked at per document: as accurate as 6000 on the OTel pages, twice as fast
+SAMPLE_CHARS = 1500  # prose looked at per document: on the OTel pages, as accurate as 1000 or 6000
 MIN_VOTES = 4  # stop words needed before a Latin-script language is named
 MIN_LEAD = 1.5  # the winner needs this many times the runner-up's votes
 MIN_SCRIPT_SHARE = 0.3  # share of the letters a non-Latin script needs to name its language
