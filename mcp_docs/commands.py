@@ -285,6 +285,7 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
             "root": str(settings.root),
             "index_dir": str(settings.index_dir),
             "language": settings.language,
+            "languages": library.language_counts,
             "embeddings": settings.embeddings,
             "documents": info.documents,
             "sections": catalog.section_total(),
@@ -307,6 +308,8 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
         console.print(
             f"documents   {info.documents} ({plural(catalog.section_total(), 'section')}), language {settings.language}"
         )
+        if library.language_counts:
+            console.print(f"languages   {library.languages_text()} (detected where a note has no lang:)")
         console.print(f"embeddings  {settings.embeddings}, pending {status['pending_embeddings']}")
         if vec:
             console.print(f"vectors     {vector_summary(vec)}, model {vec['model']}", highlight=False)

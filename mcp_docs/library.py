@@ -24,6 +24,7 @@ from .index.fulltext import QUERY_STOPWORDS, FullTextIndex, identifiers, query_w
 from .index.hits import RankedSection
 from .index.ranking import group_by_document
 from .index.sync import Progress, Synchronizer, SyncReport
+from .language import describe_languages
 from .markdown import normalize_tag
 from .models import DocumentMatch, IndexInfo, SearchMode, SearchResult, SectionMatch
 from .paths import Jail
@@ -79,7 +80,7 @@ class Library:
         ownership.claim(settings.index_dir)  # before anything is written or deleted there
         self.catalog = Catalog.open(settings.index_dir / "catalog.sqlite")
         self._check_compatibility()
-        self.fulltext = FullTextIndex(settings.index_dir / "fulltext")
+        self.fulltext = FullTextIndex(settings.index_dir / "fulltext", settings.language)
         self._check_generation()
         self._check_fulltext_matches()
         self.synchronizer = Synchronizer(settings, self.jail, self.scanner, self.catalog, self.fulltext)
@@ -101,7 +102,7 @@ class Library:
         if not ownership.is_owned(settings.index_dir):
             raise OSError("no index there yet (the writing worker creates it)")
         self.catalog = Catalog(settings.index_dir / "catalog.sqlite", read_only=True)
-        self.fulltext = FullTextIndex(settings.index_dir / "fulltext", read_only=True)
+        self.fulltext = FullTextIndex(settings.index_dir / "fulltext", settings.language, read_only=True)
         self._refresh_stats([], [])
         self.vectors = None
         self.embedding = None  # the writing worker embeds; a reader only queries the vectors it wrote
@@ -202,8 +203,13 @@ class Library:
 
     def _refresh_stats(self, changed: list[str], deleted: list[str]) -> None:
         """After each committed batch, so a long first sync shows its progress in every search."""
-        self._languages = frozenset(self.catalog.languages() or {self.settings.language})
+        self.language_counts = self.catalog.language_counts()
+        self._languages = frozenset(self.language_counts or {self.settings.language})
         self._languages_at = time.monotonic()
+
+    def languages_text(self) -> str:
+        """'92 % English, 8 % French': what agents are told so they can phrase queries in those languages."""
+        return describe_languages(self.language_counts)
 
     def empty_note(self) -> str | None:
         """Why nothing is indexed, in plain words, when nothing is; None otherwise."""

@@ -194,7 +194,9 @@ def parse_markdown(text: str, file_stem: str = "untitled", *, seconds: float | N
     lang_raw = front_matter.get("lang") or front_matter.get("language")
     lang = normalize_language(lang_raw) if isinstance(lang_raw, str) else None
     if lang_raw and lang is None:
-        warnings.append(f"unsupported lang '{str(lang_raw)[:20]}' in front matter; using the root language")
+        warnings.append(
+            f"unsupported lang '{str(lang_raw)[:20]}' in front matter; the language is detected from the text"
+        )
     return ParsedDocument(
         title=title[:500],
         summary=_summarize(paragraphs, front_matter),

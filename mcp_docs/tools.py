@@ -16,10 +16,11 @@ import hashlib
 import itertools
 import json
 import logging
+import operator
 import os
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -59,7 +60,7 @@ from .models import (
 )
 from .parse_cache import ParseCache
 from .paths import printable
-from .snippets import clip, clip_list
+from .snippets import clip, clip_list, fold
 from .tokens import estimate_tokens
 
 log = logging.getLogger(__name__)
@@ -211,6 +212,9 @@ class DocsTools:
             records, documents = records[:shown], documents[:shown]
         next_offset = offset + len(records)
         next_cursor = self._encode_cursor(next_offset, *listing) if next_offset < total and records else None
+        languages = self.library.languages_text()
+        if languages and not (folder or tag_norm or linked_id or offset):  # once, on the first page of everything
+            notes.append(f"Languages: {languages}.")
         if total == 0:
             notes.append(
                 (
@@ -587,38 +591,59 @@ def _norm_path(text: str) -> str:
 
 
 def match_section(sections: tuple[Section, ...] | list[Section], wanted: str, doc_id: str) -> Section:
-    """Heading path, then exact heading, then a unique case-insensitive partial match."""
+    """Heading path, then exact heading, then a unique partial match; case is ignored, and accents too when
+    nothing matches with them ('reunions' finds 'Réunions', but 'Réunions' is preferred to 'Reunions')."""
     if not sections:
         raise ToolInputError(f"'{printable(doc_id, ID_CHARS)}' has no sections: read it with read_document.")
     query = wanted.strip()[:500]
     q = _norm(query)
     if ">" in query:
         qp = _norm_path(query)
-        exact = [s for s in sections if _norm_path(s.heading_path) == qp]
+        exact = _matching(sections, qp, _path_key, operator.eq)
         if len(exact) == 1:
             return exact[0]
-        suffix = [s for s in sections if _norm_path(s.heading_path).endswith(HEADING_SEPARATOR + qp)]
+        suffix = _matching(sections, qp, _path_key, lambda path, part: path.endswith(HEADING_SEPARATOR + part))
         if len(suffix) == 1:
             return suffix[0]
         if len(suffix) > 1:
             raise _ambiguous(query, suffix, doc_id)
-        partial = [s for s in sections if qp in _norm_path(s.heading_path)]
+        partial = _matching(sections, qp, _path_key, lambda path, part: part in path)
         if len(partial) == 1:
             return partial[0]
         if len(partial) > 1:
             raise _ambiguous(query, partial, doc_id)
         raise _no_section(query, sections, doc_id)
-    exact = [s for s in sections if _norm(s.heading) == q]
+    exact = _matching(sections, q, _heading_key, operator.eq)
     if len(exact) == 1:
         return exact[0]
     if len(exact) > 1:
         raise _ambiguous(query, exact, doc_id)
-    partial = [s for s in sections if q and q in _norm(s.heading)]
+    partial = _matching(sections, q, _heading_key, lambda heading, part: bool(part) and part in heading)
     if len(partial) == 1:
         return partial[0]
     if len(partial) > 1:
         raise _ambiguous(query, partial, doc_id)
     raise _no_section(query, sections, doc_id)
+
+
+def _heading_key(section: Section) -> str:
+    return _norm(section.heading)
+
+
+def _path_key(section: Section) -> str:
+    return _norm_path(section.heading_path)
+
+
+def _matching(
+    sections: Sequence[Section], wanted: str, key: Callable[[Section], str], test: Callable[[str, str], bool]
+) -> list[Section]:
+    """The sections whose key passes `test` with `wanted` as written (case already ignored), else with
+    accents ignored on both sides."""
+    found = [s for s in sections if test(key(s), wanted)]
+    if found:
+        return found
+    folded = fold(wanted)
+    return [s for s in sections if test(fold(key(s)), folded)]
 
 
 def _ambiguous(query: str, candidates: list[Section], doc_id: str) -> ToolInputError:

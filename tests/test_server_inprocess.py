@@ -129,7 +129,7 @@ async def test_resource_template_prompt_and_instructions(client, library) -> Non
     prompt = await client.get_prompt("answer_from_docs", {"question": "How do I restore?"})
     assert "How do I restore?" in prompt.messages[0].content.text
     server = build_server(library)
-    assert server.instructions == INSTRUCTIONS and "read_section" in INSTRUCTIONS and "outline" in INSTRUCTIONS
+    assert server.instructions.startswith(INSTRUCTIONS) and "read_section" in INSTRUCTIONS and "outline" in INSTRUCTIONS
 
 
 def test_serving_a_root_without_markdown_logs_it_plainly(tmp_path, caplog) -> None:

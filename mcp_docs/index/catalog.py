@@ -373,8 +373,9 @@ class Catalog:
     def section_total(self) -> int:
         return int(self._conn().execute("select count(*) from sections").fetchone()[0])
 
-    def languages(self) -> set[str]:
-        return {r[0] for r in self._conn().execute("select distinct lang from documents")}
+    def language_counts(self) -> dict[str, int]:
+        """Documents per language code."""
+        return {r[0]: r[1] for r in self._conn().execute("select lang, count(*) from documents group by lang")}
 
     def problems(self) -> list[Problem]:
         return [Problem(*r) for r in self._conn().execute("select path, kind, detail from problems order by path")]

@@ -1,12 +1,19 @@
 """Tantivy full-text store: one Tantivy document per heading section.
 
-Fields per language (`head_<lang>` = title + heading path, `body_<lang>`) are
-stemmed with that language's Snowball stemmer and accent-folded; a section is
-written into the fields of its document's language only, so per-document
-languages cost nothing for the languages a root does not use. `fold` holds the
+`head_stem` (title + heading path) and `body_stem` are stemmed with the root
+language's Snowball stemmer and accent-folded. A section in another language is
+first stemmed in its own language (in Python, so only those sections pay), and
+the root stemmer then leaves its stems as they are: every language shares one
+pair of fields, hence one set of BM25 statistics. (With a field per language, a
+language holding 8 % of the sections had an average field length 12 times too
+small, and its documents lost to their English translations.) `fold` holds the
 whole text unstemmed and accent-folded (language-neutral recall), `ident` the
 exact identifiers (`OTEL_EXPORTER_OTLP_ENDPOINT`, `vm.swappiness`, `C++`) that
-word tokenizers would split.
+word tokenizers would split, `cjk` the letter pairs of Chinese, Japanese and Korean
+runs (written without spaces, so a word tokenizer sees one token per sentence).
+A document's language comes from its `lang:` front matter, else from
+mcp_docs.language's detection, else the root's; a query is analysed in every
+language the collection holds.
 """
 
 from __future__ import annotations
@@ -16,18 +23,20 @@ import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import tantivy
 
 from ..errors import IndexBusy
+from ..language import cjk_bigrams
 from ..settings import STEMMER_LANGUAGES
 from . import ownership
 from .hits import RankedSection
 
 log = logging.getLogger(__name__)
 
-FULLTEXT_SCHEMA_VERSION = "4"
+FULLTEXT_SCHEMA_VERSION = "5"
 WRITER_HEAP_BYTES = 64 * 1024 * 1024
 MAX_QUERY_TERMS = 64
 MAX_IDENTIFIERS = 200
@@ -193,6 +202,7 @@ def ancestor_folders(folder: str) -> list[str]:
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
+@cache
 def _analyzer(language: str | None) -> tantivy.TextAnalyzer:
     builder = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(tantivy.Filter.remove_long(40))
     builder = builder.filter(tantivy.Filter.lowercase())
@@ -210,11 +220,12 @@ def _build_schema() -> tantivy.Schema:
         sb.add_bytes_field(name, stored=True, indexed=False)
     sb.add_unsigned_field("line_start", stored=True)
     sb.add_unsigned_field("line_end", stored=True)
-    for code in STEMMER_LANGUAGES:
-        sb.add_text_field(f"head_{code}", tokenizer_name=f"stem_{code}")
-        sb.add_text_field(f"body_{code}", tokenizer_name=f"stem_{code}")
+    sb.add_text_field("head_stem", tokenizer_name="stem", index_option="freq")
+    sb.add_text_field("body_stem", tokenizer_name="stem", index_option="freq")
     sb.add_text_field("fold", stored=False, tokenizer_name="fold", index_option="freq")
     sb.add_text_field("ident", tokenizer_name="raw", index_option="freq")
+    sb.add_text_field("cjk", tokenizer_name="terms", index_option="freq")
+    sb.add_text_field("lang", tokenizer_name="raw", index_option="basic")
     sb.add_text_field("tag", stored=True, tokenizer_name="raw", index_option="basic")
     sb.add_text_field("folder", tokenizer_name="raw", index_option="basic")
     return sb.build()
@@ -226,9 +237,14 @@ def _is_damage(exc: BaseException) -> bool:
     return isinstance(exc, (ValueError, OSError)) or type(exc).__name__ == "PanicException"
 
 
+def _stemming(code: str) -> tantivy.TextAnalyzer:
+    return _analyzer(STEMMER_LANGUAGES[code])
+
+
 class FullTextIndex:
-    def __init__(self, path: Path, read_only: bool = False) -> None:
+    def __init__(self, path: Path, language: str = "en", read_only: bool = False) -> None:
         self.path = path
+        self.language = language  # the root's: a change rebuilds the index (Library._check_compatibility)
         self.schema = _build_schema()
         self._writer: tantivy.IndexWriter | None = None
         self._writer_lock = threading.RLock()
@@ -273,8 +289,7 @@ class FullTextIndex:
         """Tantivy opens a segment's files lazily, so a lost or cut file would only fail the first search that
         needs it: touch every indexed field (postings and positions) and the document store of each segment now."""
         searcher = self.index.searcher()
-        fields = ["doc_id", "fold", "ident", "tag", "folder"]
-        fields += [f"{kind}_{code}" for code in STEMMER_LANGUAGES for kind in ("head", "body")]
+        fields = ["doc_id", "head_stem", "body_stem", "fold", "ident", "cjk", "lang", "tag", "folder"]
         probe = tantivy.Query.boolean_query(
             [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, f, "probe")) for f in fields]
         )
@@ -288,9 +303,32 @@ class FullTextIndex:
 
     def _register_tokenizers(self) -> None:
         # Custom tokenizers are not persisted by Tantivy: register them on every open.
-        for code, name in STEMMER_LANGUAGES.items():
-            self.index.register_tokenizer(f"stem_{code}", _analyzer(name))
+        self.index.register_tokenizer("stem", _stemming(self.language))
         self.index.register_tokenizer("fold", _analyzer(None))
+        self.index.register_tokenizer("terms", tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build())
+
+    def _pre_stemmed(self, text: str, lang: str) -> str:
+        """`text` of a section in `lang`, ready for the root-stemmed fields (see the module docstring)."""
+        if lang == self.language or lang not in STEMMER_LANGUAGES:
+            return text
+        return " ".join(_stemming(lang).analyze(text))
+
+    def _stem_terms(self, word: str, languages: Iterable[str]) -> dict[str, list[str]]:
+        """The terms `word` has in the stemmed fields of sections in each of `languages` (analysed as those
+        sections were), each with the languages it stands for: 'sampler' is 'sampler' in English sections and
+        'sampl' in French ones, where English 'sampling' also ends up, so each term must only match its own."""
+        root = _stemming(self.language)
+        terms: dict[str, list[str]] = {}
+        for code in languages:
+            for term in root.analyze(self._pre_stemmed(word, code)):
+                terms.setdefault(term, []).append(code)
+        return terms
+
+    def _in_languages(self, query: tantivy.Query, codes: list[str]) -> tantivy.Query:
+        """`query`, matched only in sections of the languages `codes` (the filter adds nothing to the score)."""
+        langs = [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, "lang", code)) for code in codes]
+        only = tantivy.Query.const_score_query(tantivy.Query.boolean_query(langs), 0.0)
+        return tantivy.Query.boolean_query([(tantivy.Occur.Must, query), (tantivy.Occur.Must, only)])
 
     # -- writing ---------------------------------------------------------------------
     def begin(self) -> None:
@@ -336,9 +374,13 @@ class FullTextIndex:
             doc.add_bytes("heading_path", s.heading_path.encode())
             doc.add_unsigned("line_start", s.line_start)
             doc.add_unsigned("line_end", s.line_end)
-            doc.add_text(f"head_{s.lang}", head_text)
-            doc.add_text(f"body_{s.lang}", s.body)
+            doc.add_text("head_stem", self._pre_stemmed(head_text, s.lang))
+            doc.add_text("body_stem", self._pre_stemmed(s.body, s.lang))
             doc.add_text("fold", f"{head_text}\n{s.body}")
+            doc.add_text("lang", s.lang)
+            grams = cjk_bigrams(f"{head_text}\n{s.body}")
+            if grams:
+                doc.add_text("cjk", " ".join(grams))
             doc.add_bytes("body", s.body.encode())
             for ident in identifiers(f"{s.heading_path}\n{s.body}"):
                 doc.add_text("ident", ident)
@@ -380,20 +422,24 @@ class FullTextIndex:
         if content:
             words = content
         idents = identifiers(text)
-        if not words and not idents:
+        grams = list(dict.fromkeys(cjk_bigrams(text)))[:MAX_QUERY_TERMS]
+        if not words and not idents and not grams:
             return None
         schema = self.schema
         should: list[tuple[tantivy.Occur, tantivy.Query]] = []
-        if words:
-            fields: list[str] = ["fold"]
-            boosts: dict[str, float] = {"fold": FOLD_BOOST}
-            for code in sorted(set(languages) & set(STEMMER_LANGUAGES)) or ["en"]:
-                fields += [f"head_{code}", f"body_{code}"]
-                boosts[f"head_{code}"] = HEAD_BOOST
-                boosts[f"body_{code}"] = BODY_BOOST
-            # Words carry no syntax (letters and digits only), so parsing cannot fail;
-            # lowercasing keeps AND/OR/NOT from being read as operators.
-            should.append((tantivy.Occur.Should, self.index.parse_query(" ".join(words), fields, field_boosts=boosts)))
+        fold = _analyzer(None)
+        present = sorted({self.language, *languages})
+        for word in words:
+            for term in fold.analyze(word):
+                should.append(
+                    (tantivy.Occur.Should, _weighted(tantivy.Query.term_query(schema, "fold", term), FOLD_BOOST))
+                )
+            for term, codes in self._stem_terms(word, present).items():
+                for field, boost in (("head_stem", HEAD_BOOST), ("body_stem", BODY_BOOST)):
+                    clause = tantivy.Query.term_query(schema, field, term)
+                    if len(codes) < len(present):
+                        clause = self._in_languages(clause, codes)
+                    should.append((tantivy.Occur.Should, _weighted(clause, boost)))
         for ident in idents:
             should.append(
                 (
@@ -404,6 +450,8 @@ class FullTextIndex:
                     ),
                 )
             )
+        for gram in grams:
+            should.append((tantivy.Occur.Should, tantivy.Query.term_query(schema, "cjk", gram)))
         query = should[0][1] if len(should) == 1 else tantivy.Query.boolean_query(should)
         filters: list[tuple[tantivy.Occur, tantivy.Query]] = []
         if folder:
@@ -440,6 +488,10 @@ class FullTextIndex:
             )
             hits.append((section, float(score)))
         return hits
+
+
+def _weighted(query: tantivy.Query, boost: float) -> tantivy.Query:
+    return query if boost == 1.0 else tantivy.Query.boost_query(query, boost)
 
 
 def _number(doc: tantivy.Document, field: str) -> int:

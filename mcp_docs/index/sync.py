@@ -29,6 +29,7 @@ from ..errors import (
     ParseTimeout,
     PathOutsideRoot,
 )
+from ..language import detect_language
 from ..links import link_record, names_of
 from ..loader import content_hash, file_stem, parse_file, read_markdown
 from ..markdown import ParsedDocument
@@ -119,8 +120,11 @@ def prepare(jail: Jail, max_bytes: int, f: ScannedFile, old_hash: str | None, pa
     except Exception as exc:  # a parser bug must not stop a whole vault from indexing
         log.exception("could not parse %s", f.doc_id)
         return Prepared(problem=Problem(f.doc_id, "unparsable", f"parser error: {type(exc).__name__}"))
+    parsed = loaded.parsed
+    # Detected here, in the workers, when the front matter does not say (None: the root language applies).
+    lang = parsed.lang or detect_language([parsed.title, *(s.body for s in parsed.sections)])
     # The full text is not needed for indexing; leaving it out halves what workers send back.
-    return Prepared(digest=digest, parsed=replace(loaded.parsed, lines=()), warnings=loaded.warnings)
+    return Prepared(digest=digest, parsed=replace(parsed, lines=(), lang=lang), warnings=loaded.warnings)
 
 
 def prepare_many(

@@ -1,0 +1,120 @@
+"""Search in a vault of several languages with no configuration: no `lang:`, no --language (English default)."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mcp_docs.library import Library
+from mcp_docs.settings import Settings
+
+NOTES = {
+    "en/collector.md": "# Collector\n\nThe collector receives traces from the applications and exports them "
+    "to the backend that you configured.\n",
+    "fr/cantine.md": "# La cantine\n\nLes élèves mangeaient à la cantine avec leurs professeurs, puis ils sont "
+    "allés dans la cour.\n\n## Réunions\n\nLes parents rencontrent les professeurs deux fois par an.\n",
+    "ja/tokyo.md": "# 東京の天気\n\n東京都の天気予報によると、明日は晴れるでしょう。\n",
+    "zh/shuju.md": "# 数据收集\n\n收集器从应用程序接收遥测数据，并将其导出到后端系统。\n",
+    "en/sampler.md": "# Sampler\n\nThe sampler of the SDK is chosen with an environment variable.\n",
+    "en/sampling.md": "# Head and tail\n\nSampling keeps some traces; sampling early is cheap, sampling late is not.\n",
+    # a page and its translation: the French question must find the French page first
+    "en/excluded-urls.md": "# Excluded URLs\n\nA list of URLs that the Python instrumentation ignores, "
+    "separated by commas.\n",
+    "fr/urls-exclues.md": "# URLs à exclure\n\nUne liste d'URLs que l'instrumentation Python ignore, "
+    "séparées par des virgules.\n",
+}
+# English notes enough that French sections are a small share of the index, as in real mixed vaults
+FILLER = {
+    f"en/filler/note{i:02}.md": f"# Note {i}\n\nThe service {i} exports the data of the application to the backend "
+    "and the team reads the dashboards every morning before the meeting.\n"
+    for i in range(30)
+}
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
+    base = tmp_path_factory.mktemp("languages")
+    root = base / "vault"
+    for rel, text in {**NOTES, **FILLER}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    lib = Library(Settings.load(root, base / "index", embeddings="none", environ={}))
+    lib.sync()
+    yield lib
+    lib.close()
+
+
+def top(library: Library, query: str) -> list[str]:
+    return [r.id for r in library.search(query, mode="keyword").results]
+
+
+def test_each_document_gets_its_detected_language(library: Library) -> None:
+    langs = {r.id: r.lang for r in (library.catalog.document(i) for i in NOTES) if r is not None}
+    assert langs == {
+        "en/collector.md": "en",
+        "fr/cantine.md": "fr",
+        "ja/tokyo.md": "ja",
+        "zh/shuju.md": "zh",
+        "en/sampler.md": "en",
+        "en/sampling.md": "en",
+        "en/excluded-urls.md": "en",
+        "fr/urls-exclues.md": "fr",
+    }
+
+
+def test_a_minority_language_is_not_penalised_by_its_share_of_the_index(library: Library) -> None:
+    # With one stemmed field per language, the French fields' average length counted every English section as
+    # empty, so French sections looked ten times too long to BM25 and lost to their English translations.
+    assert top(library, "exclure des URLs de l'instrumentation Python")[:1] == ["fr/urls-exclues.md"]
+    assert top(library, "excluded URLs of the Python instrumentation")[:1] == ["en/excluded-urls.md"]
+
+
+def test_a_word_stemmed_in_another_language_only_matches_that_language(library: Library) -> None:
+    # French stems 'sampler' to 'sampl', which is also the English stem of 'sampling': that French stem must
+    # not make English pages about sampling match an English query for 'sampler'.
+    assert top(library, "sampler") == ["en/sampler.md"]
+
+
+@pytest.mark.parametrize("query", ["élève", "eleve", "élèves", "Élève", "professeur"])
+def test_french_word_forms_find_a_french_note_of_an_english_vault(library: Library, query: str) -> None:
+    # The English stemmer leaves 'élèves' and 'élève' apart; the French one, chosen by detection, joins them.
+    assert top(library, query)[:1] == ["fr/cantine.md"]
+
+
+def test_english_stemming_still_applies(library: Library) -> None:
+    assert top(library, "receiving exported trace")[:1] == ["en/collector.md"]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("東京", "ja/tokyo.md"),
+        ("天気", "ja/tokyo.md"),
+        ("予報", "ja/tokyo.md"),
+        ("遥测", "zh/shuju.md"),
+        ("收集器", "zh/shuju.md"),
+        ("后端系统", "zh/shuju.md"),
+    ],
+)
+def test_cjk_words_of_two_letters_or_more_are_found(library: Library, query: str, expected: str) -> None:
+    # The words sit inside runs with no spaces (東京都の天気予報によると…): a word tokenizer sees one token.
+    assert top(library, query)[:1] == [expected]
+
+
+def test_cjk_pair_absent_from_every_note_finds_nothing(library: Library) -> None:
+    assert top(library, "大阪") == []
+
+
+def test_a_french_root_stems_its_english_notes_in_english(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    root.mkdir()
+    (root / "agents.md").write_text("# Agents\n\nThe agents were installed on every host of the cluster.\n")
+    (root / "notes.md").write_text("# Notes\n\nLes élèves mangeaient à la cantine avec leurs professeurs.\n")
+    lib = Library(Settings.load(root, tmp_path / "index", language="fr", embeddings="none", environ={}))
+    try:
+        lib.sync()
+        assert lib.language_counts == {"en": 1, "fr": 1}
+        assert top(lib, "installing agent")[:1] == ["agents.md"]
+        assert top(lib, "élève")[:1] == ["notes.md"]
+    finally:
+        lib.close()

@@ -1,0 +1,69 @@
+"""Language detection, language names and CJK bigrams (mcp_docs.language), as pure functions."""
+
+import time
+
+import pytest
+
+from mcp_docs.language import cjk_bigrams, describe_languages, detect_language
+
+SAMPLES = {
+    "en": "The collector receives traces from the applications and exports them to the backend of your choice.",
+    "fr": "Les élèves mangeaient à la cantine avec leurs professeurs, puis ils sont allés dans la cour pour jouer.",
+    "de": "Der Collector empfängt die Daten von den Anwendungen und sendet sie an das Backend, das Sie gewählt haben.",
+    "es": "El colector recibe los datos de las aplicaciones y los envía al sistema que se ha elegido para ellos.",
+    "it": "Il collettore riceve i dati dalle applicazioni e li invia al sistema che è stato scelto per questo.",
+    "nl": "De collector ontvangt de gegevens van de applicaties en stuurt deze naar het systeem dat je kiest.",
+    "ru": "Коллектор получает данные от приложений и отправляет их в выбранную систему хранения.",
+    "el": "Ο συλλέκτης λαμβάνει τα δεδομένα από τις εφαρμογές και τα στέλνει στο σύστημα.",
+    "zh": "收集器从应用程序接收遥测数据，并将其导出到您选择的后端系统。",
+    "ja": "コレクターはアプリケーションからテレメトリーデータを受信し、選択したバックエンドに送信します。",
+}
+
+
+@pytest.mark.parametrize("code", sorted(SAMPLES))
+def test_detects_the_language_of_prose(code: str) -> None:
+    assert detect_language([SAMPLES[code]]) == code
+
+
+def test_code_and_links_do_not_vote() -> None:
+    # English keywords in a code block and an English link target must not outvote the French prose.
+    text = (
+        "Les traces sont envoyées vers le collecteur et les métriques sont exportées par le SDK.\n\n"
+        "```python\nfor span in the_spans:\n    if span.is_recording() and not span.ended: export(span)\n```\n"
+        "Voir [la page](https://example.com/the-guide-for-the-setup-of-the-collector) pour plus de détails."
+    )
+    assert detect_language([text]) == "fr"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "```\nthe and of to is in that it for with\n```", "| 1 | 2 |\n| 3 | 4 |", "Kubernetes OpenTelemetry OTLP"],
+)
+def test_abstains_without_enough_prose(text: str) -> None:
+    assert detect_language([text]) is None
+
+
+def test_describe_languages_largest_first_and_never_zero() -> None:
+    assert describe_languages({"fr": 8, "en": 92}) == "92 % English, 8 % French"
+    assert describe_languages({"en": 999, "ja": 1}) == "100 % English, <1 % Japanese"
+    assert describe_languages({}) == ""
+
+
+def test_cjk_bigrams_cover_every_pair_of_each_run() -> None:
+    assert cjk_bigrams("東京都 and 京") == ["東京", "京都", "京"]
+    assert cjk_bigrams("plain English text") == []
+
+
+@pytest.mark.parametrize("hostile", ["<" * 12_000, "`a" * 6_000, "](" * 6_000, "http://" * 2_000, "```x\n" * 3_000])
+def test_hostile_lines_cost_about_what_prose_costs(hostile: str) -> None:
+    # Every note without `lang:` goes through the detector: a line of unclosed `<` once took 16 s (each `<`
+    # scanned to the end of the line). A ratio with a wide margin, not a timing: linear stays far below it.
+    def best_of_3(text: str) -> float:
+        times = []
+        for _ in range(3):
+            started = time.perf_counter()
+            detect_language([text])
+            times.append(time.perf_counter() - started)
+        return min(times)
+
+    assert best_of_3(hostile) < 50 * best_of_3("the word " * 1_500) + 0.01

@@ -1,0 +1,50 @@
+"""Heading matching of read_section (mcp_docs.tools.match_section): case and accents ignored, exact first."""
+
+import pytest
+
+from mcp_docs.errors import ToolInputError
+from mcp_docs.markdown import parse_markdown
+from mcp_docs.tools import match_section
+
+DOC = parse_markdown(
+    "# Suivi des élèves\n\nTexte.\n\n## Réunions\n\nParents.\n\n### Ordre du jour\n\nPoints.\n\n"
+    "## Élèves en difficulté\n\nAide.\n\n## Reunions\n\nUne autre, sans accent.\n\n## Café\n\nPause.\n\n## Cafe au lait\n\nRecette.\n"
+).sections
+
+
+def heading_path(wanted: str) -> str:
+    return match_section(DOC, wanted, "fr/suivi.md").heading_path
+
+
+@pytest.mark.parametrize(
+    ("wanted", "expected"),
+    [
+        ("cafe", "Suivi des élèves > Café"),
+        ("CAFÉ", "Suivi des élèves > Café"),
+        ("eleves en difficulte", "Suivi des élèves > Élèves en difficulté"),
+        ("difficulte", "Suivi des élèves > Élèves en difficulté"),  # a unique partial match
+        ("suivi des eleves > reunions > ordre du jour", "Suivi des élèves > Réunions > Ordre du jour"),
+        ("reunions > ordre", "Suivi des élèves > Réunions > Ordre du jour"),
+    ],
+)
+def test_accents_and_case_are_ignored(wanted: str, expected: str) -> None:
+    assert heading_path(wanted) == expected
+
+
+def test_the_spelling_as_written_wins_over_an_accent_free_match() -> None:
+    # Both headings fold to 'reunions': the one spelled as asked is chosen, not an ambiguity.
+    assert heading_path("Réunions") == "Suivi des élèves > Réunions"
+    assert heading_path("reunions") == "Suivi des élèves > Reunions"
+    assert heading_path("Suivi des élèves > Réunions") == "Suivi des élèves > Réunions"
+
+
+def test_an_exact_accent_free_match_beats_a_partial_one() -> None:
+    # 'cafe' is inside 'Cafe au lait' as written, and equal to 'Café' once accents are ignored: equality wins.
+    assert heading_path("cafe") == "Suivi des élèves > Café"
+    assert heading_path("cafe au") == "Suivi des élèves > Cafe au lait"
+
+
+def test_a_partial_match_in_several_headings_is_ambiguous_and_lists_them() -> None:
+    with pytest.raises(ToolInputError, match="ambiguous") as exc:
+        match_section(DOC, "eleves", "fr/suivi.md")
+    assert "Élèves en difficulté" in str(exc.value) and "'Suivi des élèves'" in str(exc.value)
