@@ -145,7 +145,9 @@ def build_server(library: Library, state: ServerState | None = None) -> MCPServe
         middleware=[middleware],
     )
     lowlevel = getattr(mcp, "_lowlevel_server", None)
-    if lowlevel is not None:  # each new session's initialize reads it: keep the languages current
+    # Each new session's initialize reads it: keep the languages current (a reading worker does not sync; its
+    # sessions get the languages of its start).
+    if lowlevel is not None and not library.read_only:
         library.synchronizer.listeners.append(lambda *_: setattr(lowlevel, "instructions", instructions(library)))
 
     @mcp.tool(title="Search documents", annotations=READ_ONLY)
