@@ -62,22 +62,11 @@ class _Lines:
     def __init__(self, lines: list[str], count: int) -> None:
         self.lines = lines
         self.count = count
-        self.rest: list[str] = []
-        self.indent: list[int] = []
-        for line in lines[:count]:
-            rest = line.lstrip(_SPACE)
-            width = len(line) - len(rest)
-            if width and "\t" in line[:width]:
-                width = _columns(line[:width])
-            self.rest.append(rest)
-            self.indent.append(width)
-
-
-def _columns(indent: str) -> int:
-    col = 0
-    for ch in indent:
-        col = col + 4 - col % 4 if ch == "\t" else col + 1
-    return col
+        self.rest = [line.lstrip(_SPACE) for line in lines[:count]]
+        # Tabs in the indentation advance to the next multiple of 4, as expandtabs does.
+        self.indent = [
+            len(line[: len(line) - len(rest)].expandtabs(4)) for line, rest in zip(lines, self.rest, strict=False)
+        ]
 
 
 def scan_blocks(lines: list[str], ends_with_newline: bool, check: Callable[[], None]) -> Blocks:
@@ -93,15 +82,14 @@ def scan_blocks(lines: list[str], ends_with_newline: bool, check: Callable[[], N
     if fm_end is not None:
         blocks.front_matter = _content("\n".join(lines[1 : fm_end - 1]))
         blocks.content_start = line = fm_end
-    since_check = 0
+    seen = 0  # blocks
     while line < count:
         if not rest[line]:
             line += 1
             continue
-        since_check += 1
-        if since_check >= 64:
-            since_check = 0
+        if seen % 64 == 0:  # from the first block on, so even a tiny budget is enforced
             check()
+        seen += 1
         start = line
         if indent[line] >= 4:
             line = _code_end(ls, line)

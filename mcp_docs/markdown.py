@@ -374,6 +374,11 @@ def normalize_tag(tag: str) -> str:
     return tag.strip().lstrip("#").strip().lower()
 
 
+def _lines_with(char: str, lines: list[str], content_start: int, code_lines: set[int]) -> list[int]:
+    """The numbers of the lines outside code that hold `char` (one quick pass; most lines hold none)."""
+    return [n for n in range(content_start, len(lines)) if char in lines[n] and n not in code_lines]
+
+
 def _collect_tags(
     front_matter: dict[str, Any], lines: list[str], content_start: int, code_lines: set[int], deadline: _Deadline
 ) -> tuple[str, ...]:
@@ -383,12 +388,10 @@ def _collect_tags(
         found.extend(t for t in re.split(r"[,\s]+", raw) if t)
     else:
         found.extend(_as_str_list(raw))
-    for n in range(content_start, len(lines)):
-        if n % _CHECK_EVERY == 0:
+    for k, n in enumerate(_lines_with("#", lines, content_start, code_lines)):
+        if k % _CHECK_EVERY == 0:
             deadline.check()
         line = lines[n]
-        if n in code_lines or "#" not in line:
-            continue
         line = _ATX_MARKER.sub("", line)  # '## Setup #linux': the marker is not a tag, '#linux' is
         line = strip_heading_id(line)  # nor is a heading id: '## Spans {#spans}'
         line = INLINE_CODE.sub(" ", line)
@@ -406,12 +409,10 @@ def _collect_tags(
 
 def _collect_links(lines: list[str], content_start: int, code_lines: set[int], deadline: _Deadline) -> tuple[Link, ...]:
     links: list[Link] = []
-    for n in range(content_start, len(lines)):
-        if n % _CHECK_EVERY == 0:
+    for k, n in enumerate(_lines_with("[", lines, content_start, code_lines)):
+        if k % _CHECK_EVERY == 0:
             deadline.check()
         line = lines[n]
-        if n in code_lines or "[" not in line:
-            continue
         line = INLINE_CODE.sub(" ", line)
         for m in WIKILINK.finditer(line):
             target = (m.group(1) or "").strip()
