@@ -9,19 +9,48 @@ so `#` lines inside those still count as headings) and gives the same blocks; te
 real and hostile documents against markdown-it itself.
 
 Linear in the document: every line is looked at a bounded number of times, with no pattern that rescans it.
+markdown-it itself is not imported (only the tests use it): importing it cost more than parsing a small vault.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-
-from markdown_it.rules_block.html_block import HTML_SEQUENCES
 
 _CHECK_EVERY = 1024  # lines between two looks at the clock
 _SPACE = " \t"  # CommonMark's indentation characters; other white space is content
 # What is trimmed from a heading's or a paragraph's content: CommonMark's Unicode white space, as markdown-it does.
 _TRIM = "\t\n\v\f\r \u00a0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
+
+
+# CommonMark's seven kinds of HTML block (spec 4.6): (how one opens, how it ends, whether it may interrupt a
+# paragraph), with markdown-it-py's patterns.
+_BLOCK_TAGS = (
+    "address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd|details|dialog|"
+    "dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|frameset|h1|h2|h3|h4|h5|h6|head|header|"
+    "hr|html|iframe|legend|li|link|main|menu|menuitem|nav|noframes|ol|optgroup|option|p|param|search|"
+    "section|summary|table|tbody|td|tfoot|th|thead|title|tr|track|ul"
+)
+_ATTRIBUTE = "(?:\\s+[a-zA-Z_:][a-zA-Z0-9:._-]*(?:\\s*=\\s*(?:[^\"'=<>`\\x00-\\x20]+|'[^']*'|\"[^\"]*\"))?)"
+_OPEN_OR_CLOSE_TAG = f"^(?:<[A-Za-z][A-Za-z0-9\\-]*{_ATTRIBUTE}*\\s*\\/?>|<\\/[A-Za-z][A-Za-z0-9\\-]*\\s*>)"
+HTML_SEQUENCES: list[tuple[re.Pattern[str], re.Pattern[str], bool]] = [
+    (
+        re.compile(r"^<(?a:(script|pre|style|textarea))(?=(\s|>|$))", re.IGNORECASE),
+        re.compile(r"<\/(?a:(script|pre|style|textarea))>", re.IGNORECASE),
+        True,
+    ),
+    (re.compile(r"^<!--"), re.compile(r"-->"), True),
+    (re.compile(r"^<\?"), re.compile(r"\?>"), True),
+    (re.compile(r"^<![A-Za-z]"), re.compile(r">"), True),
+    (re.compile(r"^<!\[CDATA\["), re.compile(r"\]\]>"), True),
+    (
+        re.compile("^</?(?a:(" + _BLOCK_TAGS + "))(?=(\\s|/?>|$))", re.IGNORECASE),
+        re.compile(r"^$"),
+        True,
+    ),
+    (re.compile(_OPEN_OR_CLOSE_TAG + "\\s*$"), re.compile(r"^$"), False),
+]
 
 
 @dataclass(frozen=True)

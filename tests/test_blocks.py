@@ -17,7 +17,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from benchmarks.common import SHARED_BENCH
-from mcp_docs.blocks import Blocks, Heading, paragraph_text, scan_blocks
+from mcp_docs.blocks import HTML_SEQUENCES, Blocks, Heading, paragraph_text, scan_blocks
 from mcp_docs.markdown import document_from_blocks, normalize_text, parse_markdown
 from tests.security.hostile_markdown import HOSTILE
 
@@ -82,6 +82,13 @@ def assert_same_as_markdown_it(text: str) -> None:
         old.tags,
         old.links,
     )
+
+
+def test_html_block_patterns_are_markdown_its() -> None:
+    from markdown_it.rules_block.html_block import HTML_SEQUENCES as REFERENCE
+
+    ours = [(o.pattern, o.flags, c.pattern, c.flags, interrupts) for o, c, interrupts in HTML_SEQUENCES]
+    assert ours == [(o.pattern, o.flags, c.pattern, c.flags, interrupts) for o, c, interrupts in REFERENCE]
 
 
 EDGE_CASES = {
