@@ -51,9 +51,9 @@ BATCH_SECONDS = 2.0
 # A cold build (nothing of it indexed yet) commits less often: a crash loses nothing that was searchable, and
 # each Tantivy commit costs ~0.1-0.3 s; under load, a 2 s clock would commit after a handful of documents.
 COLD_BATCH_SECONDS = 10.0
-# Below both floors, starting worker processes costs more than it saves: each spawned worker re-imports the
-# package (~1 CPU s and ~50 MB), while the block scanner parses ~8 MB of Markdown per CPU second. A configured worker count skips the
-# byte floor (not the file floor).
+# Below either floor, starting worker processes costs more than it saves: each spawned worker re-imports the
+# package (~1 CPU s and ~50 MB), while the block scanner parses ~8 MB of Markdown per CPU second. A configured
+# worker count skips the byte floor (not the file floor).
 PARALLEL_THRESHOLD = 400  # files
 PARALLEL_MIN_BYTES = 16_000_000
 MAX_WORKERS = 4
