@@ -1,9 +1,8 @@
 """Markdown → a document model: front matter, title, summary, heading tree with 1-based line ranges, tags, links.
 
-Pure: text in, dataclasses out. Block structure comes from markdown-it-py (so `#`
-lines inside code fences are not headings, setext headings count), front matter
-from mdit-py-plugins. Inline parsing is switched off for speed; the little inline
-clean-up needed for headings and summaries is done in `inline`.
+Pure: text in, dataclasses out. Block structure comes from `blocks` (CommonMark's block
+rules, so `#` lines inside code fences are not headings, setext headings count); the
+little inline clean-up needed for headings and summaries is done in `inline`.
 
 Every file is untrusted: the work done here is linear in its size (no pattern that
 rescans a line, no copy of the rest of the document per heading), what it keeps of
@@ -16,14 +15,11 @@ import math
 import re
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import yaml
-from markdown_it import MarkdownIt
-from markdown_it.rules_block import StateBlock
-from mdit_py_plugins.front_matter import front_matter_plugin
 
+from .blocks import Blocks, paragraph_text, scan_blocks
 from .errors import ParseTimeout
 from .inline import INLINE_CODE, MARKDOWN_LINK, WIKILINK, clean_inline
 from .snippets import clip
@@ -103,24 +99,6 @@ class _Deadline:
             raise ParseTimeout(f"parsing needed more than {self.seconds:g} s of CPU time")
 
 
-def _deadline_rule(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
-    """First block rule, so markdown-it looks at the clock before each block; it never matches."""
-    state.env["deadline"].check()
-    return False
-
-
-@lru_cache(maxsize=1)
-def _parser() -> MarkdownIt:
-    md = MarkdownIt("commonmark").use(front_matter_plugin)
-    md.core.ruler.disable(["inline", "text_join"])
-    # Headings inside lists and block quotes are not sections, and these rules cost half of the
-    # parse time on real docs. Without them, fences inside lists are still fences; the one
-    # difference (a list followed by '---' read as a setext heading) is undone in parse_markdown.
-    md.block.ruler.disable(["list", "blockquote", "reference"])
-    md.block.ruler.before("front_matter", "deadline", _deadline_rule)
-    return md
-
-
 def normalize_text(text: str) -> str:
     """Strip a BOM and turn CRLF / CR line ends into LF, the form every line number refers to."""
     text = text.removeprefix("\ufeff")
@@ -136,40 +114,38 @@ def parse_markdown(text: str, file_stem: str = "untitled", *, seconds: float | N
     lines = text.split("\n")
     if lines and lines[-1] == "" and len(lines) > 1:
         lines.pop()
-    n_lines = len(lines)
-    tokens = _parser().parse(text, {"deadline": deadline})
+    blocks = scan_blocks(lines, text.endswith("\n"), deadline.check)
+    return document_from_blocks(lines, blocks, file_stem, deadline)
 
+
+def document_from_blocks(
+    lines: list[str], blocks: Blocks, file_stem: str = "untitled", deadline: _Deadline | None = None
+) -> ParsedDocument:
+    """The document model of `lines` given their block structure."""
+    deadline = deadline or _Deadline(None)
+    n_lines = len(lines)
     warnings: list[str] = []
     front_matter: dict[str, Any] = {}
-    content_start = 0  # 0-based first line after front matter
+    if blocks.front_matter is not None:
+        front_matter = _load_front_matter(blocks.front_matter, warnings)
+    content_start = blocks.content_start
     code_lines: set[int] = set()
+    for start, end in blocks.code:
+        code_lines.update(range(start, end))
     headings: list[tuple[int, int, int, str]] = []  # (level, start0, end0_exclusive, text)
-    paragraphs: list[str] = []
-
-    for i, tok in enumerate(tokens):
-        if i % _CHECK_EVERY == 0:
+    for k, h in enumerate(blocks.headings):
+        if k % _CHECK_EVERY == 0:
             deadline.check()
-        if tok.type == "front_matter":
-            if tok.map:
-                content_start = tok.map[1]
-            front_matter = _load_front_matter(tok.content, warnings)
-        elif tok.type in ("fence", "code_block", "html_block") and tok.map:
-            code_lines.update(range(tok.map[0], tok.map[1]))
-        elif tok.type == "heading_open" and tok.level == 0 and tok.map:
-            inline = tokens[i + 1]
-            if tok.markup in ("-", "=") and _LIST_ITEM.match(inline.content):
-                continue  # a list followed by a rule, not a setext heading
-            heading = _at_most(clean_inline(strip_heading_id(inline.content)), MAX_HEADING_CHARS)
-            headings.append((int(tok.tag[1]), tok.map[0], tok.map[1], heading))
-        elif (
-            tok.type == "inline"
-            and tokens[i - 1].type == "paragraph_open"
-            and len(paragraphs) < 8
-            and sum(len(p) for p in paragraphs) < SUMMARY_CHARS
-        ):
-            cleaned = clean_inline(tok.content[: SUMMARY_CHARS * 2])
-            if cleaned:
-                paragraphs.append(cleaned)
+        if h.setext and _LIST_ITEM.match(h.text):
+            continue  # a list followed by a rule, not a setext heading
+        headings.append((h.level, h.start, h.end, _at_most(clean_inline(strip_heading_id(h.text)), MAX_HEADING_CHARS)))
+    paragraphs: list[str] = []
+    for span in blocks.paragraphs:
+        if len(paragraphs) >= 8 or sum(len(p) for p in paragraphs) >= SUMMARY_CHARS:
+            break
+        cleaned = clean_inline(paragraph_text(lines, span)[: SUMMARY_CHARS * 2])
+        if cleaned:
+            paragraphs.append(cleaned)
 
     sections = _build_sections(lines, n_lines, content_start, headings, deadline)
     if not sections and front_matter:
@@ -401,6 +377,11 @@ def normalize_tag(tag: str) -> str:
     return tag.strip().lstrip("#").strip().lower()
 
 
+def _lines_with(char: str, lines: list[str], content_start: int, code_lines: set[int]) -> list[int]:
+    """The numbers of the lines outside code that hold `char` (one quick pass; most lines hold none)."""
+    return [n for n in range(content_start, len(lines)) if char in lines[n] and n not in code_lines]
+
+
 def _collect_tags(
     front_matter: dict[str, Any], lines: list[str], content_start: int, code_lines: set[int], deadline: _Deadline
 ) -> tuple[str, ...]:
@@ -410,12 +391,10 @@ def _collect_tags(
         found.extend(t for t in re.split(r"[,\s]+", raw) if t)
     else:
         found.extend(_as_str_list(raw))
-    for n in range(content_start, len(lines)):
-        if n % _CHECK_EVERY == 0:
+    for k, n in enumerate(_lines_with("#", lines, content_start, code_lines)):
+        if k % _CHECK_EVERY == 0:
             deadline.check()
         line = lines[n]
-        if n in code_lines or "#" not in line:
-            continue
         line = _ATX_MARKER.sub("", line)  # '## Setup #linux': the marker is not a tag, '#linux' is
         line = strip_heading_id(line)  # nor is a heading id: '## Spans {#spans}'
         line = INLINE_CODE.sub(" ", line)
@@ -433,12 +412,10 @@ def _collect_tags(
 
 def _collect_links(lines: list[str], content_start: int, code_lines: set[int], deadline: _Deadline) -> tuple[Link, ...]:
     links: list[Link] = []
-    for n in range(content_start, len(lines)):
-        if n % _CHECK_EVERY == 0:
+    for k, n in enumerate(_lines_with("[", lines, content_start, code_lines)):
+        if k % _CHECK_EVERY == 0:
             deadline.check()
         line = lines[n]
-        if n in code_lines or "[" not in line:
-            continue
         line = INLINE_CODE.sub(" ", line)
         for m in WIKILINK.finditer(line):
             target = (m.group(1) or "").strip()

@@ -49,10 +49,17 @@ from .fulltext import FullTextIndex, SectionDoc
 log = logging.getLogger(__name__)
 
 BATCH_DOCUMENTS = 2000
-PARALLEL_THRESHOLD = 400  # below this, starting worker processes costs more than it saves
+BATCH_SECONDS = 2.0
+# A cold build (nothing of it indexed yet) commits less often: a crash loses nothing that was searchable, and
+# each Tantivy commit costs ~0.1-0.3 s; under load, a 2 s clock would commit after a handful of documents.
+COLD_BATCH_SECONDS = 10.0
+# Below either floor, starting worker processes costs more than it saves: each spawned worker re-imports the
+# package (~1 CPU s and ~50 MB), while the block scanner parses ~8 MB of Markdown per CPU second. A configured
+# worker count skips the byte floor (not the file floor).
+PARALLEL_THRESHOLD = 400  # files
+PARALLEL_MIN_BYTES = 16_000_000
 MAX_WORKERS = 4
 WORKER_CHUNK = 64
-BATCH_SECONDS = 2.0
 
 Progress = Callable[[int, int], None]
 
@@ -222,6 +229,7 @@ class Synchronizer:
             report.seconds = time.perf_counter() - started
             return report
 
+        batch_seconds = BATCH_SECONDS if fingerprints else COLD_BATCH_SECONDS
         self.fulltext.begin()
         batch = _Batch()
         batch_started = time.perf_counter()
@@ -230,7 +238,7 @@ class Synchronizer:
             for f, prep in self._prepared(to_read, fingerprints):
                 self._apply(f, fingerprints.get(f.doc_id), prep, batch, report)
                 done += 1
-                if len(batch) >= BATCH_DOCUMENTS or time.perf_counter() - batch_started > BATCH_SECONDS:
+                if len(batch) >= BATCH_DOCUMENTS or time.perf_counter() - batch_started > batch_seconds:
                     self._flush(batch, report)
                     batch = _Batch()
                     batch_started = time.perf_counter()
@@ -262,7 +270,8 @@ class Synchronizer:
         max_bytes, seconds = self.settings.max_file_bytes, self.settings.parse_seconds
         old_hash = [fingerprints[f.doc_id].hash if f.doc_id in fingerprints else None for f in files]
         workers = parse_workers(self.settings.parse_workers)
-        if len(files) < PARALLEL_THRESHOLD or workers < 2:
+        small = self.settings.parse_workers is None and sum(f.size for f in files) < PARALLEL_MIN_BYTES
+        if len(files) < PARALLEL_THRESHOLD or workers < 2 or small:
             for f, h in zip(files, old_hash, strict=False):
                 yield f, prepare(self.jail, max_bytes, f, h, seconds)
             return

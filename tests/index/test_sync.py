@@ -145,13 +145,71 @@ def test_schema_or_language_change_rebuilds(settings: Settings, vault: Path) -> 
 def test_large_sync_uses_worker_processes_and_matches(tmp_path: Path) -> None:
     root = tmp_path / "many"
     root.mkdir()
-    for i in range(450):  # above the parallel threshold
+    for i in range(450):  # above the parallel threshold in files (a configured count skips the one in bytes)
         (root / f"n{i:03}.md").write_text(f"# Note {i}\n\nword{i} shared text\n\n## Part\n\nmore {i}\n")
-    lib = Library(Settings.load(root, tmp_path / "idx", embeddings="none"))
+    lib = Library(Settings.load(root, tmp_path / "idx", embeddings="none", parse_workers=2))
     report = lib.sync()
     assert report.added == 450
     assert lib.fulltext.num_sections() == 900
     assert found(lib, "word417") == ["n417.md"]
+    lib.close()
+
+
+SMALL_TREE = textwrap.dedent(
+    """
+    import os, sys
+    from mcp_docs.settings import Settings
+    from mcp_docs.library import Library
+    if __name__ == "__main__":
+        lib = Library(Settings.load(sys.argv[1], sys.argv[2], embeddings="none"))
+        print("added", lib.sync().added)
+        t = os.times()
+        print("children cpu", t.children_user + t.children_system)
+    """
+)
+
+
+def test_a_small_tree_is_parsed_without_worker_processes(tmp_path: Path) -> None:
+    """Many files but few bytes: spawning workers (each re-imports the package) would cost more than it saves."""
+    root = tmp_path / "small"
+    root.mkdir()
+    for i in range(450):  # above the parallel threshold in files, far below the one in bytes
+        (root / f"n{i:03}.md").write_text(f"# Note {i}\n\nword{i}\n")
+    script = tmp_path / "guarded.py"
+    script.write_text(SMALL_TREE)
+    env = {k: v for k, v in os.environ.items() if k != "MCP_DOCS_PARSE_WORKERS"}
+    out = subprocess.run(
+        [sys.executable, str(script), str(root), str(tmp_path / "idx")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "added 450" in out.stdout
+    assert "children cpu 0.0" in out.stdout  # no process was started, so none was reaped
+
+
+def test_a_cold_build_commits_by_the_cold_clock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first index commits rarely (nothing was searchable, so a crash loses nothing); later syncs keep the short clock."""
+    import mcp_docs.index.sync as sync
+
+    monkeypatch.setattr(sync, "BATCH_SECONDS", 0.0)  # a later sync commits after every document
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(30):
+        (root / f"d{i:02}.md").write_text(f"# Doc {i}\n\ncoldword{i}\n")
+    lib = Library(Settings.load(root, tmp_path / "idx", embeddings="none"))
+    commits: list[int] = []
+    lib.synchronizer.listeners.append(lambda changed, deleted: commits.append(len(changed)))
+    assert lib.sync().added == 30
+    assert commits == [30]  # one commit for the whole cold build
+    assert found(lib, "coldword7") == ["d07.md"]
+    commits.clear()
+    for i in range(3):
+        (root / f"d{i:02}.md").write_text(f"# Doc {i}\n\nwarmword{i}\n")
+    assert lib.sync().updated == 3
+    assert commits == [1, 1, 1]
     lib.close()
 
 
