@@ -285,7 +285,11 @@ def check_index(vault: Vault, before: dict[str, str], after: dict[str, str]) -> 
         fingerprints = lib.catalog.fingerprints()
         for doc_id, fp in fingerprints.items():
             assert fp.hash in (before.get(doc_id), after.get(doc_id)), f"{doc_id}: a hash of neither version"
-        for doc_id in list(fingerprints)[:: max(1, len(fingerprints) // 25)]:  # a sample stays searchable
+        # A sample of the documents still on disk stays searchable. One deleted on disk may stay catalogued but
+        # unsearchable until the next sync when the kill lands between the full-text commit (which removed it)
+        # and the catalog's (seed 1795418377); the next sync deletes it, which the checks below assert.
+        present = [d for d in fingerprints if d in after]
+        for doc_id in present[:: max(1, len(present) // 25)]:
             i = int(doc_id.rsplit("doc", 1)[1][:5])
             hits = [r.id for r in lib.search(f"uniq{i}x", 5, "keyword").results]
             assert doc_id in hits, f"{doc_id} is catalogued but not searchable"
