@@ -114,3 +114,51 @@ def test_r10_parse_workers_die_with_a_killed_indexer(tmp_path: Path) -> None:
     finally:
         _killpg(proc)
         proc.stdout.close()
+
+
+BETWEEN_COMMITS = """
+import os
+import sys
+import mcp_docs.index.fulltext as fulltext
+from mcp_docs.library import Library
+from mcp_docs.settings import Settings
+
+commit = fulltext.FullTextIndex.commit
+def commit_then_die(self):  # the process dies after the full-text commit, before the catalog's
+    commit(self)
+    os._exit(9)
+fulltext.FullTextIndex.commit = commit_then_die
+Library(Settings.load(sys.argv[1], sys.argv[2], embeddings="none", environ={})).sync()
+"""
+
+
+def test_r10_a_kill_between_the_two_commits_is_repaired_by_the_next_sync(tmp_path: Path) -> None:
+    """Deterministic form of a window the trials found (seed 1795418377): the full-text index has committed a
+    batch (a deletion, an edit) and the catalog has not. Nothing of the new state is lost or doubled, a deleted
+    file is no longer searchable, and the next sync brings the catalog in line."""
+    import subprocess
+    import sys
+
+    from mcp_docs.library import Library
+    from mcp_docs.settings import Settings
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(10):
+        (root / f"d{i}.md").write_text(f"# D{i}\n\nword{i} common\n")
+    settings = Settings.load(root, tmp_path / "idx", embeddings="none", environ={})
+    with Library(settings) as lib:
+        lib.sync()
+    (root / "d3.md").unlink()
+    (root / "d4.md").write_text("# D4\n\nedited4 common\n")
+    child = subprocess.run([sys.executable, "-c", BETWEEN_COMMITS, str(root), str(tmp_path / "idx")], timeout=120)
+    assert child.returncode == 9
+    with Library(settings) as lib:
+        assert "d3.md" in lib.catalog.ids()  # the catalog did not commit
+        assert lib.search("word3", 5, "keyword").results == []  # the full-text index did
+        assert [r.id for r in lib.search("edited4", 5, "keyword").results] == ["d4.md"]
+        report = lib.sync()
+        assert report.deleted == 1 and "d3.md" not in lib.catalog.ids()
+        assert lib.fulltext.num_sections() == lib.catalog.section_total()
+        assert [r.id for r in lib.search("edited4", 5, "keyword").results] == ["d4.md"]
+        assert len(lib.search("common", 20, "keyword").results) == 9
