@@ -136,7 +136,7 @@ def build_server(library: Library, state: ServerState | None = None) -> MCPServe
     if state is None:  # in-process use (tests, embedding): the caller keeps the index up to date
         state = ServerState()
         state.initial_sync_done.set()
-    middleware = DocsMiddleware(functools.partial(_resource_page, tools))
+    middleware = DocsMiddleware(functools.partial(_resource_page, tools), functools.partial(instructions, library))
     mcp = MCPServer(
         "mcp-docs",
         instructions=instructions(library),
@@ -144,11 +144,6 @@ def build_server(library: Library, state: ServerState | None = None) -> MCPServe
         log_level="WARNING",
         middleware=[middleware],
     )
-    lowlevel = getattr(mcp, "_lowlevel_server", None)
-    # Each new session's initialize reads it: keep the languages current (a reading worker does not sync; its
-    # sessions get the languages of its start).
-    if lowlevel is not None and not library.read_only:
-        library.synchronizer.listeners.append(lambda *_: setattr(lowlevel, "instructions", instructions(library)))
 
     @mcp.tool(title="Search documents", annotations=READ_ONLY)
     def search_documents(

@@ -5,6 +5,8 @@
   given and what is accepted, instead of pydantic's multi-line report with its documentation links.
 - `resources/list`: every document as a `docs://` resource, paginated with the protocol's cursor
   (`MCPServer` only lists static resources, and documents are reached through a template).
+- `initialize` / `server/discover`: the instructions as they are now (they name the collection's languages,
+  which change as the index fills; the SDK has no public setter for them).
 """
 
 from __future__ import annotations
@@ -37,8 +39,9 @@ _KINDS = {
 class DocsMiddleware:
     """A `ServerMiddleware`: see the module docstring. Tools are registered with `add_tool` after definition."""
 
-    def __init__(self, resource_page: ResourcePage) -> None:
+    def __init__(self, resource_page: ResourcePage, instructions: Callable[[], str] | None = None) -> None:
         self._resource_page = resource_page
+        self._instructions = instructions
         self._arguments: dict[str, type[BaseModel]] = {}
 
     def add_tool(self, fn: Callable[..., Any]) -> None:
@@ -64,6 +67,8 @@ class DocsMiddleware:
                 result["nextCursor"] = page[1]
         elif ctx.method == "tools/list":
             result["tools"] = [compact_tool(t) for t in result.get("tools", [])]
+        elif ctx.method in ("initialize", "server/discover") and self._instructions is not None:
+            result["instructions"] = self._instructions()
         elif ctx.method == "tools/call" and result.get("isError"):
             # Only an error result is re-checked, so an argument the SDK accepts is never refused here.
             params = ctx.params or {}
