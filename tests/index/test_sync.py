@@ -169,22 +169,27 @@ SMALL_TREE = textwrap.dedent(
 )
 
 
-def test_a_small_tree_is_parsed_without_worker_processes(tmp_path: Path) -> None:
-    """Many files but few bytes: spawning workers (each re-imports the package) would cost more than it saves."""
-    root = tmp_path / "small"
+def _index_450_notes_in_a_script(tmp_path: Path, script_text: str) -> subprocess.CompletedProcess[str]:
+    """Run `script_text` (given the root and index folders) as a user's own script over 450 small notes."""
+    root = tmp_path / "notes"
     root.mkdir()
-    for i in range(450):  # above the parallel threshold in files, far below the one in bytes
+    for i in range(450):
         (root / f"n{i:03}.md").write_text(f"# Note {i}\n\nword{i}\n")
-    script = tmp_path / "guarded.py"
-    script.write_text(SMALL_TREE)
+    script = tmp_path / "script.py"
+    script.write_text(script_text)
     env = {k: v for k, v in os.environ.items() if k != "MCP_DOCS_PARSE_WORKERS"}
-    out = subprocess.run(
+    return subprocess.run(
         [sys.executable, str(script), str(root), str(tmp_path / "idx")],
         capture_output=True,
         text=True,
         env=env,
         timeout=120,
     )
+
+
+def test_a_small_tree_is_parsed_without_worker_processes(tmp_path: Path) -> None:
+    """Many files but few bytes: spawning workers (each re-imports the package) would cost more than it saves."""
+    out = _index_450_notes_in_a_script(tmp_path, SMALL_TREE)  # above the parallel threshold in files, not bytes
     assert out.returncode == 0, out.stderr
     assert "added 450" in out.stdout
     assert "children cpu 0.0" in out.stdout  # no process was started, so none was reaped
@@ -273,20 +278,7 @@ UNGUARDED_SCRIPT = textwrap.dedent(
 
 
 def test_a_script_without_main_guard_is_not_re_run_by_parse_workers(tmp_path: Path) -> None:
-    root = tmp_path / "many"
-    root.mkdir()
-    for i in range(450):  # above the parallel threshold
-        (root / f"n{i:03}.md").write_text(f"# Note {i}\n\nword{i}\n")
-    script = tmp_path / "user_script.py"
-    script.write_text(UNGUARDED_SCRIPT)
-    env = {k: v for k, v in os.environ.items() if k != "MCP_DOCS_PARSE_WORKERS"}
-    out = subprocess.run(
-        [sys.executable, str(script), str(root), str(tmp_path / "idx")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    out = _index_450_notes_in_a_script(tmp_path, UNGUARDED_SCRIPT)  # above the parallel threshold
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("TOP-LEVEL RAN") == 1
     assert "added 450" in out.stdout
