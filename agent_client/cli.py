@@ -7,7 +7,8 @@ import contextlib
 import json
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -192,14 +193,13 @@ def _routes(providers: list[ResolvedProvider], args: argparse.Namespace, setting
     ]
 
 
-def _patterns(args: argparse.Namespace) -> dict[str, Any]:
-    return {"strategy": args.strategy, "expand": args.expand, "reflect": args.reflect}
-
-
-def _server_log(args: argparse.Namespace) -> TextIO:
+@contextlib.contextmanager
+def _server_log(args: argparse.Namespace) -> Iterator[TextIO]:
     if args.verbose:
-        return sys.stderr
-    return open(home() / "server.log", "a", encoding="utf-8")
+        yield sys.stderr
+        return
+    with open(home() / "server.log", "a", encoding="utf-8") as log:
+        yield log
 
 
 def _failed(exc: BaseException, provider: ResolvedProvider | None, args: argparse.Namespace) -> RunResult:
@@ -215,41 +215,81 @@ def _failed(exc: BaseException, provider: ResolvedProvider | None, args: argpars
     )
 
 
+@dataclass(frozen=True)
+class Setup:
+    """What `ask` and `chat` resolve from flags and settings before connecting: checked up front, so a bad flag
+    is reported before any server starts."""
+
+    provider: ResolvedProvider
+    routes: list[Route]
+    limits: Limits
+    target: ServerTarget
+
+
+def _setup(args: argparse.Namespace, settings: Settings, provider: ResolvedProvider) -> Setup:
+    fallbacks = _fallbacks(args, settings)
+    limits = _limits(args, settings)
+    target = _target(args)
+    return Setup(provider, _routes([provider, *fallbacks], args, settings), limits, target)
+
+
+@contextlib.asynccontextmanager
+async def _agent(
+    setup: Setup, args: argparse.Namespace, observer: TerminalObserver, session: str | None = None
+) -> AsyncIterator[Agent]:
+    """The agent on a live docs-server connection; its model clients are closed however the run ends."""
+    first, *others = setup.routes
+    try:
+        with _server_log(args) as errlog:
+            async with connect(setup.target, errlog=errlog) as conn:
+                yield Agent(
+                    first.model,
+                    conn,
+                    first.prices,
+                    limits=setup.limits,
+                    log=CallLog(),
+                    session=session,
+                    observer=observer,
+                    fallbacks=others,
+                    strategy=args.strategy,
+                    expand=args.expand,
+                    reflect=args.reflect,
+                )
+    finally:
+        for route in setup.routes:
+            await route.model.aclose()
+
+
+def _report(result: RunResult, args: argparse.Namespace) -> None:
+    """After an answer: the error, or the citation and note warnings and the usage line, on stderr."""
+    if result.stopped_reason == "error":
+        print(terminal_safe(f"error ({result.error_kind}): {result.error}"), file=sys.stderr)
+        return
+    for line in [*unverified_citations(result), *notes(result)]:
+        print(line, file=sys.stderr)
+    if not args.quiet:
+        print(summary_line(result), file=sys.stderr)
+
+
 async def _ask(args: argparse.Namespace, settings: Settings) -> RunResult:
     provider: ResolvedProvider | None = None
     try:
         provider = _provider(args)
-        fallbacks = _fallbacks(args, settings)
-        limits = _limits(args, settings)
-        target = _target(args)
-        first, *others = _routes([provider, *fallbacks], args, settings)
+        setup = _setup(args, settings, provider)
     except AgentError as exc:
         return _failed(exc, provider, args)
     observer = TerminalObserver(stream_text=not args.json, show_tools=not args.quiet, verbose=args.verbose)
     try:
-        async with connect(target, errlog=_server_log(args)) as conn:
-            agent = Agent(
-                first.model,
-                conn,
-                first.prices,
-                limits=limits,
-                log=CallLog(),
-                observer=observer,
-                fallbacks=others,
-                **_patterns(args),
-            )
+        async with _agent(setup, args, observer) as agent:
             result = await agent.ask(args.question)
-            if result.error_kind == "network" and not args.provider and provider.name == FALLBACK_PROVIDER:
-                result.error = (
-                    f"{result.error} No provider key is set (see `docs-agent providers`), so docs-agent "
-                    f"tried the local {FALLBACK_PROVIDER} server."
-                )
-            return result
     except AgentError as exc:
         return _failed(exc, provider, args)
-    finally:
-        for route in (first, *others):
-            await route.model.aclose()
+    if result.error_kind == "network" and not args.provider and provider.name == FALLBACK_PROVIDER:
+        result.error = (
+            f"{result.error} No provider key is set (see `docs-agent providers`), so docs-agent "
+            f"tried the local {FALLBACK_PROVIDER} server."
+        )
+    return result
 
 
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
@@ -257,13 +297,7 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     if args.json:
         print(json.dumps(result.contract(), ensure_ascii=False))
     else:
-        if result.stopped_reason == "error":
-            print(terminal_safe(f"error ({result.error_kind}): {result.error}"), file=sys.stderr)
-        else:
-            for line in [*unverified_citations(result), *notes(result)]:
-                print(line, file=sys.stderr)
-            if not args.quiet:
-                print(summary_line(result), file=sys.stderr)
+        _report(result, args)
     return 1 if result.stopped_reason == "error" else 0
 
 
@@ -274,114 +308,113 @@ CHAT_HELP = (
 )
 
 
+class ChatSession:
+    """One named conversation: its history on disk and the slash commands that act on it."""
+
+    def __init__(self, name: str, settings: Settings, out: TextIO) -> None:
+        self.name = name
+        self.store = SessionStore()
+        self.history: list[Message] = self.store.load(name)
+        self.memory_tokens = settings.memory_tokens
+        self.out = out
+
+    def _say(self, text: str) -> None:
+        print(text, file=self.out)
+
+    def command(self, line: str) -> bool:
+        """Run one slash command; False when it ends the chat."""
+        cmd, _, rest = line.partition(" ")
+        name = self.name
+        if cmd in ("/exit", "/quit"):
+            return False
+        if cmd == "/reset":
+            self.store.reset(name)
+            self.history = []
+            self._say(f"session {name!r} reset")
+        elif cmd == "/memory":
+            for text in describe(self.history, self.memory_tokens):
+                self._say(terminal_safe(text))
+        elif cmd == "/forget":
+            self._forget(rest.strip())
+        elif cmd == "/usage":
+            usage, cost, calls = self.store.usage(name)
+            self._say(
+                f"session {name!r}: {calls} calls, {usage.prompt_tokens:,} prompt "
+                f"({usage.cached_tokens:,} cached) / {usage.completion_tokens:,} completion tokens, ${cost:.4f}"
+            )
+        elif cmd == "/sessions":
+            for s in self.store.list():
+                mark = "*" if s.name == name else " "
+                self._say(
+                    f"{mark} {s.name}  {s.messages} messages  ${s.cost_usd:.4f}  "
+                    f"{datetime.fromtimestamp(s.updated):%Y-%m-%d %H:%M}"
+                )
+        elif cmd == "/delete":
+            victim = rest.strip()
+            if not victim:
+                self._say("usage: /delete NAME")
+            else:
+                found = self.store.delete(victim)
+                if victim == name:
+                    self.history = []
+                self._say(f"deleted {victim!r}" if found else f"no session {victim!r}")
+        else:
+            self._say(CHAT_HELP)
+        return True
+
+    def _forget(self, which: str) -> None:
+        name = self.name
+        if not which:
+            self.store.reset(name)
+            self.history = []
+            self._say(f"session {name!r}: everything forgotten")
+        elif not which.isdigit() or (kept := forget(self.history, int(which))) is None:
+            self._say(
+                f"/forget N takes the number of an exchange that /memory lists (1-"
+                f"{len(exchanges(self.history))}); /forget alone forgets everything."
+            )
+        else:
+            self.store.replace(name, kept)
+            self.history = kept
+            self._say(f"session {name!r}: exchange {which} forgotten")
+
+    def context(self, question: str) -> list[Message]:
+        return remember(self.history, question, self.memory_tokens).messages()
+
+    def record(self, result: RunResult) -> None:
+        self.store.append(self.name, result.new_messages)
+        self.history.extend(result.new_messages)
+
+
 async def _chat(args: argparse.Namespace, settings: Settings) -> int:
-    provider = _provider(args)
-    fallbacks = _fallbacks(args, settings)
-    limits = _limits(args, settings)
-    target = _target(args)
-    store = SessionStore()
-    name = args.session
-    history: list[Message] = store.load(name)
-    first, *others = _routes([provider, *fallbacks], args, settings)
-    out = sys.stdout
-    try:
-        async with connect(target, errlog=_server_log(args)) as conn:
-            agent = Agent(
-                first.model,
-                conn,
-                first.prices,
-                limits=limits,
-                log=CallLog(),
-                session=name,
-                observer=TerminalObserver(show_tools=not args.quiet, verbose=args.verbose),
-                fallbacks=others,
-                **_patterns(args),
-            )
-            print(
-                f"docs-agent chat · session {name!r} ({len(history)} messages) · {provider.name}/{provider.model}",
-                file=sys.stderr,
-            )
-            print(CHAT_HELP, file=sys.stderr)
-            while True:
-                try:
-                    line = await anyio.to_thread.run_sync(input, "› ", abandon_on_cancel=True)
-                except EOFError:
+    setup = _setup(args, settings, _provider(args))
+    chat = ChatSession(args.session, settings, sys.stdout)
+    observer = TerminalObserver(show_tools=not args.quiet, verbose=args.verbose)
+    async with _agent(setup, args, observer, session=chat.name) as agent:
+        print(
+            f"docs-agent chat · session {chat.name!r} ({len(chat.history)} messages) · "
+            f"{setup.provider.name}/{setup.provider.model}",
+            file=sys.stderr,
+        )
+        print(CHAT_HELP, file=sys.stderr)
+        while True:
+            try:
+                line = await anyio.to_thread.run_sync(input, "› ", abandon_on_cancel=True)
+            except EOFError:
+                return 0
+            line = line.strip()
+            if not line:
+                continue
+            if line.startswith("/"):
+                if not chat.command(line):
                     return 0
-                line = line.strip()
-                if not line:
-                    continue
-                if line.startswith("/"):
-                    cmd, _, rest = line.partition(" ")
-                    if cmd in ("/exit", "/quit"):
-                        return 0
-                    if cmd == "/reset":
-                        store.reset(name)
-                        history = []
-                        print(f"session {name!r} reset", file=out)
-                    elif cmd == "/memory":
-                        for text in describe(history, settings.memory_tokens):
-                            print(terminal_safe(text), file=out)
-                    elif cmd == "/forget":
-                        which = rest.strip()
-                        if not which:
-                            store.reset(name)
-                            history = []
-                            print(f"session {name!r}: everything forgotten", file=out)
-                        elif not which.isdigit() or (kept := forget(history, int(which))) is None:
-                            print(
-                                f"/forget N takes the number of an exchange that /memory lists (1-"
-                                f"{len(exchanges(history))}); /forget alone forgets everything.",
-                                file=out,
-                            )
-                        else:
-                            store.replace(name, kept)
-                            history = kept
-                            print(f"session {name!r}: exchange {which} forgotten", file=out)
-                    elif cmd == "/usage":
-                        usage, cost, calls = store.usage(name)
-                        print(
-                            f"session {name!r}: {calls} calls, {usage.prompt_tokens:,} prompt "
-                            f"({usage.cached_tokens:,} cached) / {usage.completion_tokens:,} completion tokens, "
-                            f"${cost:.4f}",
-                            file=out,
-                        )
-                    elif cmd == "/sessions":
-                        for s in store.list():
-                            mark = "*" if s.name == name else " "
-                            print(
-                                f"{mark} {s.name}  {s.messages} messages  ${s.cost_usd:.4f}  "
-                                f"{datetime.fromtimestamp(s.updated):%Y-%m-%d %H:%M}",
-                                file=out,
-                            )
-                    elif cmd == "/delete":
-                        victim = rest.strip()
-                        if not victim:
-                            print("usage: /delete NAME", file=out)
-                        else:
-                            found = store.delete(victim)
-                            if victim == name:
-                                history = []
-                            print(f"deleted {victim!r}" if found else f"no session {victim!r}", file=out)
-                    else:
-                        print(CHAT_HELP, file=out)
-                    continue
-                context = remember(history, line, settings.memory_tokens).messages()
-                result = await _interruptible(agent, line, context)
-                if result is None:
-                    print("\n(cancelled)", file=sys.stderr)
-                    continue
-                store.append(name, result.new_messages)
-                history.extend(result.new_messages)
-                if result.stopped_reason == "error":
-                    print(terminal_safe(f"error ({result.error_kind}): {result.error}"), file=sys.stderr)
-                else:
-                    for warning in [*unverified_citations(result), *notes(result)]:
-                        print(warning, file=sys.stderr)
-                    if not args.quiet:
-                        print(summary_line(result), file=sys.stderr)
-    finally:
-        for route in (first, *others):
-            await route.model.aclose()
+                continue
+            result = await _interruptible(agent, line, chat.context(line))
+            if result is None:
+                print("\n(cancelled)", file=sys.stderr)
+                continue
+            chat.record(result)
+            _report(result, args)
 
 
 async def _interruptible(agent: Agent, question: str, history: list[Message]) -> RunResult | None:
