@@ -1,5 +1,6 @@
 """Language detection, language names and CJK bigrams (mcp_docs.language), as pure functions."""
 
+import random
 import time
 
 import pytest
@@ -41,6 +42,52 @@ def test_code_and_links_do_not_vote() -> None:
 )
 def test_abstains_without_enough_prose(text: str) -> None:
     assert detect_language([text]) is None
+
+
+GREEK_LETTERS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "zeta",
+    "eta",
+    "theta",
+    "iota",
+    "kappa",
+    "lambda",
+    "mu",
+    "nu",
+    "xi",
+    "omicron",
+    "pi",
+    "rho",
+    "sigma",
+    "tau",
+    "upsilon",
+    "phi",
+    "chi",
+    "psi",
+    "omega",
+]
+
+
+def test_word_salad_without_function_words_abstains() -> None:
+    # Random Greek letter names (the crash trials' documents) hold Romanian "nu" and nothing else that votes:
+    # they were named Romanian ~72 % of the time. One word repeated is no evidence of a language.
+    rng = random.Random(14)
+    named = []
+    for _ in range(200):
+        body = " ".join(rng.choice(GREEK_LETTERS) for _ in range(rng.randrange(20, 120)))
+        sections = [f"{body} collector pipeline" for _ in range(rng.randrange(1, 5))]
+        named.append(detect_language(["Doc", body, *sections]))
+    assert set(named) == {None}
+
+
+def test_a_few_function_words_among_many_names_abstain() -> None:
+    # Four different French words, then a list of 300 identifiers: not French prose.
+    assert detect_language(["le la les des " + "span " * 300]) is None
+    assert detect_language(["le la les des " + "et les traces sont dans la base"]) == "fr"
 
 
 def test_describe_languages_largest_first_and_never_zero() -> None:
