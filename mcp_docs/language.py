@@ -173,15 +173,21 @@ def describe_languages(counts: Mapping[str, int]) -> str:
     return ", ".join(parts)
 
 
-def cjk_bigrams(text: str) -> list[str]:
+def cjk_terms(text: str, letters: bool = False) -> list[str]:
     """Overlapping pairs of letters of every CJK run ('東京都' → '東京', '京都'); a one-letter run stays whole.
+    With `letters` (for the index), every letter of a longer run as well ('東', '京', '都').
 
     Chinese and Japanese write no spaces, so a word tokenizer sees a whole sentence as one token; indexing
-    bigrams makes any word of two or more letters findable, the approach of Lucene's CJK analyzer."""
-    grams: list[str] = []
+    pairs makes any word of two or more letters findable, the approach of Lucene's CJK analyzer. Many words are
+    one letter (雨 rain, 山 mountain, 猫 cat) and sit inside runs: the letters are indexed too (Lucene's
+    `outputUnigrams`), and a query searches a lone letter as itself and a longer run by its pairs only, which
+    are the more selective terms."""
+    terms: list[str] = []
     for run in CJK_RUN.findall(text):
         if len(run) == 1:
-            grams.append(run)
-        else:
-            grams.extend(run[i : i + 2] for i in range(len(run) - 1))
-    return grams
+            terms.append(run)
+            continue
+        terms.extend(run[i : i + 2] for i in range(len(run) - 1))
+        if letters:
+            terms.extend(run)
+    return terms

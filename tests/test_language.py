@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from mcp_docs.language import cjk_bigrams, describe_languages, detect_language
+from mcp_docs.language import cjk_terms, describe_languages, detect_language
 
 SAMPLES = {
     "en": "The collector receives traces from the applications and exports them to the backend of your choice.",
@@ -96,9 +96,13 @@ def test_describe_languages_largest_first_and_never_zero() -> None:
     assert describe_languages({}) == ""
 
 
-def test_cjk_bigrams_cover_every_pair_of_each_run() -> None:
-    assert cjk_bigrams("東京都 and 京") == ["東京", "京都", "京"]
-    assert cjk_bigrams("plain English text") == []
+def test_cjk_terms_cover_every_pair_of_each_run() -> None:
+    assert cjk_terms("東京都 and 京") == ["東京", "京都", "京"]
+    assert cjk_terms("plain English text") == []
+
+
+def test_cjk_terms_for_the_index_add_every_letter() -> None:
+    assert cjk_terms("東京都 and 京", letters=True) == ["東京", "京都", "東", "京", "都", "京"]
 
 
 @pytest.mark.parametrize("hostile", ["<" * 12_000, "`a" * 6_000, "](" * 6_000, "http://" * 2_000, "```x\n" * 3_000])
