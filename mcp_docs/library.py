@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from .embedders import EmbedderError
+from .embedders import EmbedderError, model_name
 from .errors import IndexBusy, UserError
 from .index import ownership
 from .index.catalog import SCHEMA_VERSION, Catalog
@@ -89,13 +89,44 @@ class Library:
         self.vectors: VectorStore | None = None
         self.embedding: EmbeddingWorker | None = None
         if settings.embeddings != "none":
-            # Opening the store is cheap: the model loads on the first embedding (worker or query).
-            from .index.embedding_worker import EmbeddingWorker
-            from .index.vector_store import VectorStore
+            self._open_vectors()
 
-            self.vectors = VectorStore.open(settings, self.catalog)
-            self.embedding = EmbeddingWorker(self.vectors, self.jail, settings)
-            self.synchronizer.listeners.append(self.embedding.on_sync)
+    def _open_vectors(self) -> None:
+        # Opening the store is cheap: the model loads on the first embedding (worker or query).
+        from .index.embedding_worker import EmbeddingWorker
+        from .index.vector_store import VectorStore
+
+        self.vectors = VectorStore.open(self.settings, self.catalog)
+        self.embedding = EmbeddingWorker(self.vectors, self.jail, self.settings)
+        self.synchronizer.listeners.append(self.embedding.on_sync)
+
+    def follow_languages(self) -> None:
+        """After a sync: when the collection's languages call for another local model (embedders.local_model),
+        embed with it from now on. Its vectors replace the old ones (a store holds one model's), so everything
+        is embedded again, in the background; keyword search answers meanwhile and `status` shows the progress."""
+        vectors, worker = self.vectors, self.embedding
+        if vectors is None or worker is None or vectors.embedder is None:
+            return
+        from .embedders import local_model
+
+        current = vectors.embedder.model_id
+        wanted = local_model(self.settings, self.language_counts, current)
+        if wanted is None or wanted == model_name(current):
+            return
+        chunks = vectors.status()["chunks"]
+        log.info(
+            "the collection is %s: embedding with %s instead of %s%s",
+            self.languages_text(),
+            wanted,
+            model_name(current),
+            f"; its {plural(chunks, 'chunk')} will be embedded again" if chunks else "",
+        )
+        worker.stop()  # before the new store empties the old vectors: the thread writes them
+        self.synchronizer.listeners.remove(worker.on_sync)
+        self._open_vectors()  # searches running meanwhile finish on the old store, closed next
+        vectors.close()
+        if self._embedding:
+            self.start_embedding()
 
     def _open_for_reading(self) -> None:
         settings = self.settings
@@ -199,7 +230,9 @@ class Library:
             if self.storage_lost():
                 self._reopen_storage()
                 paths = None  # everything must be indexed again
-            return self.synchronizer.run(paths, progress)
+            report = self.synchronizer.run(paths, progress)
+            self.follow_languages()
+            return report
 
     def _refresh_stats(self, changed: list[str], deleted: list[str]) -> None:
         """After each committed batch, so a long first sync shows its progress in every search."""

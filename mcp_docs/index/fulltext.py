@@ -9,8 +9,8 @@ language holding 8 % of the sections had an average field length 12 times too
 small, and its documents lost to their English translations.) `fold` holds the
 whole text unstemmed and accent-folded (language-neutral recall), `ident` the
 exact identifiers (`OTEL_EXPORTER_OTLP_ENDPOINT`, `vm.swappiness`, `C++`) that
-word tokenizers would split, `cjk` the letter pairs of Chinese, Japanese and Korean
-runs (written without spaces, so a word tokenizer sees one token per sentence).
+word tokenizers would split, `cjk` the letters and letter pairs of Chinese, Japanese
+and Korean runs (written without spaces, so a word tokenizer sees one token per sentence).
 A document's language comes from its `lang:` front matter, else from
 mcp_docs.language's detection, else the root's; a query is analysed in every
 language the collection holds.
@@ -29,14 +29,14 @@ from pathlib import Path
 import tantivy
 
 from ..errors import IndexBusy
-from ..language import cjk_bigrams
+from ..language import cjk_terms
 from ..settings import STEMMER_LANGUAGES
 from . import ownership
 from .hits import RankedSection
 
 log = logging.getLogger(__name__)
 
-FULLTEXT_SCHEMA_VERSION = "5"
+FULLTEXT_SCHEMA_VERSION = "6"
 WRITER_HEAP_BYTES = 64 * 1024 * 1024
 MAX_QUERY_TERMS = 64
 MAX_IDENTIFIERS = 200
@@ -378,7 +378,7 @@ class FullTextIndex:
             doc.add_text("body_stem", self._pre_stemmed(s.body, s.lang))
             doc.add_text("fold", f"{head_text}\n{s.body}")
             doc.add_text("lang", s.lang)
-            grams = cjk_bigrams(f"{head_text}\n{s.body}")
+            grams = cjk_terms(f"{head_text}\n{s.body}", letters=True)
             if grams:
                 doc.add_text("cjk", " ".join(grams))
             doc.add_bytes("body", s.body.encode())
@@ -422,7 +422,7 @@ class FullTextIndex:
         if content:
             words = content
         idents = identifiers(text)
-        grams = list(dict.fromkeys(cjk_bigrams(text)))[:MAX_QUERY_TERMS]
+        grams = list(dict.fromkeys(cjk_terms(text)))[:MAX_QUERY_TERMS]
         if not words and not idents and not grams:
             return None
         schema = self.schema

@@ -32,7 +32,7 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ import apsw
 import numpy as np
 import sqlite_vec
 
-from ..embedders import Embedder, EmbedderError, make_embedder
+from ..embedders import Embedder, EmbedderError, local_model, make_embedder, model_name
 from ..markdown import ParsedDocument
 from ..settings import Settings
 from . import integrity, ownership
@@ -119,6 +119,33 @@ def _count(conn: apsw.Connection, sql: str, params: Sequence[str] = ()) -> int:
     return int(row[0]) if row is not None else 0
 
 
+def stored_model(path: Path) -> str | None:
+    """The model id the vectors in `path` were made with; None without a readable store."""
+    if not path.exists():
+        return None
+    try:
+        conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            row = conn.execute("select value from meta where key = 'model_id'").fetchone()
+        finally:
+            conn.close()
+    except (apsw.Error, UnicodeDecodeError):
+        return None  # no meta table yet, or damage the store repairs when it opens
+    return str(row[0]) if row else None
+
+
+def choose_embedder(
+    settings: Settings, language_counts: dict[str, int] | None, current_id: str | None
+) -> tuple[Embedder | None, str | None]:
+    """The embedder for these settings and the collection's languages (embedders.local_model), or None and why."""
+    model = local_model(settings, language_counts, current_id)
+    try:
+        return make_embedder(replace(settings, embeddings_model=model) if model else settings), None
+    except EmbedderError as exc:
+        log.warning("embeddings unavailable: %s", exc)
+        return None, str(exc)
+
+
 class VectorStore:
     def __init__(
         self,
@@ -145,6 +172,7 @@ class VectorStore:
         self._has_vectors = False
         self._closed = False
         self.busy = False  # set by the embedding worker while it runs, for status()
+        self.settings: Settings | None = None  # a reader's, to follow the writer's model (follow_writer)
         self._query_cache: dict[str, np.ndarray] = {}
         self.last_rate: float | None = None  # chunks/s of the last embedding run
         conn = self._conn()
@@ -161,16 +189,18 @@ class VectorStore:
 
     @classmethod
     def open(cls, settings: Settings, catalog: Catalog, read_only: bool = False) -> VectorStore:
-        """Never raises for embedder problems: the store then reports the reason and search falls back to keyword."""
-        try:
-            embedder = make_embedder(settings)
-            error = None
-        except EmbedderError as exc:
-            log.warning("embeddings unavailable: %s", exc)
-            embedder, error = None, str(exc)
+        """Never raises for embedder problems: the store then reports the reason and search falls back to keyword.
+
+        With no model named, the local model suits the collection's languages (embedders.local_model); a reader
+        takes the one the writer's vectors were made with."""
         path = settings.index_dir / "vectors.sqlite"
+        embedder, error = choose_embedder(
+            settings, None if read_only else catalog.language_counts(), stored_model(path)
+        )
         if read_only:  # damage is the writing worker's to repair
-            return cls(path, catalog, embedder, error, read_only=True)
+            reader = cls(path, catalog, embedder, error, read_only=True)
+            reader.settings = settings
+            return reader
         try:
             return cls(path, catalog, embedder, error)
         except (apsw.Error, UnicodeDecodeError) as exc:  # a damaged file: vectors are a cache, rebuild them
@@ -178,6 +208,18 @@ class VectorStore:
             for suffix in SQLITE_SUFFIXES:
                 ownership.remove(Path(f"{path}{suffix}"))
             return cls(path, catalog, embedder, error)
+
+    def follow_writer(self) -> None:
+        """A reader's embedder is the model the writer's vectors are made with, which changes when the collection's
+        languages do (Library.follow_languages): query vectors of another model would match at random."""
+        if not self.read_only or self.embedder is None:
+            return
+        stored = self._meta("model_id")
+        if stored and stored != self.embedder.model_id and model_name(stored):
+            embedder, _ = choose_embedder(self.settings, None, stored) if self.settings else (None, None)
+            if embedder is not None:
+                log.info("the writer now embeds with %s: queries follow", stored)
+                self.embedder, self._query_cache, self._has_vectors = embedder, {}, False
 
     def _check(self) -> None:
         problems = [r[0] for r in self._conn().execute("pragma quick_check")]
@@ -580,6 +622,7 @@ class VectorStore:
     # -- search -------------------------------------------------------------------------------
     def embed_query(self, text: str) -> np.ndarray:
         """The query's vector; the last few hundred are remembered (agents often repeat a query)."""
+        self.follow_writer()
         if self.embedder is None:
             raise EmbedderError(self.error or "embeddings are off")
         cached = self._query_cache.get(text)

@@ -15,6 +15,9 @@ NOTES = {
     "allés dans la cour.\n\n## Réunions\n\nLes parents rencontrent les professeurs deux fois par an.\n",
     "ja/tokyo.md": "# 東京の天気\n\n東京都の天気予報によると、明日は晴れるでしょう。\n",
     "zh/shuju.md": "# 数据收集\n\n收集器从应用程序接收遥测数据，并将其导出到后端系统。\n",
+    "ja/ame.md": "# 週末\n\n週末は雨が降るので、傘を持って行きましょう。\n",
+    "zh/mao.md": "# 我的家\n\n我家有一只猫和两只狗。\n",
+    "ko/san.md": "# 주말\n\n주말에 산에 갔어요.\n",
     "en/sampler.md": "# Sampler\n\nThe sampler of the SDK is chosen with an environment variable.\n",
     "en/sampling.md": "# Head and tail\n\nSampling keeps some traces; sampling early is cheap, sampling late is not.\n",
     # a page and its translation: the French question must find the French page first
@@ -55,6 +58,9 @@ def test_each_document_gets_its_detected_language(library: Library) -> None:
         "fr/cantine.md": "fr",
         "ja/tokyo.md": "ja",
         "zh/shuju.md": "zh",
+        "ja/ame.md": "ja",
+        "zh/mao.md": "zh",
+        "ko/san.md": "ko",
         "en/sampler.md": "en",
         "en/sampling.md": "en",
         "en/excluded-urls.md": "en",
@@ -101,8 +107,22 @@ def test_cjk_words_of_two_letters_or_more_are_found(library: Library, query: str
     assert top(library, query)[:1] == [expected]
 
 
-def test_cjk_pair_absent_from_every_note_finds_nothing(library: Library) -> None:
-    assert top(library, "大阪") == []
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [("雨", "ja/ame.md"), ("傘", "ja/ame.md"), ("猫", "zh/mao.md"), ("狗", "zh/mao.md"), ("산", "ko/san.md")],
+)
+def test_a_cjk_word_of_one_letter_is_found(library: Library, query: str, expected: str) -> None:
+    # 雨 (rain), 猫 (cat), 산 (mountain) are whole words, yet sit inside runs (週末は雨が降るので…)
+    assert top(library, query)[:1] == [expected]
+
+
+def test_a_lone_letter_and_a_word_in_one_query(library: Library) -> None:
+    assert set(top(library, "雨 天気")[:2]) == {"ja/ame.md", "ja/tokyo.md"}
+
+
+@pytest.mark.parametrize("query", ["大阪", "雪"])
+def test_cjk_terms_absent_from_every_note_find_nothing(library: Library, query: str) -> None:
+    assert top(library, query) == []
 
 
 def test_a_french_root_stems_its_english_notes_in_english(tmp_path: Path) -> None:
