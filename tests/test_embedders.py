@@ -191,6 +191,33 @@ def test_many_inputs_give_the_vectors_of_one_at_a_time(minilm: MiniLMEmbedder) -
     assert np.min(np.sum(batched * padded_batch_vectors(minilm, texts), axis=1)) > 0.999
 
 
+class MeetingSession:
+    """The real onnxruntime session, whose first two runs wait for each other: they pass only if in flight together."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.meeting = threading.Barrier(2, timeout=10)
+        self.threads: set[int] = set()
+
+    def run(self, *args: object) -> object:
+        if len(self.threads) < 2 and threading.get_ident() not in self.threads:
+            self.threads.add(threading.get_ident())
+            self.meeting.wait()  # BrokenBarrierError after 10 s if runs only ever come one at a time
+        return self.inner.run(*args)  # type: ignore[attr-defined]
+
+
+def test_minilm_runs_inputs_side_by_side_one_thread_each(minilm: MiniLMEmbedder) -> None:
+    texts = [f"Exporter number {n} sends spans to the collector." * (1 + n % 4) for n in range(12)]
+    expected = np.stack([minilm.embed_query(t) for t in texts])
+    embedder = MiniLMEmbedder(threads=2)
+    embedder.load()  # the process's shared session
+    assert embedder._session.get_session_options().intra_op_num_threads == 1
+    embedder._session = MeetingSession(embedder._session)
+    vectors = embedder.embed_passages(texts)
+    assert len(embedder._session.threads) == 2
+    assert np.allclose(vectors, expected, atol=1e-5)  # in order, each input's own vector
+
+
 def test_minilm_checksum_is_verified_at_load(tmp_path: Path) -> None:
     fake = tmp_path / "model.onnx"
     fake.write_bytes(b"not the model")
