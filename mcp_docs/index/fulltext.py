@@ -471,7 +471,7 @@ class FullTextIndex:
 
     def search(self, query: tantivy.Query, limit: int) -> list[tuple[RankedSection, float]]:
         searcher = self.index.searcher()
-        result = searcher.search(query, limit=max(1, limit))
+        result = searcher.search(query, limit=max(1, limit), count=False)  # the total is never shown
         hits: list[tuple[RankedSection, float]] = []
         for score, address in result.hits:
             d = searcher.doc(address)
