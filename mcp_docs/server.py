@@ -307,8 +307,8 @@ def http_app(
     app = mcp.streamable_http_app(
         stateless_http=stateless,
         # One JSON body per answer instead of a server-sent-event stream per request: no tool streams (no
-        # progress, no server-to-client requests), and each stream cost a task group, memory streams and a
-        # ping task (about 3 ms of the server's CPU per search of ~14).
+        # progress, no server-to-client requests), and each stream costs a task group, memory streams and a
+        # ping task.
         json_response=True,
         host=host,
         # Host/Origin are checked by SecurityMiddleware for every route, /health included.
