@@ -306,10 +306,6 @@ def http_app(
     request (workers, a load balancer); clients of the newest protocol never open sessions anyway."""
     app = mcp.streamable_http_app(
         stateless_http=stateless,
-        # One JSON body per answer instead of a server-sent-event stream per request: no tool streams (no
-        # progress, no server-to-client requests), and each stream costs a task group, memory streams and a
-        # ping task.
-        json_response=True,
         host=host,
         # Host/Origin are checked by SecurityMiddleware for every route, /health included.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),

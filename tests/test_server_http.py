@@ -289,32 +289,3 @@ def test_connections_to_the_listener_send_without_nagle_delay() -> None:
         return flags[0]
 
     assert asyncio.run(accepted_nodelay()) != 0
-
-
-def test_a_tool_call_is_answered_with_one_json_body(http_server: str) -> None:
-    """No server-sent-event stream per request (the tools never stream): the session-based handshake, then a
-    search answered as `application/json` with the whole result."""
-    headers = {**POST_HEADERS, "Authorization": f"Bearer {TOKEN}"}
-    init = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
-    }
-    with httpx2.Client(base_url=http_server, headers=headers, timeout=30) as http:
-        r = http.post("/mcp", json=init)
-        assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
-        headers = {"mcp-protocol-version": "2025-11-25"}
-        if "mcp-session-id" in r.headers:
-            headers["mcp-session-id"] = r.headers["mcp-session-id"]
-        assert (
-            http.post(
-                "/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers
-            ).status_code
-            == 202
-        )
-        call = {"name": "search_documents", "arguments": {"query": "restic", "mode": "keyword"}}
-        r = http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}, headers=headers)
-    assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
-    result = r.json()["result"]
-    assert result["structuredContent"]["results"][0]["id"] == "notes/backups.md" and not result.get("isError")
