@@ -2,11 +2,13 @@
 
     mkdir /tmp/mcp-docs-base && git archive <old commit> | tar -x -C /tmp/mcp-docs-base   # the baseline
     python -m benchmarks.http_throughput --root DOCS --baseline-src /tmp/mcp-docs-base [--workers 2]
-        [--clients 16] [--seconds 15] [--rounds 3] [--mode keyword]
+        [--baseline-workers 1] [--clients 16] [--seconds 15] [--rounds 3] [--mode keyword]
 
 Each build gets its own index (built first with its own `mcp-docs index`) and runs as a real
-`mcp-docs serve --transport http` process; the new one with `--workers N`. The clients run in a separate
-process (`... http_throughput load URL`): each one opens its own connection, does the session-based
+`mcp-docs serve --transport http` process, with `--workers N` when N > 1 (the baseline with
+`--baseline-workers`, by default the same N). The clients run in a separate process
+(`... http_throughput load URL`, raw HTTP/1.1 over keep-alive connections, see `RawHttp`), which reports
+its own CPU per search; each client opens its own connection, does the session-based
 handshake (initialize; the session id is used if the server gives one), then calls `search_documents`
 with the OpenTelemetry questions in turn, as fast as the server answers. Rounds alternate baseline and new,
 so both see the same machine; the figures are searches per second, latency p50/p95, and errors, per round,
@@ -26,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx2
 
@@ -33,7 +36,6 @@ from .http_sessions import free_port
 
 REPO = Path(__file__).resolve().parents[1]
 QUESTIONS = REPO / "benchmarks" / "data" / "otel_questions.jsonl"
-HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 VERSION = "2025-11-25"  # the session-based protocol most clients speak today
 
 
@@ -44,11 +46,63 @@ def _rpc(method: str, params: dict[str, object], id_: int | None = None) -> dict
     return message
 
 
-def _result(response: httpx2.Response) -> dict[str, object]:
+class RawHttp:
+    """One keep-alive HTTP/1.1 connection, requests written and responses parsed by hand: a full client
+    library (httpx) costs the load process more CPU per request than the server's own HTTP stack, and on
+    2 cores that CPU is taken from the server being measured."""
+
+    def __init__(self, url: str) -> None:
+        parts = urlsplit(url)
+        self.host, self.port, self.path = parts.hostname or "127.0.0.1", parts.port or 80, parts.path or "/"
+        self.headers: dict[str, str] = {}  # sent with every request (session id, protocol version)
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+
+    async def post(self, message: dict[str, object]) -> tuple[int, dict[str, str], bytes]:
+        if self._reader is None or self._writer is None:
+            self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
+        body = json.dumps(message).encode()
+        head = [
+            f"POST {self.path} HTTP/1.1",
+            f"Host: {self.host}:{self.port}",
+            "Accept: application/json, text/event-stream",
+            "Content-Type: application/json",
+            f"Content-Length: {len(body)}",
+            *(f"{k}: {v}" for k, v in self.headers.items()),
+        ]
+        self._writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
+        reader = self._reader
+        status = int((await reader.readline()).split()[1])
+        headers: dict[str, str] = {}
+        while (line := await reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode("latin-1").partition(":")
+            headers[name.strip().lower()] = value.strip()
+        if "content-length" in headers:
+            payload = await reader.readexactly(int(headers["content-length"]))
+        elif headers.get("transfer-encoding") == "chunked":  # an SSE stream: it ends after the one answer
+            chunks = []
+            while size := int((await reader.readline()).strip() or b"0", 16):
+                chunks.append(await reader.readexactly(size))
+                await reader.readline()
+            await reader.readline()
+            payload = b"".join(chunks)
+        else:
+            raise ValueError(f"a response without a length: {headers}")
+        if headers.get("connection") == "close":
+            await self.close()
+        return status, headers, payload
+
+    async def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._reader = self._writer = None
+
+
+def _result(headers: dict[str, str], payload: bytes) -> dict[str, object]:
     """The JSON-RPC message of a response, sent as JSON or as one server-sent event."""
-    text = response.text
-    if response.headers.get("content-type", "").startswith("text/event-stream"):
-        text = next(line[5:] for line in text.splitlines() if line.startswith("data:"))
+    text = payload.decode()
+    if headers.get("content-type", "").startswith("text/event-stream"):
+        text = next(line[5:] for line in text.splitlines() if line.startswith("data:") and line[5:].strip())
     message: dict[str, object] = json.loads(text)
     return message
 
@@ -58,36 +112,37 @@ async def _client(
 ) -> tuple[list[float], int, int]:
     latencies: list[float] = []
     errors = total = 0
-    async with httpx2.AsyncClient(timeout=60, headers=HEADERS) as http:
-        init = await http.post(
-            url,
-            json=_rpc(
-                "initialize",
-                {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
-                0,
-            ),
+    http = RawHttp(url)
+    _, init_headers, _ = await http.post(
+        _rpc(
+            "initialize",
+            {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
+            0,
         )
-        headers = {"mcp-protocol-version": VERSION}
-        if "mcp-session-id" in init.headers:
-            headers["mcp-session-id"] = init.headers["mcp-session-id"]
-        await http.post(url, json=_rpc("notifications/initialized", {}), headers=headers)
-        i = offset
-        while (now := time.perf_counter()) < stop_at:
-            query = queries[i % len(queries)]
-            i += 1
-            args = {"query": query, "mode": mode}
-            try:
-                r = await http.post(
-                    url, json=_rpc("tools/call", {"name": "search_documents", "arguments": args}, i), headers=headers
-                )
-                body = _result(r)
-                failed = r.status_code != 200 or "error" in body or bool(body["result"].get("isError"))  # type: ignore[attr-defined]
-            except (httpx2.HTTPError, ValueError, StopIteration):
-                failed = True
-            total += 1
-            if now >= warm_until:
-                errors += failed
-                latencies.append(time.perf_counter() - now)
+    )
+    http.headers["mcp-protocol-version"] = VERSION
+    if "mcp-session-id" in init_headers:
+        http.headers["mcp-session-id"] = init_headers["mcp-session-id"]
+    await http.post(_rpc("notifications/initialized", {}))
+    i = offset
+    while (now := time.perf_counter()) < stop_at:
+        query = queries[i % len(queries)]
+        i += 1
+        args = {"query": query, "mode": mode}
+        try:
+            status, headers, payload = await http.post(
+                _rpc("tools/call", {"name": "search_documents", "arguments": args}, i)
+            )
+            body = _result(headers, payload)
+            failed = status != 200 or "error" in body or bool(body["result"].get("isError"))  # type: ignore[attr-defined]
+        except (OSError, ValueError, IndexError, StopIteration, asyncio.IncompleteReadError):
+            failed = True
+            await http.close()
+        total += 1
+        if now >= warm_until:
+            errors += failed
+            latencies.append(time.perf_counter() - now)
+    await http.close()
     return latencies, errors, total
 
 
@@ -95,15 +150,20 @@ async def _load(url: str, clients: int, seconds: float, warmup: float, mode: str
     queries = [json.loads(line)["question"] for line in QUESTIONS.read_text().splitlines() if line.strip()]
     start = time.perf_counter()
     warm_until, stop_at = start + warmup, start + warmup + seconds
+    cpu = time.process_time()
     runs = await asyncio.gather(*(_client(url, queries, k * 7, mode, stop_at, warm_until) for k in range(clients)))
+    cpu = time.process_time() - cpu
     latencies = sorted(t for run, _, _ in runs for t in run)
+    with_warmup = sum(n for _, _, n in runs)
     return {
         "searches": len(latencies),
         "errors": sum(e for _, e, _ in runs),
-        "with_warmup": sum(n for _, _, n in runs),
+        "with_warmup": with_warmup,
         "per_second": round(len(latencies) / seconds, 1),
         "p50_ms": round(1000 * latencies[len(latencies) // 2], 1) if latencies else 0.0,
         "p95_ms": round(1000 * latencies[int(len(latencies) * 0.95)], 1) if latencies else 0.0,
+        # What the clients cost: on a machine whose cores they share with the server, this is taken from it.
+        "client_cpu_ms_per_search": round(1000 * cpu / max(1, with_warmup), 2),
     }
 
 
@@ -171,8 +231,8 @@ def _cpu_seconds(pid: int) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
-def _round(src: Path, root: Path, index: Path, extra: list[str], args: argparse.Namespace) -> dict[str, float]:
-    proc, url = _serve(src, root, index, extra, args.workers if extra else 1)
+def _round(src: Path, root: Path, index: Path, workers: int, args: argparse.Namespace) -> dict[str, float]:
+    proc, url = _serve(src, root, index, ["--workers", str(workers)] if workers > 1 else [], workers)
     try:
         time.sleep(args.settle)
         load = [sys.executable, "-m", "benchmarks.http_throughput", "load", url]
@@ -201,15 +261,16 @@ def main() -> None:
     parser.add_argument("--root", type=Path, default=Path("/work/shared/bench/otel-docs/en"))
     parser.add_argument("--baseline-src", type=Path, required=False, help="checkout of the old commit")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--baseline-workers", type=int, default=None, help="default: --workers")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--settle", type=float, default=2.0, help="seconds between readiness and the load")
     args = parser.parse_args()
     if args.command == "load":
         print(json.dumps(asyncio.run(_load(args.url, args.clients, args.seconds, 2.0, args.mode))))
         return
-    variants = [("new", REPO, ["--workers", str(args.workers)] if args.workers > 1 else [])]
+    variants = [("new", REPO, args.workers)]
     if args.baseline_src:
-        variants.insert(0, ("baseline", args.baseline_src.resolve(), []))
+        variants.insert(0, ("baseline", args.baseline_src.resolve(), args.baseline_workers or args.workers))
     with tempfile.TemporaryDirectory() as tmp:
         for name, src, _ in variants:
             index = Path(tmp) / name
@@ -217,8 +278,8 @@ def main() -> None:
             subprocess.run([*cmd, "--embeddings", "none"], env=_env(src), check=True, capture_output=True)
         rows: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in variants}
         for r in range(args.rounds):
-            for name, src, extra in variants:
-                result = _round(src, args.root, Path(tmp) / name, extra, args)
+            for name, src, workers in variants:
+                result = _round(src, args.root, Path(tmp) / name, workers, args)
                 rows[name].append(result)
                 print(f"round {r + 1} {name:8s} {json.dumps(result)}", flush=True)
         for name, results in rows.items():

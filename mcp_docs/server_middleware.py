@@ -56,6 +56,8 @@ class DocsMiddleware:
             except ValueError as exc:
                 raise MCPError(INVALID_PARAMS, str(exc)) from None
         result = await call_next(ctx)
+        if ctx.method == "tools/call" and not _is_error(result):
+            return result  # nothing to edit: a search's result is not copied once more per call
         # Results reach middleware in their wire form (camelCase, with the SDK's `_meta`): edit, keep the rest.
         if isinstance(result, BaseModel):
             result = result.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -81,6 +83,12 @@ class DocsMiddleware:
                         TextContent(type="text", text=message).model_dump(mode="json", by_alias=True, exclude_none=True)
                     ]
         return result
+
+
+def _is_error(result: HandlerResult) -> bool:
+    if isinstance(result, dict):
+        return bool(result.get("isError"))
+    return bool(getattr(result, "is_error", False))
 
 
 def arguments_model(fn: Callable[..., Any]) -> type[BaseModel]:

@@ -55,11 +55,18 @@ def _matcher(terms: tuple[str, ...]) -> re.Pattern[str] | None:
     if not stems:
         return None
     # Short terms (a, c, vm) must match a whole word; longer ones match word starts ('install' → 'installing').
-    parts = [re.escape(s) + (r"(?![\w])" if len(s) <= 2 else r"[\w.+#-]*?(?![\w+#])") for s in stems]
-    # The lookahead on the terms' first letters lets most positions fail at once instead of trying every
-    # term there (a third less time over a section body).
-    first = "".join(sorted({re.escape(s[0]) for s in stems}))
-    return re.compile(r"(?<![\w])(?=[" + first + "])(?:" + "|".join(parts) + ")")
+    # Every alternative opens with its first letter, then checks that no word character comes before it
+    # (`(?<!\w[\s\S])`: the character before that letter): a pattern that starts with literals lets the
+    # regex engine skip to the positions holding one of them, instead of trying each position (a third
+    # less time over the sections of a search than the same word-start check placed first).
+    parts = [
+        re.escape(s[0])
+        + r"(?<!\w[\s\S])"
+        + re.escape(s[1:])
+        + (r"(?![\w])" if len(s) <= 2 else r"[\w.+#-]*?(?![\w+#])")
+        for s in stems
+    ]
+    return re.compile("|".join(parts))
 
 
 def clip(text: str, limit: int) -> str:
@@ -127,15 +134,19 @@ def _best_window(matches: list[tuple[int, int, str]], width: int) -> int:
 def make_snippet(body: str, query_terms: list[str], width: int = SNIPPET_CHARS) -> str:
     text = " ".join(body.split())  # whitespace collapsed (str.split knows the same spaces as re's \s, faster)
     if "](" in text:  # link targets are noise in a snippet: keep the labels
-        text = MARKDOWN_LINK.sub(lambda m: m.group(1), text)
+        text = MARKDOWN_LINK.sub(r"\1", text)  # a template, not a function: no Python call per link
     if not text:
         return ""
     pattern = _matcher(tuple(query_terms))
     matches: list[tuple[int, int, str]] = []
     if pattern is not None:
-        folded = fold_same_length(text)
-        for m in pattern.finditer(folded):
-            matches.append((m.start(), m.end(), _stem(m.group(0))))
+        stems: dict[str, str] = {}  # a section repeats its words: each is cut once
+        for m in pattern.finditer(fold_same_length(text)):
+            word = m.group()
+            stem = stems.get(word)
+            if stem is None:
+                stem = stems[word] = _stem(word)
+            matches.append((m.start(), m.end(), stem))
             if len(matches) >= _MAX_MATCHES:
                 break
     if not matches:

@@ -430,7 +430,7 @@ class DocsTools:
 
     def _exists(self, doc_id: str) -> bool:
         try:
-            return os.path.isfile(self.library.jail.root / doc_id)
+            return os.path.isfile(os.path.join(self.library.jail.root, doc_id))  # per result: no Path objects
         except (OSError, ValueError):
             return False
 

@@ -3,7 +3,8 @@
 import pytest
 
 from mcp_docs.errors import PathOutsideRoot
-from mcp_docs.library import Library
+from mcp_docs.index.ranking import group_by_document
+from mcp_docs.library import Library, keyword_documents
 
 
 def top(library: Library, query: str, **kw) -> list[str]:
@@ -58,6 +59,21 @@ def test_at_most_three_sections_per_document(library: Library, vault) -> None:
     result = library.search("repeatedterm", mode="keyword")
     assert result.results[0].id == "notes/parts.md"
     assert len(result.results[0].sections) == 3
+
+
+def test_keyword_documents_read_only_the_sections_of_the_documents_shown(library: Library, vault) -> None:
+    """Hits are grouped by the documents' keys (a fast field) before stored fields are read; the documents, their
+    order, scores and sections are those of grouping the fully read sections."""
+    for n in range(8):
+        body = "\n\n".join(f"## Part {i}\n\nsharedterm " + "sharedterm " * ((n * 3 + i) % 7) for i in range(4))
+        (vault / "notes" / f"shared{n}.md").write_text(f"# Shared {n}\n\n{body}\n")
+    library.sync()
+    hits = library.keyword_hits("sharedterm", 50)
+    shown = keyword_documents(hits, 2)
+    full = group_by_document([(s.doc_id, score, s) for s, score in library.keyword_sections("sharedterm", 50)], 2)
+    assert [(g.doc_id, g.score, g.hits) for g in shown] == [(g.doc_id, g.score, g.hits) for g in full]
+    assert len(hits) == 32 and sum(h.loaded for h in hits) == 8  # the 4 sections of each document shown, not 32
+    assert {h.section.doc_id for h in hits if h.loaded} == {g.doc_id for g in shown}
 
 
 def test_folder_and_tag_filters(library: Library) -> None:

@@ -263,3 +263,29 @@ def test_the_server_keeps_idle_connections_longer_than_clients_do() -> None:
     client_expiry = httpx2.Limits().keepalive_expiry
     assert client_expiry is not None
     assert uvicorn_config(Starlette()).timeout_keep_alive > 2 * client_expiry
+
+
+def test_connections_to_the_listener_send_without_nagle_delay() -> None:
+    """uvicorn serves the socket `bind_listener` made through asyncio, which turns Nagle's algorithm off only
+    for sockets that say TCP: with it on, a response written as headers then body waited for the client's
+    delayed ACK, about 40 ms per call on a keep-alive connection."""
+    import asyncio
+
+    from mcp_docs.server import bind_listener
+
+    async def accepted_nodelay() -> int:
+        listener = bind_listener("127.0.0.1", 0)
+        flags: list[int] = []
+
+        def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            flags.append(writer.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(on_connection, sock=listener)  # as uvicorn does with sockets=[...]
+        async with server:
+            reader, writer = await asyncio.open_connection(*listener.getsockname()[:2])
+            await reader.read()  # the server closed it: the callback ran
+            writer.close()
+        return flags[0]
+
+    assert asyncio.run(accepted_nodelay()) != 0

@@ -17,6 +17,15 @@ def test_short_terms_match_whole_words_only() -> None:
     assert make_snippet("a collector in C and vm tuning", ["c", "vm"]) == "a collector in **C** and **vm** tuning"
 
 
+def test_matches_start_words_at_the_start_after_punctuation_and_never_inside_one() -> None:
+    # The word-start check sits after each term's first letter (so the regex engine can skip to those letters):
+    # it must still see the character before that letter, including none at the very start.
+    text = "Install first; (install) reinstall x_install c-install, then C: vc"
+    assert make_snippet(text, ["install", "c"]) == (
+        "**Install** first; (**install**) reinstall x_install **c**-**install**, then **C**: vc"
+    )
+
+
 def test_window_covers_most_terms_and_is_bounded() -> None:
     filler = "lorem ipsum " * 100
     text = f"{filler} alpha beta gamma {filler}"

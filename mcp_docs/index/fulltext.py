@@ -18,6 +18,7 @@ language the collection holds.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 import threading
@@ -36,7 +37,7 @@ from .hits import RankedSection
 
 log = logging.getLogger(__name__)
 
-FULLTEXT_SCHEMA_VERSION = "6"
+FULLTEXT_SCHEMA_VERSION = "7"  # 6: single CJK letters, or doc_key; 7: both
 WRITER_HEAP_BYTES = 64 * 1024 * 1024
 MAX_QUERY_TERMS = 64
 MAX_IDENTIFIERS = 200
@@ -214,6 +215,7 @@ def _analyzer(language: str | None) -> tantivy.TextAnalyzer:
 def _build_schema() -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
     sb.add_text_field("doc_id", stored=True, tokenizer_name="raw")
+    sb.add_unsigned_field("doc_key", fast=True)  # see doc_key()
     sb.add_unsigned_field("section", stored=True)
     # Display fields are stored, never indexed (a raw-tokenized body would be one giant term).
     for name in ("title", "heading", "heading_path", "body"):
@@ -368,6 +370,7 @@ class FullTextIndex:
             head_text = f"{s.title}\n{s.heading_path.replace(' > ', chr(10))}" if s.heading_path != s.title else s.title
             doc = tantivy.Document()
             doc.add_text("doc_id", s.doc_id)
+            doc.add_unsigned("doc_key", doc_key(s.doc_id))
             doc.add_unsigned("section", s.section_idx)
             doc.add_bytes("title", s.title.encode())
             doc.add_bytes("heading", s.heading.encode())
@@ -470,12 +473,45 @@ class FullTextIndex:
         return query
 
     def search(self, query: tantivy.Query, limit: int) -> list[tuple[RankedSection, float]]:
+        return [(hit.section, hit.score) for hit in self.search_hits(query, limit)]
+
+    def search_hits(self, query: tantivy.Query, limit: int) -> list[KeywordHit]:
+        """The best `limit` sections, best first, their stored fields not read yet (see KeywordHit)."""
         searcher = self.index.searcher()
-        result = searcher.search(query, limit=max(1, limit))
-        hits: list[tuple[RankedSection, float]] = []
-        for score, address in result.hits:
-            d = searcher.doc(address)
-            section = RankedSection(
+        result = searcher.search(query, limit=max(1, limit), count=False)  # the total is never shown
+        addresses = [address for _, address in result.hits]
+        keys = searcher.fast_field_values("doc_key", addresses)
+        return [
+            KeywordHit(searcher, address, int(key or 0), float(score))
+            for (score, address), key in zip(result.hits, keys, strict=True)
+        ]
+
+
+def doc_key(doc_id: str) -> int:
+    """A document's 64-bit key, a fast field: a search groups its hits into documents by it, reading the
+    stored fields only of the documents it shows. (Two ids sharing a key, odds ~1e-9 among 100,000
+    documents, would be grouped as one document: the second id's sections under the first.)"""
+    return int.from_bytes(hashlib.blake2b(doc_id.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
+
+
+class KeywordHit:
+    """A keyword hit whose stored fields (read from Tantivy's compressed document store, the dearest part of
+    a keyword search) are read on first use of `section` or `heading_path`."""
+
+    __slots__ = ("_address", "_searcher", "_section", "doc_key", "score")
+
+    def __init__(self, searcher: tantivy.Searcher, address: tantivy.DocAddress, key: int, score: float) -> None:
+        self._searcher = searcher  # the searcher that found it: its segments stay readable while it lives
+        self._address = address
+        self._section: RankedSection | None = None
+        self.doc_key = key
+        self.score = score
+
+    @property
+    def section(self) -> RankedSection:
+        if self._section is None:
+            d = self._searcher.doc(self._address)
+            self._section = RankedSection(
                 doc_id=str(d.get_first("doc_id")),
                 section_idx=_number(d, "section"),
                 title=_text(d, "title"),
@@ -486,8 +522,16 @@ class FullTextIndex:
                 body=_text(d, "body"),
                 tags=tuple(d.get_all("tag")),
             )
-            hits.append((section, float(score)))
-        return hits
+        return self._section
+
+    @property
+    def heading_path(self) -> str:
+        return self.section.heading_path
+
+    @property
+    def loaded(self) -> bool:
+        """Whether its stored fields were read."""
+        return self._section is not None
 
 
 def _weighted(query: tantivy.Query, boost: float) -> tantivy.Query:
