@@ -59,7 +59,7 @@ def open_library(settings: Settings, read_only: bool = False) -> Library:
 
         try:
             return PgLibrary(settings, read_only)
-        except DatabaseUnavailable as exc:
+        except (DatabaseUnavailable, IndexBusy) as exc:  # unreachable, or another writer holds the lock
             raise UserError(str(exc)) from None
     try:
         return Library(settings, read_only)
