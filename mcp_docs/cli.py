@@ -145,8 +145,8 @@ def _settings(args: argparse.Namespace) -> Settings:
         overrides["workers"] = args.workers
     if getattr(args, "stateless", None):
         overrides["stateless"] = True
-    if args.command == "serve":
-        overrides["reader"] = True  # over PostgreSQL, a server needs no copy of the documents
+    if args.command in ("serve", "search", "read", "status"):
+        overrides["reader"] = True  # over PostgreSQL, these only read the database: no copy of the documents
     return Settings.load(
         args.root,
         args.index_dir,

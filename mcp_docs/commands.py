@@ -245,7 +245,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings | None) -> int:
     from .render import cli_next_step, render_search
     from .tools import DEFAULT_SEARCH_CHARS, DocsTools
 
-    with open_library(settings) as library:
+    with open_library(settings, read_only=settings.store == "postgres") as library:
         _try_sync(library)
         vectors = library.vectors
         if args.mode != "keyword" and vectors is not None and 0 < vectors.pending() <= SEARCH_EMBED_LIMIT:
@@ -286,7 +286,7 @@ def cmd_read(args: argparse.Namespace, settings: Settings | None) -> int:
     assert settings is not None
     from .tools import DEFAULT_MAX_CHARS, DocsTools
 
-    with open_library(settings) as library:
+    with open_library(settings, read_only=settings.store == "postgres") as library:
         _try_sync(library)  # reads come from disk, but suggestions for a mistyped id come from the index
         tools = DocsTools(library)
         max_chars = DEFAULT_MAX_CHARS if args.max_chars is None else args.max_chars
@@ -306,7 +306,7 @@ def cmd_read(args: argparse.Namespace, settings: Settings | None) -> int:
 
 def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
     assert settings is not None
-    with open_library(settings) as library:
+    with open_library(settings, read_only=settings.store == "postgres") as library:
         catalog = library.catalog
         info = library.index_info()
         problems = catalog.problems()

@@ -32,7 +32,13 @@ log = logging.getLogger(__name__)
 
 MAX_QUERY_TERMS = 64
 MAX_K = 1000  # pgvector's largest hnsw.ef_search
-# ts_rank_cd's normalisation: 1 divides by 1 + log(length), a mild length normalisation; 0 (none) favours long
+# How sections are ranked: PostgreSQL has no BM25 (no IDF); ts_rank_cd weighs how close the query's words are,
+# ts_rank how often they occur (both measured on SciFact, benchmarks/REPORT.md "PostgreSQL store").
+RANK_FUNCTION = "ts_rank_cd"
+# The query's words OR-ed (websearch_to_tsquery's `or`): with AND (plainto_tsquery) most natural-language
+# questions match nothing.
+QUERY_OPERATOR = " or "
+# The rank's normalisation: 1 divides by 1 + log(length), a mild length normalisation; 0 (none) favours long
 # sections and 2 (divide by length) short ones (SciFact nDCG@10 in benchmarks/REPORT.md, "PostgreSQL store").
 RANK_NORMALIZATION = 1
 # Weights of the D, C, B, A labels: the title and heading path (A) count more than the body (B).
@@ -141,11 +147,11 @@ class PgLibrary(Library):
             "with q as (select c::regconfig as cfg, websearch_to_tsquery(c::regconfig, %s) as query "
             "from unnest(%s::text[]) c) "
             "select s.doc_id, s.idx, d.title, s.heading, s.heading_path, s.line_start, s.line_end, s.body, d.tags, "
-            f"ts_rank_cd('{RANK_WEIGHTS}', s.tsv, q.query, {int(RANK_NORMALIZATION)}) as score "
+            f"{RANK_FUNCTION}('{RANK_WEIGHTS}', s.tsv, q.query, {int(RANK_NORMALIZATION)}) as score "
             "from q join mcp_docs_sections s on s.config = q.cfg and s.tsv @@ q.query "
             f"join mcp_docs_documents d on d.id = s.doc_id {where} "
             "order by score desc, s.doc_id, s.idx limit %s",
-            [" or ".join(terms[:MAX_QUERY_TERMS]), configs, *args, max(1, limit)],
+            [QUERY_OPERATOR.join(terms[:MAX_QUERY_TERMS]), configs, *args, max(1, limit)],
         )
         return [(_section(r), float(r[9])) for r in rows]
 

@@ -180,6 +180,21 @@ async def test_two_stateless_servers_without_the_documents_answer_one_client_alt
             stop(proc)
 
 
+def test_the_command_line_reads_the_database_without_the_documents(
+    indexed: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _root, url = indexed
+    db = ["--store", "postgres", "--database-url", url]
+    assert main(["search", "restic", "--mode", "keyword", "--json", *db]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["id"] == "notes/backups.md"
+    assert main(["read", "notes/backups.md", "--section", "Restore", *db]) == 0
+    assert "Mount the snapshot" in capsys.readouterr().out
+    assert main(["status", "--json", *db]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert status["documents"] == 15 and status["index_dir"].startswith("PostgreSQL postgresql://")
+    assert status["vectors"]["embedded"] == status["vectors"]["chunks"] > 0
+
+
 # -- one writer, schema versions ---------------------------------------------------------------------
 
 

@@ -1,0 +1,227 @@
+"""SciFact on the PostgreSQL store vs the embedded store (Tantivy + sqlite-vec), side by side in one run.
+
+    python -m benchmarks.pg_store [--database-url URL] [--steps keyword,variants,hybrid]
+
+Without --database-url, a PostgreSQL with pgvector is started from the `pgserver` package in the bench cache.
+keyword: cold index time (embeddings off) and the 300 test queries through `Library.search` on both stores
+(nDCG@10, recall, query p50/p95). variants: PostgreSQL's ranking choices (ts_rank vs ts_rank_cd, length
+normalisation, OR vs AND). hybrid: both stores with the local MiniLM vectors (index time includes embedding).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+from .common import CACHE, SHARED_BENCH, Timer, run_script, table, write_results
+from .scifact import evaluate, load_beir, write_markdown
+
+MD = CACHE / "scifact-md"
+
+
+def start_postgres() -> Any:
+    """A PostgreSQL with pgvector in the bench cache (stopped at the end of the run)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pgserver
+    base = CACHE / "pg"
+    base.mkdir(parents=True, exist_ok=True)
+    base.chmod(0o755)  # PostgreSQL runs as the user `pgserver`, which must reach its data folder
+    return pgserver.get_server(base / "data", cleanup_mode="stop")
+
+
+def fresh_database(admin: str, name: str) -> str:
+    import psycopg
+
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"drop database if exists {name}")
+        conn.execute(f"create database {name}")
+    return (
+        admin.replace("/postgres?", f"/{name}?", 1) if "/postgres?" in admin else admin.rsplit("/", 1)[0] + f"/{name}"
+    )
+
+
+def pg_index(url: str, embeddings: str) -> dict[str, float]:
+    """A cold `mcp-docs index --store postgres`: sync, then embedding when on."""
+    from mcp_docs.library import open_library
+    from mcp_docs.settings import Settings
+    from mcp_docs.store.pg_library import PgLibrary
+
+    settings = Settings.load(MD, store="postgres", database_url=url, embeddings=embeddings)
+    with open_library(settings) as lib:
+        assert isinstance(lib, PgLibrary)
+        with Timer() as t_sync:
+            lib.sync()
+        with Timer() as t_embed:
+            done = lib.embed()
+    return {"sync_s": round(t_sync.seconds, 2), "embed_s": round(t_embed.seconds, 2), "chunks_embedded": done}
+
+
+def queries_through(lib: Any, queries: dict[str, str], mode: str) -> tuple[dict[str, list[str]], dict[str, float]]:
+    run: dict[str, list[str]] = {}
+    lat = []
+    for qid, text in queries.items():
+        t0 = time.perf_counter()
+        res = lib.search(text, max_results=100, mode=mode)
+        lat.append((time.perf_counter() - t0) * 1000)
+        run[qid] = [r.id.removesuffix(".md") for r in res.results]
+    lat.sort()
+    return run, {"query_p50_ms": round(lat[len(lat) // 2], 2), "query_p95_ms": round(lat[int(len(lat) * 0.95)], 2)}
+
+
+def pg_reader(url: str, embeddings: str) -> Any:
+    from mcp_docs.library import open_library
+    from mcp_docs.settings import Settings
+
+    return open_library(
+        Settings.load(store="postgres", database_url=url, embeddings=embeddings, reader=True), read_only=True
+    )
+
+
+def embedded_library(index_dir: Path, embeddings: str, fresh: bool) -> tuple[Any, dict[str, float]]:
+    import shutil
+
+    from mcp_docs.library import Library
+    from mcp_docs.settings import Settings
+
+    if fresh and index_dir.exists():
+        shutil.rmtree(index_dir)
+    lib = Library(Settings.load(MD, index_dir, embeddings=embeddings))
+    with Timer() as t_sync:
+        lib.sync()
+    spent = {"sync_s": round(t_sync.seconds, 2), "embed_s": 0.0}
+    if embeddings != "none":
+        assert lib.embedding is not None
+        with Timer() as t_embed:
+            lib.embedding.build()
+        spent["embed_s"] = round(t_embed.seconds, 2)
+    return lib, spent
+
+
+def main(argv: list[str] | None = None) -> dict[str, object]:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=SHARED_BENCH / "scifact")
+    ap.add_argument("--database-url", default=os.environ.get("MCP_DOCS_DATABASE_URL"))
+    ap.add_argument("--steps", default="keyword,variants,hybrid")
+    ap.add_argument("--reuse", action="store_true", help="keep indexes built by an earlier run (no index times)")
+    args = ap.parse_args(argv)
+    steps = {s.strip() for s in args.steps.split(",")}
+    corpus, queries, qrels = load_beir(args.data)
+    write_markdown(corpus, MD)
+    server = None if args.database_url else start_postgres()
+    try:
+        return run_steps(args, steps, args.database_url or str(server.get_uri()), corpus, queries, qrels)
+    finally:
+        if server is not None:
+            server.cleanup()
+
+
+def run_steps(
+    args: argparse.Namespace,
+    steps: set[str],
+    admin: str,
+    corpus: list[dict],
+    queries: dict[str, str],
+    qrels: dict[str, dict[str, int]],
+) -> dict[str, object]:
+    payload: dict[str, Any] = {"documents": len(corpus), "queries": len(queries), "systems": {}, "variants": []}
+    rows: list[list[object]] = []
+
+    def record(name: str, mode: str, run: dict[str, list[str]], times: dict[str, float]) -> None:
+        metrics = evaluate(run, qrels)
+        payload["systems"][name] = {**metrics, **times}
+        rows.append(
+            [
+                name,
+                mode,
+                metrics["ndcg@10"],
+                metrics["recall@100"],
+                times.get("index_s", "-"),
+                times["query_p50_ms"],
+                times["query_p95_ms"],
+            ]
+        )
+
+    if "keyword" in steps or "variants" in steps:
+        lib, spent = embedded_library(CACHE / "pg-bench-embedded-none", "none", fresh=not args.reuse)
+        run, times = queries_through(lib, queries, "keyword")
+        lib.close()
+        record("embedded (Tantivy BM25)", "keyword", run, {"index_s": spent["sync_s"], **times})
+        url = admin.replace("/postgres?", "/scifact_kw?", 1) if args.reuse else fresh_database(admin, "scifact_kw")
+        spent = pg_index(url, "none") if not args.reuse else {"sync_s": 0.0}
+        with pg_reader(url, "none") as reader:
+            run, times = queries_through(reader, queries, "keyword")
+            record("PostgreSQL (ts_rank_cd)", "keyword", run, {"index_s": spent["sync_s"], **times})
+            if "variants" in steps:
+                from mcp_docs.store import pg_library as pgl
+
+                default = (pgl.RANK_FUNCTION, pgl.RANK_NORMALIZATION, pgl.QUERY_OPERATOR)
+                for function, norm, operator in [
+                    ("ts_rank_cd", 0, " or "),
+                    ("ts_rank_cd", 1, " or "),
+                    ("ts_rank_cd", 2, " or "),
+                    ("ts_rank_cd", 32, " or "),
+                    ("ts_rank", 0, " or "),
+                    ("ts_rank", 1, " or "),
+                    ("ts_rank", 2, " or "),
+                    ("ts_rank_cd", 1, " "),
+                ]:
+                    pgl.RANK_FUNCTION, pgl.RANK_NORMALIZATION, pgl.QUERY_OPERATOR = function, norm, operator
+                    run, times = queries_through(reader, queries, "keyword")
+                    metrics = evaluate(run, qrels)
+                    payload["variants"].append(
+                        {"rank": function, "normalization": norm, "query": "OR" if "or" in operator else "AND"}
+                        | {**metrics, **times}
+                    )
+                pgl.RANK_FUNCTION, pgl.RANK_NORMALIZATION, pgl.QUERY_OPERATOR = default
+                table(
+                    ["rank", "norm", "query", "nDCG@10", "R@100", "empty", "p50 ms"],
+                    [
+                        [
+                            v["rank"],
+                            v["normalization"],
+                            v["query"],
+                            v["ndcg@10"],
+                            v["recall@100"],
+                            v["empty_queries"],
+                            v["query_p50_ms"],
+                        ]
+                        for v in payload["variants"]
+                    ],
+                    title="PostgreSQL keyword ranking variants (SciFact)",
+                )
+
+    if "hybrid" in steps:
+        lib, spent = embedded_library(CACHE / "pg-bench-embedded-local", "local", fresh=not args.reuse)
+        for mode in ("semantic", "hybrid"):
+            run, times = queries_through(lib, queries, mode)
+            record(
+                "embedded (Tantivy + sqlite-vec)", mode, run, {"index_s": spent["sync_s"] + spent["embed_s"], **times}
+            )
+        lib.close()
+        payload["embedded_build"] = spent
+        url = admin.replace("/postgres?", "/scifact_vec?", 1) if args.reuse else fresh_database(admin, "scifact_vec")
+        built = pg_index(url, "local") if not args.reuse else {"sync_s": 0.0, "embed_s": 0.0}
+        payload["pg_build"] = built
+        with pg_reader(url, "local") as reader:
+            for mode in ("semantic", "hybrid"):
+                run, times = queries_through(reader, queries, mode)
+                record(
+                    "PostgreSQL (pgvector HNSW)", mode, run, {"index_s": built["sync_s"] + built["embed_s"], **times}
+                )
+
+    table(
+        ["store", "mode", "nDCG@10", "R@100", "index s", "p50 ms", "p95 ms"],
+        rows,
+        title=f"SciFact test ({len(queries)} queries), PostgreSQL vs embedded",
+    )
+    write_results("pg_store", payload)
+    return payload
+
+
+if __name__ == "__main__":
+    run_script(main)
