@@ -159,25 +159,33 @@ def run_steps(
             if "variants" in steps:
                 from mcp_docs.store import pg_library as pgl
 
-                default = (pgl.RANK_FUNCTION, pgl.RANK_NORMALIZATION, pgl.QUERY_OPERATOR)
-                for function, norm, operator in [
-                    ("ts_rank_cd", 0, " or "),
-                    ("ts_rank_cd", 1, " or "),
-                    ("ts_rank_cd", 2, " or "),
-                    ("ts_rank_cd", 32, " or "),
-                    ("ts_rank", 0, " or "),
-                    ("ts_rank", 1, " or "),
-                    ("ts_rank", 2, " or "),
-                    ("ts_rank_cd", 1, " "),
+                default = (pgl.RANK_FUNCTION, pgl.RANK_NORMALIZATION, pgl.QUERY_OPERATOR, pgl.IDF_WEIGHTING)
+                for function, norm, operator, idf in [
+                    ("ts_rank_cd", 0, " or ", False),
+                    ("ts_rank_cd", 1, " or ", False),
+                    ("ts_rank_cd", 2, " or ", False),
+                    ("ts_rank", 1, " or ", False),
+                    ("ts_rank_cd", 1, " ", False),
+                    ("ts_rank_cd", 0, " or ", True),
+                    ("ts_rank_cd", 1, " or ", True),
+                    ("ts_rank_cd", 2, " or ", True),
+                    ("ts_rank", 0, " or ", True),
+                    ("ts_rank", 1, " or ", True),
+                    ("ts_rank", 2, " or ", True),
                 ]:
-                    pgl.RANK_FUNCTION, pgl.RANK_NORMALIZATION, pgl.QUERY_OPERATOR = function, norm, operator
+                    pgl.RANK_FUNCTION, pgl.RANK_NORMALIZATION, pgl.QUERY_OPERATOR, pgl.IDF_WEIGHTING = (
+                        function,
+                        norm,
+                        operator,
+                        idf,
+                    )
                     run, times = queries_through(reader, queries, "keyword")
                     metrics = evaluate(run, qrels)
+                    query = "per word, IDF-weighted" if idf else ("OR" if "or" in operator else "AND")
                     payload["variants"].append(
-                        {"rank": function, "normalization": norm, "query": "OR" if "or" in operator else "AND"}
-                        | {**metrics, **times}
+                        {"rank": function, "normalization": norm, "query": query} | {**metrics, **times}
                     )
-                pgl.RANK_FUNCTION, pgl.RANK_NORMALIZATION, pgl.QUERY_OPERATOR = default
+                pgl.RANK_FUNCTION, pgl.RANK_NORMALIZATION, pgl.QUERY_OPERATOR, pgl.IDF_WEIGHTING = default
                 table(
                     ["rank", "norm", "query", "nDCG@10", "R@100", "empty", "p50 ms"],
                     [

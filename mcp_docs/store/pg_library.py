@@ -38,6 +38,8 @@ RANK_FUNCTION = "ts_rank_cd"
 # The query's words OR-ed (websearch_to_tsquery's `or`): with AND (plainto_tsquery) most natural-language
 # questions match nothing.
 QUERY_OPERATOR = " or "
+# Each word's rank weighted by its IDF over the sections, summed (else one rank of the OR-ed query).
+IDF_WEIGHTING = True
 # The rank's normalisation: 1 divides by 1 + log(length), a mild length normalisation; 0 (none) favours long
 # sections and 2 (divide by length) short ones (SciFact nDCG@10 in benchmarks/REPORT.md, "PostgreSQL store").
 RANK_NORMALIZATION = 1
@@ -143,15 +145,37 @@ class PgLibrary(Library):
             return []
         configs = sorted({text_config(lang) for lang in self._languages})
         where, args = _filters("d", folder, tags)
+        terms = terms[:MAX_QUERY_TERMS]
+        rank = f"{RANK_FUNCTION}('{RANK_WEIGHTS}', s.tsv, q.query, {int(RANK_NORMALIZATION)})"
+        if IDF_WEIGHTING:
+            # One tsquery per word and language, each weighted by its IDF over the sections (BM25's idea, which
+            # ts_rank lacks): a rare word found counts for more than a common one.
+            queries = (
+                "with t as materialized (select c::regconfig as cfg, plainto_tsquery(c::regconfig, w) as query "
+                "from unnest(%s::text[]) c cross join unnest(%s::text[]) w), "
+                "n as (select count(*)::float8 as total from mcp_docs_sections), "
+                "q as materialized (select t.cfg, t.query, ln(1 + (n.total - x.df + 0.5) / (x.df + 0.5)) as idf from t cross join n "
+                "cross join lateral (select count(*)::float8 as df from mcp_docs_sections s "
+                "where s.config = t.cfg and s.tsv @@ t.query) x where numnode(t.query) > 0), "
+                f"r as (select s.doc_id, s.idx, sum(q.idf * {rank}) as score "
+                "from q join mcp_docs_sections s on s.config = q.cfg and s.tsv @@ q.query group by s.doc_id, s.idx) "
+            )
+            params: list[Any] = [configs, terms]
+        else:
+            queries = (
+                "with q as materialized (select c::regconfig as cfg, websearch_to_tsquery(c::regconfig, %s) as query "
+                "from unnest(%s::text[]) c), "
+                f"r as (select s.doc_id, s.idx, {rank} as score "
+                "from q join mcp_docs_sections s on s.config = q.cfg and s.tsv @@ q.query) "
+            )
+            params = [QUERY_OPERATOR.join(terms), configs]
+        # `materialized`: the query is parsed and stemmed once, not again for every section it is matched against
         rows = self.db.rows(
-            "with q as (select c::regconfig as cfg, websearch_to_tsquery(c::regconfig, %s) as query "
-            "from unnest(%s::text[]) c) "
-            "select s.doc_id, s.idx, d.title, s.heading, s.heading_path, s.line_start, s.line_end, s.body, d.tags, "
-            f"{RANK_FUNCTION}('{RANK_WEIGHTS}', s.tsv, q.query, {int(RANK_NORMALIZATION)}) as score "
-            "from q join mcp_docs_sections s on s.config = q.cfg and s.tsv @@ q.query "
+            queries + "select s.doc_id, s.idx, d.title, s.heading, s.heading_path, s.line_start, s.line_end, s.body, "
+            "d.tags, r.score from r join mcp_docs_sections s on s.doc_id = r.doc_id and s.idx = r.idx "
             f"join mcp_docs_documents d on d.id = s.doc_id {where} "
-            "order by score desc, s.doc_id, s.idx limit %s",
-            [QUERY_OPERATOR.join(terms[:MAX_QUERY_TERMS]), configs, *args, max(1, limit)],
+            "order by r.score desc, s.doc_id, s.idx limit %s",
+            [*params, *args, max(1, limit)],
         )
         return [(_section(r), float(r[9])) for r in rows]
 

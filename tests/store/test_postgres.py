@@ -13,7 +13,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx2
-import psycopg
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -21,11 +20,15 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_docs.cli import main
 from mcp_docs.library import open_library
 from mcp_docs.settings import Settings
-from mcp_docs.store.postgres import PG_SCHEMA_VERSION, Database
 
 from ..server_fixtures import BACKUPS, CONFIG, INSTALL, child_env, free_port, stop, write
 from ..test_server_workers import Alternating
 from .conftest import Relay, new_database, unix_socket
+
+psycopg = pytest.importorskip(
+    "psycopg", reason="psycopg is not installed: pip install -e '.[test]' to run the PostgreSQL store tests"
+)
+from mcp_docs.store.postgres import PG_SCHEMA_VERSION, Database  # noqa: E402  (it imports psycopg)
 
 PASSWORD = "S3cret-pw-4711"
 
