@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import socket
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -130,14 +129,6 @@ def redact(url: str) -> str:
     netloc = parts.netloc.rsplit("@", 1)[1]
     user = parts.username or ""
     return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
-
-
-def check_url(url: str) -> None:
-    """Refuse what is not a PostgreSQL URL, naming it without its password."""
-    if not re.match(r"postgres(ql)?://", url):
-        raise ValueError(
-            "MCP_DOCS_DATABASE_URL must be a PostgreSQL URL such as postgresql://user:password@host:5432/dbname."
-        )
 
 
 def text_config(lang: str | None) -> str:
