@@ -316,7 +316,8 @@ class DocsTools:
 
     # -- helpers ------------------------------------------------------------------------------------
     def load(self, doc_id: Any) -> LoadedDocument:
-        """Resolve an id (or a link target) inside the root and read and parse the file as it is on disk now."""
+        """Resolve an id (or a link target) inside the root and read and parse the file as it is now (on disk;
+        over PostgreSQL, as the writer last stored it)."""
         clean_id, path, heading = self.locate(doc_id)
         try:
             data = self.library.read_bytes(clean_id, path)
