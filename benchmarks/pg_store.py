@@ -185,6 +185,8 @@ def run_steps(
                     ("ts_rank", 0, " or ", True),
                     ("ts_rank", 1, " or ", True),
                 ]:
+                    pgl.RANK_FUNCTION, pgl.RANK_NORMALIZATION = function, norm
+                    pgl.QUERY_OPERATOR, pgl.IDF_WEIGHTING = operator, idf
                     run, times = sections_through(reader, queries)
                     metrics = evaluate(run, qrels)
                     query = "per word, IDF-weighted" if idf else ("OR" if "or" in operator else "AND")
