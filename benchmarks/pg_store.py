@@ -46,7 +46,31 @@ def fresh_database(admin: str, name: str) -> str:
     )
 
 
-def pg_index(url: str, embeddings: str, root: Path = MD) -> dict[str, float]:
+def seed_vectors(url: str, vectors: Path) -> int:
+    """Copy an embedded store's vectors into the PostgreSQL chunks with the same text (by chunk hash): the same
+    model on the same text gives the same vector, so the embedding work is not done twice on a busy machine."""
+    import apsw
+    import numpy as np
+    import psycopg
+    import sqlite_vec
+
+    from mcp_docs.store.pg_sync import vector_text
+
+    conn = apsw.Connection(str(vectors), flags=apsw.SQLITE_OPEN_READONLY)
+    conn.enable_load_extension(True)
+    conn.load_extension(sqlite_vec.loadable_path())
+    rows = conn.execute("select c.hash, v.embedding from chunks c join vec v on v.chunk_id = c.id").fetchall()
+    conn.close()
+    by_hash = {h: vector_text(np.frombuffer(blob, dtype=np.float32)) for h, blob in rows}
+    with psycopg.connect(url) as pg, pg.cursor() as cur:
+        cur.executemany(
+            "update mcp_docs_chunks set embedding = %s::vector where hash = %s and embedding is null",
+            list((v, h) for h, v in by_hash.items()),
+        )
+    return len(by_hash)
+
+
+def pg_index(url: str, embeddings: str, root: Path = MD, embed: bool = True) -> dict[str, float]:
     """A cold `mcp-docs index --store postgres`: sync, then embedding when on."""
     from mcp_docs.library import open_library
     from mcp_docs.settings import Settings
@@ -58,7 +82,7 @@ def pg_index(url: str, embeddings: str, root: Path = MD) -> dict[str, float]:
         with Timer() as t_sync:
             lib.sync()
         with Timer() as t_embed:
-            done = lib.embed()
+            done = lib.embed() if embed else 0
     return {"sync_s": round(t_sync.seconds, 2), "embed_s": round(t_embed.seconds, 2), "chunks_embedded": done}
 
 
@@ -123,6 +147,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     ap.add_argument("--steps", default="keyword,variants,hybrid")
     ap.add_argument("--otel", type=Path, default=SHARED_BENCH / "otel-docs" / "en", help="docs for the throughput step")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--vectors-from", type=Path, help="an embedded SciFact index whose vectors both stores reuse")
     ap.add_argument("--reuse", action="store_true", help="keep indexes built by an earlier run (no index times)")
     args = ap.parse_args(argv)
     steps = {s.strip() for s in args.steps.split(",")}
@@ -149,7 +174,8 @@ def run_steps(
 
     def record(name: str, mode: str, run: dict[str, list[str]], times: dict[str, float]) -> None:
         metrics = evaluate(run, qrels)
-        payload["systems"][name] = {**metrics, **times}
+        payload["systems"][f"{name} {mode}"] = {**metrics, **times}
+        print(f"{name} {mode}: {metrics} {times}", flush=True)
         rows.append(
             [
                 name,
@@ -163,15 +189,22 @@ def run_steps(
         )
 
     if "keyword" in steps or "variants" in steps:
-        lib, spent = embedded_library(CACHE / "pg-bench-embedded-none", "none", fresh=not args.reuse)
-        run, times = queries_through(lib, queries, "keyword")
-        lib.close()
-        record("embedded (Tantivy BM25)", "keyword", run, {"index_s": spent["sync_s"], **times})
+        if "keyword" in steps:
+            lib, spent = embedded_library(CACHE / "pg-bench-embedded-none", "none", fresh=not args.reuse)
+            run, times = queries_through(lib, queries, "keyword")
+            record("embedded (Tantivy BM25)", "keyword", run, {"index_s": spent["sync_s"], **times})
+            if "variants" in steps:
+                run, times = sections_through(lib, queries)
+                payload["variants"].append(
+                    {"rank": "Tantivy BM25", "normalization": "-", "query": "OR"} | {**evaluate(run, qrels), **times}
+                )
+            lib.close()
         url = admin.replace("/postgres?", "/scifact_kw?", 1) if args.reuse else fresh_database(admin, "scifact_kw")
         spent = pg_index(url, "none") if not args.reuse else {"sync_s": 0.0}
         with pg_reader(url, "none") as reader:
-            run, times = queries_through(reader, queries, "keyword")
-            record("PostgreSQL (ts_rank_cd)", "keyword", run, {"index_s": spent["sync_s"], **times})
+            if "keyword" in steps:
+                run, times = queries_through(reader, queries, "keyword")
+                record("PostgreSQL (ts_rank_cd)", "keyword", run, {"index_s": spent["sync_s"], **times})
             if "variants" in steps:
                 from mcp_docs.store import pg_library as pgl
 
@@ -212,7 +245,14 @@ def run_steps(
                 )
 
     if "hybrid" in steps:
-        lib, spent = embedded_library(CACHE / "pg-bench-embedded-local", "local", fresh=not args.reuse)
+        vec_index = CACHE / "pg-bench-embedded-local"
+        if args.vectors_from:  # an embedded SciFact index already embedded (same model, same chunk texts)
+            import shutil
+
+            if vec_index.exists():
+                shutil.rmtree(vec_index)
+            shutil.copytree(args.vectors_from, vec_index)
+        lib, spent = embedded_library(vec_index, "local", fresh=not args.reuse and not args.vectors_from)
         for mode in ("semantic", "hybrid"):
             run, times = queries_through(lib, queries, mode)
             record(
@@ -221,8 +261,17 @@ def run_steps(
         lib.close()
         payload["embedded_build"] = spent
         url = admin.replace("/postgres?", "/scifact_vec?", 1) if args.reuse else fresh_database(admin, "scifact_vec")
-        built = pg_index(url, "local") if not args.reuse else {"sync_s": 0.0, "embed_s": 0.0}
+        if args.reuse:
+            built = {"sync_s": 0.0, "embed_s": 0.0}
+        elif args.vectors_from:
+            built = pg_index(url, "local", embed=False)
+            seeded = seed_vectors(url, vec_index / "vectors.sqlite")
+            rest = pg_index(url, "local")  # an incremental run: nothing to sync, embeds what was not seeded
+            built |= {"embed_s": rest["embed_s"], "chunks_embedded": rest["chunks_embedded"], "seeded_chunks": seeded}
+        else:
+            built = pg_index(url, "local")
         payload["pg_build"] = built
+        print(f"PostgreSQL build: {built}; embedded build: {spent}", flush=True)
         with pg_reader(url, "local") as reader:
             for mode in ("semantic", "hybrid"):
                 run, times = queries_through(reader, queries, mode)
