@@ -32,16 +32,15 @@ log = logging.getLogger(__name__)
 
 MAX_QUERY_TERMS = 64
 MAX_K = 1000  # pgvector's largest hnsw.ef_search
-# How sections are ranked: PostgreSQL has no BM25 (no IDF); ts_rank_cd weighs how close the query's words are,
-# ts_rank how often they occur (both measured on SciFact, benchmarks/REPORT.md "PostgreSQL store").
-RANK_FUNCTION = "ts_rank_cd"
-# The query's words OR-ed (websearch_to_tsquery's `or`): with AND (plainto_tsquery) most natural-language
-# questions match nothing.
-QUERY_OPERATOR = " or "
-# Each word's rank weighted by its IDF over the sections, summed (else one rank of the OR-ed query).
+# How sections are ranked: PostgreSQL has no BM25. ts_rank counts how often the query's words occur, ts_rank_cd how
+# close together they are; neither has an IDF, so each word of the query is ranked on its own and weighted by its
+# IDF over the sections (BM25's idea), then summed. SciFact nDCG@10, keyword side alone (benchmarks/REPORT.md,
+# "PostgreSQL store"): ts_rank_cd of the OR-ed query 0.400, ts_rank 0.571; per word with IDF: ts_rank_cd 0.537,
+# ts_rank 0.658 (Tantivy's BM25: 0.69). AND (plainto_tsquery) leaves 275 of 300 questions without a match.
+RANK_FUNCTION = "ts_rank"
 IDF_WEIGHTING = True
-# The rank's normalisation: 1 divides by 1 + log(length), a mild length normalisation; 0 (none) favours long
-# sections and 2 (divide by length) short ones (SciFact nDCG@10 in benchmarks/REPORT.md, "PostgreSQL store").
+QUERY_OPERATOR = " or "  # without IDF weighting: the words OR-ed in one websearch_to_tsquery
+# ts_rank's normalisation: 1 divides by 1 + log(length), a mild length normalisation (0, none: 0.644).
 RANK_NORMALIZATION = 1
 # Weights of the D, C, B, A labels: the title and heading path (A) count more than the body (B).
 RANK_WEIGHTS = "{0.1, 0.2, 0.4, 1.0}"
