@@ -204,7 +204,7 @@ def run_steps(
         with pg_reader(url, "none") as reader:
             if "keyword" in steps:
                 run, times = queries_through(reader, queries, "keyword")
-                record("PostgreSQL (ts_rank_cd)", "keyword", run, {"index_s": spent["sync_s"], **times})
+                record("PostgreSQL (ts_rank + IDF)", "keyword", run, {"index_s": spent["sync_s"], **times})
             if "variants" in steps:
                 from mcp_docs.store import pg_library as pgl
 
