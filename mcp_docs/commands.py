@@ -19,11 +19,12 @@ from rich.text import Text
 
 from .errors import IndexBusy, ToolInputError, UserError
 from .index.sync import SyncReport
-from .library import Library, open_library
+from .library import Library
 from .link_graph import LinkGraph
 from .models import ReadDocumentResult, ReadSectionResult
 from .render import plural
 from .settings import Settings
+from .store import open_library
 
 BROKEN_LINKS_SHOWN = 100  # rows of the human status; --json lists every broken link
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .embedders import EmbedderError
-from .errors import DatabaseUnavailable, IndexBusy, UserError
+from .errors import IndexBusy, UserError
 from .index import ownership
 from .index.catalog import SCHEMA_VERSION, Catalog
 from .index.fulltext import QUERY_STOPWORDS, FullTextIndex, identifiers, query_words
@@ -54,13 +54,6 @@ _GENERATION = re.compile(r"[0-9a-f]{32}")
 
 def open_library(settings: Settings, read_only: bool = False) -> Library:
     """The library of `settings`, or one sentence saying why its index cannot be opened."""
-    if settings.store == "postgres":
-        from .store.pg_library import PgLibrary  # psycopg is imported only for this store
-
-        try:
-            return PgLibrary(settings, read_only)
-        except (DatabaseUnavailable, IndexBusy) as exc:  # unreachable, or another writer holds the lock
-            raise UserError(str(exc)) from None
     try:
         return Library(settings, read_only)
     except (OSError, sqlite3.Error) as exc:

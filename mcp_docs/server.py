@@ -402,7 +402,7 @@ def serve_one_process(settings: Settings, host: str, listener: socket.socket | N
     through workers.py.)"""
     import anyio
 
-    from .library import open_library
+    from .store import open_library
 
     reader = settings.store == "postgres"  # `mcp-docs index --store postgres` writes; servers only read
     try:

@@ -9,3 +9,22 @@ The interface both implement is the one the tools and the CLI already use: the c
 returning section hits (`index.hits.RankedSection`, `index.vector_store.VectorHit`) that the one fusion
 (`index.hybrid`) and the one grouping (`index.ranking`) rank, and reading a document's text by id.
 """
+
+from __future__ import annotations
+
+from ..errors import DatabaseUnavailable, IndexBusy, UserError
+from ..library import Library
+from ..library import open_library as open_embedded
+from ..settings import Settings
+
+
+def open_library(settings: Settings, read_only: bool = False) -> Library:
+    """The library of the store the settings choose, or one sentence saying why it cannot be opened."""
+    if settings.store != "postgres":
+        return open_embedded(settings, read_only)
+    from .pg_library import PgLibrary  # psycopg is imported only for this store
+
+    try:
+        return PgLibrary(settings, read_only)
+    except (DatabaseUnavailable, IndexBusy) as exc:  # unreachable, or another writer holds the lock
+        raise UserError(str(exc)) from None
