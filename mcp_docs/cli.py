@@ -39,6 +39,18 @@ def _embeddings(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embeddings-base-url", help="base URL of an OpenAI-compatible embeddings endpoint")
 
 
+def _store(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--store",
+        choices=["tantivy", "postgres"],
+        help="where the index lives: the index folder (tantivy, default) or PostgreSQL (or MCP_DOCS_STORE)",
+    )
+    p.add_argument(
+        "--database-url",
+        help="PostgreSQL URL for --store postgres (better: MCP_DOCS_DATABASE_URL, which process lists do not show)",
+    )
+
+
 def _rerank(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--rerank-url",
@@ -74,10 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="HTTP: no server-side sessions, any replica answers any request (or MCP_DOCS_STATELESS=1)",
     )
+    _store(p)
 
     p = sub.add_parser("index", help="bring the index up to date (incremental)")
     _common(p)
     _embeddings(p)
+    _store(p)
 
     p = sub.add_parser("search", help="search the documents")
     p.add_argument("query")
@@ -91,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-chars", type=int, default=None, help="budget for the whole result (JSON characters)")
     p.add_argument("--json", action="store_true", help="print the search_documents result as JSON")
     _rerank(p)
+    _store(p)
 
     p = sub.add_parser("read", help="read a document, its outline, summary or one section")
     p.add_argument("id", help="document id, or a link target: '[[Note]]', a file name, an alias")
@@ -100,9 +115,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-chars", type=int, default=None)
     p.add_argument("--offset", type=int, default=0)
     p.add_argument("--json", action="store_true")
+    _store(p)
 
     p = sub.add_parser("status", help="what is indexed, what was skipped and why")
     _common(p)
+    _store(p)
     _rerank(p)
     p.add_argument("--json", action="store_true")
 
@@ -128,12 +145,16 @@ def _settings(args: argparse.Namespace) -> Settings:
         overrides["workers"] = args.workers
     if getattr(args, "stateless", None):
         overrides["stateless"] = True
+    if args.command in ("serve", "search", "read", "status"):
+        overrides["reader"] = True  # over PostgreSQL, these only read the database: no copy of the documents
     return Settings.load(
         args.root,
         args.index_dir,
         language=args.language,
         embeddings=getattr(args, "embeddings", None),
         rerank_url=getattr(args, "rerank_url", None),
+        store=getattr(args, "store", None),
+        database_url=getattr(args, "database_url", None),
         **overrides,
     )
 

@@ -19,11 +19,12 @@ from rich.text import Text
 
 from .errors import IndexBusy, ToolInputError, UserError
 from .index.sync import SyncReport
-from .library import Library, open_library
+from .library import Library
 from .link_graph import LinkGraph
 from .models import ReadDocumentResult, ReadSectionResult
 from .render import plural
 from .settings import Settings
+from .store import open_library
 
 BROKEN_LINKS_SHOWN = 100  # rows of the human status; --json lists every broken link
 
@@ -156,6 +157,34 @@ def embed_with_progress(library: Library) -> tuple[str, bool]:
     return line, False
 
 
+def embed_into_postgres(library: Library) -> tuple[str, bool]:
+    """`embed_with_progress` for the PostgreSQL store: its writer embeds in this process, in batches."""
+    from .embedders import EmbedderError
+    from .store.pg_library import PgLibrary
+
+    assert isinstance(library, PgLibrary)
+    vectors = library.vectors
+    if vectors is None:
+        return "", False
+    if vectors.embedder is None:
+        return f"[yellow]embeddings unavailable[/]: {vectors.error} — keyword search works", True
+    started = time.perf_counter()
+    console = _err_console()
+    try:
+        if console.is_terminal:
+            with _progress(console) as progress:
+                done = library.embed(StageProgress(progress, "embedding").callback("embedding", "chunks"))
+        else:
+            done = library.embed()
+    except EmbedderError as exc:
+        return f"[yellow]embedding failed[/]: {exc} — keyword search works; run `mcp-docs index` again to resume", True
+    spent = time.perf_counter() - started
+    line = f"vectors: {vectors.embedded_chunks()} chunks"
+    if done:
+        line += f", {done} embedded in {spent:.1f}s ({done / spent:.1f} chunks/s)"
+    return line, False
+
+
 def cmd_index(args: argparse.Namespace, settings: Settings | None) -> int:
     assert settings is not None
     library = open_library(settings)
@@ -167,7 +196,10 @@ def cmd_index(args: argparse.Namespace, settings: Settings | None) -> int:
                 report = sync_with_progress(library)
             except IndexBusy as exc:
                 raise UserError(str(exc)) from exc
-            embed_line, embed_failed = embed_with_progress(library)
+            if settings.store == "postgres":
+                embed_line, embed_failed = embed_into_postgres(library)
+            else:
+                embed_line, embed_failed = embed_with_progress(library)
             info = library.index_info()
             elapsed = time.perf_counter() - started
             console.print(
@@ -186,7 +218,7 @@ def cmd_index(args: argparse.Namespace, settings: Settings | None) -> int:
                 )
             if len(report.skipped) > 20:
                 console.print(f"  … and {len(report.skipped) - 20} more (see `mcp-docs status`)")
-            console.print(f"index: {settings.index_dir}", highlight=False)
+            console.print(f"index: {library.location()}", highlight=False)
             if embed_failed:
                 return 1
     except KeyboardInterrupt:
@@ -214,7 +246,7 @@ def cmd_search(args: argparse.Namespace, settings: Settings | None) -> int:
     from .render import cli_next_step, render_search
     from .tools import DEFAULT_SEARCH_CHARS, DocsTools
 
-    with open_library(settings) as library:
+    with open_library(settings, read_only=settings.store == "postgres") as library:
         _try_sync(library)
         vectors = library.vectors
         if args.mode != "keyword" and vectors is not None and 0 < vectors.pending() <= SEARCH_EMBED_LIMIT:
@@ -255,7 +287,7 @@ def cmd_read(args: argparse.Namespace, settings: Settings | None) -> int:
     assert settings is not None
     from .tools import DEFAULT_MAX_CHARS, DocsTools
 
-    with open_library(settings) as library:
+    with open_library(settings, read_only=settings.store == "postgres") as library:
         _try_sync(library)  # reads come from disk, but suggestions for a mistyped id come from the index
         tools = DocsTools(library)
         max_chars = DEFAULT_MAX_CHARS if args.max_chars is None else args.max_chars
@@ -275,7 +307,7 @@ def cmd_read(args: argparse.Namespace, settings: Settings | None) -> int:
 
 def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
     assert settings is not None
-    with open_library(settings) as library:
+    with open_library(settings, read_only=settings.store == "postgres") as library:
         catalog = library.catalog
         info = library.index_info()
         problems = catalog.problems()
@@ -283,7 +315,7 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
         broken = LinkGraph(catalog, settings.extensions).broken()
         status = {
             "root": str(settings.root),
-            "index_dir": str(settings.index_dir),
+            "index_dir": library.location(),
             "language": settings.language,
             "languages": library.language_counts,
             "embeddings": settings.embeddings,

@@ -53,3 +53,8 @@ class IndexBusy(RuntimeError):
 
 class IndexFolderRefused(ValueError):
     """The index folder (or a path in it) is not one mcp-docs made: nothing is deleted or written."""
+
+
+class DatabaseUnavailable(ToolInputError):
+    """The PostgreSQL store cannot be reached (down, unreachable, or the connection dropped mid-query): one sentence
+    that names the database without its password; the next call tries again."""

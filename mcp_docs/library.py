@@ -8,12 +8,14 @@ one sync runs at a time.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import sqlite3
 import threading
 import time
 import uuid
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .embedders import EmbedderError, model_name
@@ -25,6 +27,7 @@ from .index.hits import RankedSection
 from .index.ranking import DocumentGroup, group_by_document
 from .index.sync import Progress, Synchronizer, SyncReport
 from .language import describe_languages
+from .loader import read_markdown
 from .markdown import normalize_tag
 from .models import DocumentMatch, IndexInfo, SearchMode, SearchResult, SectionMatch
 from .paths import Jail
@@ -190,6 +193,16 @@ class Library:
         """The index folder (or its marker) vanished under us, for example deleted by hand while serving."""
         return not ownership.is_owned(self.settings.index_dir)
 
+    def location(self) -> str:
+        """Where the index lives, as a person reads it."""
+        return str(self.settings.index_dir)
+
+    def health_problem(self) -> str | None:
+        """Why the index cannot answer right now (for /health), or None."""
+        if self.storage_lost():  # deleted under us: the watcher's next sync recreates it
+            return "the index folder is missing; it is being rebuilt"
+        return None
+
     def _reopen_storage(self) -> None:
         log.warning("the index folder %s was deleted or emptied: recreating it and reindexing", self.settings.index_dir)
         self._close_vectors()
@@ -349,6 +362,31 @@ class Library:
         return SearchResult(
             query=query, mode_used=mode_used, results=results, index=self.index_info(), note=note, reranked=reranked
         )
+
+    # -- documents (the tools read them through these, so another store may serve them) ---------------------
+    def resolve_id(self, doc_id: str) -> Path:
+        """The file or folder an id names inside the root (see Jail.resolve_id), or FileNotFoundError."""
+        return self.jail.resolve_id(doc_id)
+
+    def is_folder(self, path: Path) -> bool:
+        return path.is_dir()
+
+    def folder_exists(self, folder: str) -> bool:
+        jail = self.jail
+        try:
+            return os.path.isdir(jail.check_servable(jail.root / folder, folder=True))
+        except (OSError, ValueError):  # outside, excluded (told apart from missing in no way), or unreadable
+            return False
+
+    def has_document(self, doc_id: str) -> bool:
+        try:
+            return os.path.isfile(os.path.join(self.jail.root, doc_id))  # per result: no Path objects
+        except (OSError, ValueError):
+            return False
+
+    def read_bytes(self, doc_id: str, path: Path) -> bytes:
+        """The document's bytes as they are now (raises what loader.read_markdown raises)."""
+        return read_markdown(self.jail, path, self.settings.max_file_bytes)
 
     def wait_idle(self, timeout: float = 10.0) -> None:
         """Block until no sync is running (tests and benchmarks use it)."""

@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from . import __version__
-from .errors import IndexBusy, ToolInputError, UserError
+from .errors import DatabaseUnavailable, IndexBusy, ToolInputError, UserError
 from .http_security import SecurityMiddleware, allowed_hosts_for, bind_policy_error, load_token
 from .http_sessions import SessionLimiter
 from .library import Library
@@ -240,9 +240,13 @@ def build_server(library: Library, state: ServerState | None = None) -> MCPServe
 
     @mcp.custom_route("/health", methods=["GET"])
     async def health(request: Request) -> Response:
-        if library.storage_lost():  # deleted under us: the watcher's next sync recreates it
-            return JSONResponse({"status": "error", "error": "the index folder is missing; it is being rebuilt"}, 503)
-        body: dict[str, Any] = {"status": "ok", "documents": library.catalog.count()}
+        problem = library.health_problem()
+        if problem:
+            return JSONResponse({"status": "error", "error": problem}, 503)
+        try:
+            body: dict[str, Any] = {"status": "ok", "documents": library.catalog.count()}
+        except DatabaseUnavailable as exc:  # gone since the check
+            return JSONResponse({"status": "error", "error": str(exc)}, 503)
         body["indexing"] = not state.initial_sync_done.is_set()
         if library.reranker is not None:
             body["reranker"] = library.reranker.status()["health"]
@@ -374,6 +378,11 @@ def start_background(library: Library, state: ServerState, watch: bool) -> Calla
 def open_transport(settings: Settings, transport: str, host: str, port: int) -> tuple[socket.socket | None, str | None]:
     """Check the transport and, for HTTP, the bind policy and the port, before any work: a refusal or a taken
     port is one sentence at once. Returns the bound listener (None for stdio) and the bearer token."""
+    if settings.workers > 1 and settings.store == "postgres":
+        raise UserError(
+            "--workers is for the index folder; over PostgreSQL, start several `serve --store postgres --stateless` "
+            "processes (on one host or many) behind a load balancer instead."
+        )
     if settings.workers > 1 and transport != "http":
         raise UserError("--workers needs --transport http (over stdio one client talks to one process).")
     if transport == "stdio":
@@ -393,16 +402,19 @@ def serve_one_process(settings: Settings, host: str, listener: socket.socket | N
     through workers.py.)"""
     import anyio
 
-    from .library import open_library
+    from .store import open_library
 
+    reader = settings.store == "postgres"  # `mcp-docs index --store postgres` writes; servers only read
     try:
-        library = open_library(settings)
+        library = open_library(settings, read_only=reader)
     except BaseException:
         if listener is not None:
             listener.close()
         raise
     state = ServerState()
-    stop = start_background(library, state, settings.watch)
+    if reader:
+        state.initial_sync_done.set()
+    stop = _nothing if reader else start_background(library, state, settings.watch)
     # Small roots are reconciled before the first request; big ones keep indexing while we answer.
     state.initial_sync_done.wait(INITIAL_SYNC_WAIT_SECONDS)
     mcp = build_server(library, state)
@@ -419,6 +431,10 @@ def serve_one_process(settings: Settings, host: str, listener: socket.socket | N
             listener.close()
         stop()
         library.close()
+
+
+def _nothing() -> None:
+    return None
 
 
 def serve_http(mcp: MCPServer, settings: Settings, host: str, listener: socket.socket, token: str | None) -> None:
@@ -445,6 +461,12 @@ def serving_line(settings: Settings, host: str, listener: socket.socket, token: 
     extras += ["stateless"] if settings.stateless else []
     extras += ["bearer token required"] if token else []
     where = f"http://{_url_host(host)}:{listener.getsockname()[1]}/mcp"
+    if settings.store == "postgres" and settings.database_url:
+        from .store.postgres import redact  # never the password
+
+        return f"mcp-docs: serving the PostgreSQL index {redact(settings.database_url)} at {where}" + (
+            f" ({', '.join(extras)})" if extras else ""
+        )
     return f"mcp-docs: serving {settings.root} at {where}" + (f" ({', '.join(extras)})" if extras else "")
 
 

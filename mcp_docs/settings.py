@@ -18,6 +18,7 @@ import platformdirs
 
 EmbeddingsKind = Literal["local", "openai", "none"]
 RerankApi = Literal["tei", "cohere"]
+StoreKind = Literal["tantivy", "postgres"]
 _Number = TypeVar("_Number", int, float)
 _Default = TypeVar("_Default", int, float, None)
 
@@ -108,6 +109,9 @@ class Settings:
     # HTTP: processes answering on the one port (see workers.py), and Streamable HTTP without sessions
     workers: int = 1
     stateless: bool = False
+    # where the index lives: the index folder (tantivy) or a PostgreSQL database (MCP_DOCS_DATABASE_URL)
+    store: StoreKind = "tantivy"
+    database_url: str | None = field(default=None, repr=False)
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -120,10 +124,16 @@ class Settings:
         embeddings: str | None = None,
         rerank_url: str | None = None,
         environ: Mapping[str, str] | None = None,
+        store: str | None = None,
+        database_url: str | None = None,
         **overrides: Any,
     ) -> Settings:
         env = os.environ if environ is None else environ
+        store_kind, db_url = _store_settings(env, store, database_url)
+        reader = bool(overrides.pop("reader", False))  # a server: over PostgreSQL it needs no copy of the root
         root_value = root or env.get("MCP_DOCS_ROOT")
+        if not root_value and store_kind == "postgres" and reader:
+            root_value = str(reader_root())
         if not root_value:
             raise ValueError("No documents root given: pass --root DIR or set MCP_DOCS_ROOT.")
         root_path = Path(root_value).expanduser()
@@ -179,6 +189,8 @@ class Settings:
             **_rerank_settings(env, rerank_url),
             workers=_positive(env, "MCP_DOCS_WORKERS", 1, int),
             stateless=_flag(env, "MCP_DOCS_STATELESS"),
+            store=store_kind,
+            database_url=db_url,
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
         return replace(settings, **clean) if clean else settings
@@ -240,6 +252,38 @@ def _rerank_settings(env: Mapping[str, str], url_flag: str | None) -> dict[str, 
         "rerank_top": top,
         "rerank_timeout": _positive(env, "MCP_DOCS_RERANK_TIMEOUT", DEFAULT_RERANK_TIMEOUT, float),
     }
+
+
+def _store_settings(
+    env: Mapping[str, str], store: str | None, database_url: str | None
+) -> tuple[StoreKind, str | None]:
+    """--store and its database URL, checked; the URL is never repeated in a message (it may hold a password)."""
+    kind = (store or env.get("MCP_DOCS_STORE", "")).strip().lower() or "tantivy"
+    if kind not in ("tantivy", "postgres"):
+        origin = "" if store else " (from MCP_DOCS_STORE)"
+        raise ValueError(f"Unknown store '{kind[:40]}'{origin}: choose tantivy (the index folder) or postgres.")
+    url = (database_url or env.get("MCP_DOCS_DATABASE_URL", "")).strip() or None
+    if kind == "postgres":
+        if url is None:
+            raise ValueError(
+                "--store postgres needs the database: set MCP_DOCS_DATABASE_URL (or pass --database-url) to a URL "
+                "such as postgresql://user:password@host:5432/dbname."
+            )
+        if not re.match(r"postgres(ql)?://", url):
+            origin = "--database-url" if database_url else "MCP_DOCS_DATABASE_URL"
+            raise ValueError(
+                f"{origin} must be a PostgreSQL URL such as postgresql://user:password@host:5432/dbname "
+                "(the value given is not shown: it may hold a password)."
+            )
+    return ("postgres" if kind == "postgres" else "tantivy"), url
+
+
+def reader_root() -> Path:
+    """The documents root of a server that reads a PostgreSQL index without a copy of the documents: an empty
+    folder of its own (documents are read from the database; nothing is ever written there)."""
+    path = Path(platformdirs.user_cache_dir("mcp-docs", appauthor=False)) / "postgres-reader-root"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def _flag(env: Mapping[str, str], name: str) -> bool:

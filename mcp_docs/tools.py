@@ -17,7 +17,6 @@ import itertools
 import json
 import logging
 import operator
-import os
 import posixpath
 import re
 from collections.abc import Callable, Sequence
@@ -38,7 +37,7 @@ from .errors import (
 from .library import Library
 from .link_graph import LinkGraph
 from .links import Target, anchor, describe, parse_target
-from .loader import file_stem, read_markdown
+from .loader import file_stem
 from .markdown import (
     HEADING_SEPARATOR,
     ParsedDocument,
@@ -317,11 +316,11 @@ class DocsTools:
 
     # -- helpers ------------------------------------------------------------------------------------
     def load(self, doc_id: Any) -> LoadedDocument:
-        """Resolve an id (or a link target) inside the root and read and parse the file as it is on disk now."""
-        jail = self.library.jail
+        """Resolve an id (or a link target) inside the root and read and parse the file as it is now (on disk;
+        over PostgreSQL, as the writer last stored it)."""
         clean_id, path, heading = self.locate(doc_id)
         try:
-            data = read_markdown(jail, path, self.library.settings.max_file_bytes)
+            data = self.library.read_bytes(clean_id, path)
         except BinaryContent:
             raise ToolInputError(f"'{clean_id}' is a binary file, not a Markdown document.") from None
         except FileTooLarge as exc:
@@ -357,14 +356,14 @@ class DocsTools:
         try:
             found: Path | None
             try:
-                found = jail.resolve_id(doc_id)
+                found = self.library.resolve_id(doc_id)
             except FileNotFoundError:
                 found = None
-            if found is None or found == jail.root or found.is_dir():  # not a document's id: a link target?
+            if found is None or found == jail.root or self.library.is_folder(found):  # a link target?
                 target = parse_target(doc_id)
                 resolved = self._resolve_link(target) if target is not None else None
                 if target is not None and resolved is not None:
-                    heading, found = target.heading, jail.resolve_id(resolved)
+                    heading, found = target.heading, self.library.resolve_id(resolved)
             if found is None:
                 raise FileNotFoundError(doc_id)
             path = found
@@ -372,7 +371,7 @@ class DocsTools:
             raise ToolInputError(f"Refused: {exc}") from exc
         except FileNotFoundError:
             raise ToolInputError(self._unknown_id_message(doc_id)) from None
-        if path == jail.root or path.is_dir():
+        if path == jail.root or self.library.is_folder(path):
             raise ToolInputError(
                 f"'{printable(doc_id)}' is a folder, not a document: use list_documents(folder='{printable(doc_id)}')."
             )
@@ -413,11 +412,7 @@ class DocsTools:
             raise ToolInputError(f"Refused: {exc}") from exc
 
     def _folder_exists(self, folder: str) -> bool:
-        jail = self.library.jail
-        try:
-            return os.path.isdir(jail.check_servable(jail.root / folder, folder=True))
-        except (OSError, ValueError):  # outside, excluded (told apart from missing in no way), or unreadable
-            return False
+        return self.library.folder_exists(folder)
 
     def _folder_missing_message(self, folder: str) -> str:
         top = [p for p, _ in self.library.catalog.subfolders("", None)]
@@ -429,10 +424,7 @@ class DocsTools:
         )
 
     def _exists(self, doc_id: str) -> bool:
-        try:
-            return os.path.isfile(os.path.join(self.library.jail.root, doc_id))  # per result: no Path objects
-        except (OSError, ValueError):
-            return False
+        return self.library.has_document(doc_id)
 
     def _max_chars(self, value: Any, notes: list[str], minimum: int = MIN_MAX_CHARS) -> int:
         value = _int(value, "max_chars")

@@ -194,6 +194,34 @@ def _chunks(items: list[_Item], size: int) -> Iterator[list[_Item]]:
         yield items[i : i + size]
 
 
+def catalog_records(
+    settings: Settings, f: ScannedFile, digest: str, parsed: ParsedDocument, warnings: list[str]
+) -> tuple[DocumentRecord, list[SectionRecord]]:
+    """What the catalog keeps of a parsed file (either store writes these)."""
+    record = DocumentRecord(
+        id=f.doc_id,
+        folder=folder_of(f.doc_id),
+        hash=digest,
+        mtime_ns=f.mtime_ns,
+        size=f.size,
+        title=parsed.title,
+        summary=parsed.summary,
+        tags=parsed.tags,
+        aliases=parsed.aliases,
+        front_matter=parsed.front_matter,
+        lang=parsed.lang or settings.language,
+        links=tuple(link_record(link, f.doc_id, settings.extensions) for link in parsed.links),
+        names=tuple(names_of(f.doc_id, parsed.aliases, settings.extensions)),
+        warnings=tuple(warnings) + parsed.warnings,
+        tokens=sum(s.tokens for s in parsed.sections),
+    )
+    sections = [
+        SectionRecord(s.index, s.heading, s.heading_path, s.level, s.line_start, s.line_end, s.subtree_end, s.tokens)
+        for s in parsed.sections
+    ]
+    return record, sections
+
+
 class Synchronizer:
     def __init__(
         self, settings: Settings, jail: Jail, scanner: Scanner, catalog: Catalog, fulltext: FullTextIndex
@@ -334,7 +362,7 @@ class Synchronizer:
             report.unchanged += 1
             return
         parsed = prep.parsed
-        record, sections = self._records(f, prep.digest, parsed, prep.warnings)
+        record, sections = catalog_records(self.settings, f, prep.digest, parsed, prep.warnings)
         self.fulltext.delete_document(f.doc_id)
         self.fulltext.add_sections(
             SectionDoc(
@@ -359,34 +387,6 @@ class Synchronizer:
         else:
             report.updated += 1
         report.changed_ids.append(f.doc_id)
-
-    def _records(
-        self, f: ScannedFile, digest: str, parsed: ParsedDocument, warnings: list[str]
-    ) -> tuple[DocumentRecord, list[SectionRecord]]:
-        record = DocumentRecord(
-            id=f.doc_id,
-            folder=folder_of(f.doc_id),
-            hash=digest,
-            mtime_ns=f.mtime_ns,
-            size=f.size,
-            title=parsed.title,
-            summary=parsed.summary,
-            tags=parsed.tags,
-            aliases=parsed.aliases,
-            front_matter=parsed.front_matter,
-            lang=parsed.lang or self.settings.language,
-            links=tuple(link_record(link, f.doc_id, self.settings.extensions) for link in parsed.links),
-            names=tuple(names_of(f.doc_id, parsed.aliases, self.settings.extensions)),
-            warnings=tuple(warnings) + parsed.warnings,
-            tokens=sum(s.tokens for s in parsed.sections),
-        )
-        sections = [
-            SectionRecord(
-                s.index, s.heading, s.heading_path, s.level, s.line_start, s.line_end, s.subtree_end, s.tokens
-            )
-            for s in parsed.sections
-        ]
-        return record, sections
 
     def _skip(
         self, f: ScannedFile, old: Fingerprint | None, problem: Problem, batch: _Batch, report: SyncReport

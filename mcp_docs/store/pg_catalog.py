@@ -1,0 +1,181 @@
+"""The catalog's reads over PostgreSQL: what the tools, `status` and the link graph ask of `index.catalog.Catalog`
+(documents, sections, tags, links, names, problems), with the same answers, so they run unchanged on either store.
+
+It subclasses Catalog for its type only: every method the tools call is answered here, in SQL on the
+`mcp_docs_` tables; the SQLite connection of the base class is never opened.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..index.catalog import Catalog, DocumentRecord, Fingerprint, LinkRecord, SectionRecord
+from ..links import Name
+from ..scan import Problem
+from .postgres import Database
+
+_DOC_COLUMNS = (
+    "id, folder, hash, mtime_ns, size, title, summary, tags, aliases, front_matter, lang, links, warnings, tokens, "
+    "indexed_at"
+)
+
+
+class PgCatalog(Catalog):
+    def __init__(self, db: Database) -> None:  # no super().__init__: there is no SQLite file
+        self.db = db
+        self.read_only = db.read_only
+
+    def close(self) -> None:
+        self.db.close()
+
+    def get_meta(self, key: str) -> str | None:
+        return self.db.meta(key)
+
+    # -- reads -----------------------------------------------------------------------------
+    def fingerprints(self, paths: Any = None) -> dict[str, Fingerprint]:
+        rows = self.db.rows("select id, hash, size, mtime_ns from mcp_docs_documents")
+        found = {r[0]: Fingerprint(r[1], r[2], r[3]) for r in rows}
+        if paths is None:
+            return found
+        wanted = list(paths)
+        return {k: v for k, v in found.items() if any(k == p or k.startswith(p + "/") for p in wanted)}
+
+    def document(self, doc_id: str) -> DocumentRecord | None:
+        rows = self.db.rows(f"select {_DOC_COLUMNS} from mcp_docs_documents where id = %s", (doc_id,))
+        return _doc(rows[0]) if rows else None
+
+    def sections(self, doc_id: str) -> list[SectionRecord]:
+        rows = self.db.rows(
+            "select idx, heading, heading_path, level, line_start, line_end, subtree_end, tokens "
+            "from mcp_docs_sections where doc_id = %s order by idx",
+            (doc_id,),
+        )
+        return [SectionRecord(*r) for r in rows]
+
+    def section_counts(self, doc_ids: list[str]) -> dict[str, int]:
+        if not doc_ids:
+            return {}
+        rows = self.db.rows(
+            "select doc_id, count(*) from mcp_docs_sections where doc_id = any(%s) group by doc_id", (doc_ids,)
+        )
+        return {r[0]: int(r[1]) for r in rows}
+
+    def ids(self) -> list[str]:
+        return [r[0] for r in self.db.rows("select id from mcp_docs_documents order by id")]
+
+    def count(self) -> int:
+        return int(self.db.value("select count(*) from mcp_docs_documents"))
+
+    def section_total(self) -> int:
+        return int(self.db.value("select count(*) from mcp_docs_sections"))
+
+    def language_counts(self) -> dict[str, int]:
+        return {r[0]: int(r[1]) for r in self.db.rows("select lang, count(*) from mcp_docs_documents group by lang")}
+
+    def problems(self) -> list[Problem]:
+        return [Problem(*r) for r in self.db.rows("select path, kind, detail from mcp_docs_problems order by path")]
+
+    def documents_with_warnings(self) -> list[tuple[str, list[str]]]:
+        rows = self.db.rows("select id, warnings from mcp_docs_documents where warnings != '[]' order by id")
+        return [(r[0], json.loads(r[1])) for r in rows]
+
+    def content(self, doc_id: str) -> bytes | None:
+        """The document's bytes as the writer read them (readers may have no copy of the root)."""
+        value = self.db.value("select content from mcp_docs_documents where id = %s", (doc_id,))
+        return None if value is None else bytes(value)
+
+    def is_folder(self, folder: str) -> bool:
+        return bool(
+            self.db.value(
+                "select exists(select 1 from mcp_docs_documents where folder = %s or folder like %s)",
+                (folder, _under(folder)),
+            )
+        )
+
+    # -- links ------------------------------------------------------------------------------
+    def names(self, keys: Any) -> list[Name]:
+        rows = self.db.rows(
+            "select key, doc_id, kind, alias from mcp_docs_doc_names where key = any(%s)", (sorted(set(keys)),)
+        )
+        return [Name(*r) for r in rows]
+
+    def names_of(self, doc_id: str) -> list[Name]:
+        rows = self.db.rows("select key, doc_id, kind, alias from mcp_docs_doc_names where doc_id = %s", (doc_id,))
+        return [Name(*r) for r in rows]
+
+    def all_names(self) -> list[Name]:
+        return [Name(*r) for r in self.db.rows("select key, doc_id, kind, alias from mcp_docs_doc_names")]
+
+    def links(self, keys: Any = None) -> list[LinkRecord]:
+        columns = "select doc_id, line, kind, target, heading, key from mcp_docs_links"
+        if keys is None:
+            rows = self.db.rows(f"{columns} order by doc_id, n")
+        else:
+            rows = self.db.rows(f"{columns} where key = any(%s) order by doc_id, n", (sorted(set(keys)),))
+        return [LinkRecord(*r) for r in rows]
+
+    def list_documents(
+        self, folder: str, tag: str | None, limit: int, offset: int, ids: list[str] | None = None
+    ) -> tuple[list[DocumentRecord], int]:
+        where, args = _filters(folder, tag, ids)
+        clause = ("where " + " and ".join(where)) if where else ""
+        total = int(self.db.value(f"select count(*) from mcp_docs_documents {clause}", args))
+        rows = self.db.rows(
+            f'select {_DOC_COLUMNS} from mcp_docs_documents {clause} order by id collate "C" limit %s offset %s',
+            [*args, limit, offset],
+        )
+        return [_doc(r) for r in rows], total
+
+    def subfolders(self, folder: str, tag: str | None, ids: list[str] | None = None) -> list[tuple[str, int]]:
+        where, args = _filters(folder, tag, ids)
+        where.append("folder != %s")
+        args.append(folder)
+        skip = len(folder) + 1 if folder else 0
+        rows = self.db.rows(
+            "select child, count(*) from (select case when strpos(substr(folder, %s), '/') > 0 "
+            "then substr(folder, 1, %s + strpos(substr(folder, %s), '/') - 1) else folder end as child "
+            f'from mcp_docs_documents where {" and ".join(where)}) c group by child order by child collate "C"',
+            [skip + 1, skip, skip + 1, *args],
+        )
+        return [(r[0], int(r[1])) for r in rows]
+
+
+def _under(folder: str) -> str:
+    """The LIKE pattern of everything below `folder` (its own wildcards escaped)."""
+    return folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
+
+
+def _filters(folder: str, tag: str | None, ids: list[str] | None) -> tuple[list[str], list[Any]]:
+    where: list[str] = []
+    args: list[Any] = []
+    if folder:
+        where.append("(folder = %s or folder like %s)")
+        args += [folder, _under(folder)]
+    if tag:
+        where.append("id in (select doc_id from mcp_docs_doc_tags where tag = %s)")
+        args.append(tag)
+    if ids is not None:
+        where.append("id = any(%s)")
+        args.append(ids)
+    return where, args
+
+
+def _doc(row: tuple[Any, ...]) -> DocumentRecord:
+    return DocumentRecord(
+        id=row[0],
+        folder=row[1],
+        hash=row[2],
+        mtime_ns=row[3],
+        size=row[4],
+        title=row[5],
+        summary=row[6],
+        tags=tuple(json.loads(row[7])),
+        aliases=tuple(json.loads(row[8])),
+        front_matter=json.loads(row[9]),
+        lang=row[10],
+        links=tuple(json.loads(row[11])),
+        warnings=tuple(json.loads(row[12])),
+        tokens=row[13],
+        indexed_at=row[14],
+    )

@@ -1,0 +1,279 @@
+"""The one writer of a PostgreSQL index: bring the database in line with the root, then embed what is pending.
+
+The same steps as the embedded sync (`index.sync`): scan through the jail, skip files whose size and mtime
+did not change, read, hash and parse the others (`index.sync.prepare`), and commit in batches; each batch is one
+transaction, so a reader never sees a document without its sections. The file's bytes are stored too: readers
+serve `read_document` from the database. Chunk vectors whose text did not change are kept.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from ..embedders import Embedder, EmbedderError, make_embedder
+from ..index.catalog import DocumentRecord, Fingerprint, SectionRecord
+from ..index.chunking import chunk_document
+from ..index.sync import Progress, SyncReport, catalog_records, prepare
+from ..loader import content_hash, read_markdown
+from ..markdown import ParsedDocument
+from ..paths import Jail
+from ..scan import ScannedFile, Scanner
+from ..settings import Settings
+from .pg_catalog import PgCatalog
+from .postgres import Database, text_config
+
+log = logging.getLogger(__name__)
+
+BATCH_DOCUMENTS = 500
+EMBED_BATCH = 64
+
+
+class PgWriter:
+    def __init__(self, settings: Settings, db: Database, jail: Jail, embedder: Embedder | None) -> None:
+        self.settings = settings
+        self.db = db
+        self.jail = jail
+        self.scanner = Scanner(jail)
+        self.catalog = PgCatalog(db)
+        self.embedder = embedder
+        self._configs = db.text_configs()
+
+    @classmethod
+    def open(cls, settings: Settings, db: Database, jail: Jail) -> tuple[PgWriter, str | None]:
+        """The writer and, when embeddings are on but unavailable, why (keyword search still works)."""
+        try:
+            return cls(settings, db, jail, make_embedder(settings)), None
+        except EmbedderError as exc:
+            return cls(settings, db, jail, None), str(exc)
+
+    # -- sync ------------------------------------------------------------------------------
+    def sync(self, progress: Progress | None = None) -> SyncReport:
+        started = time.perf_counter()
+        report = SyncReport()
+        old = self.catalog.fingerprints()
+        scan = self.scanner.scan()
+        report.skipped.extend(scan.problems)
+        seen = {f.doc_id for f in scan.files}
+        gone = sorted(set(old) - seen)
+        to_read = [f for f in scan.files if _changed(f, old.get(f.doc_id))]
+        report.unchanged = len(scan.files) - len(to_read)
+        total = len(to_read) + len(gone)
+        if progress:
+            progress(0, total)
+        batch: list[tuple[ScannedFile, str, ParsedDocument, list[str], bytes]] = []
+        touches: list[ScannedFile] = []
+        for done, f in enumerate(to_read, 1):
+            fp = old.get(f.doc_id)
+            prep = prepare(
+                self.jail, self.settings.max_file_bytes, f, fp.hash if fp else None, self.settings.parse_seconds
+            )
+            if prep.missing or prep.problem is not None:
+                if prep.problem is not None:
+                    report.skipped.append(prep.problem)
+                if fp is not None:
+                    gone.append(f.doc_id)
+            elif prep.parsed is None:
+                touches.append(f)
+                report.unchanged += 1
+            else:
+                data = self._bytes(f, prep.digest)
+                if data is not None:  # else it changed since it was parsed: the next sync takes the new version
+                    batch.append((f, prep.digest, prep.parsed, prep.warnings, data))
+                    report.changed_ids.append(f.doc_id)
+                    if fp is None:
+                        report.added += 1
+                    else:
+                        report.updated += 1
+            if len(batch) >= BATCH_DOCUMENTS:
+                self._commit(batch, [], touches)
+                batch, touches = [], []
+                if progress:
+                    progress(done, total)
+        report.deleted = len(gone)
+        report.deleted_ids = list(gone)
+        self._commit(batch, gone, touches)
+        self._save_problems(report)
+        if progress:
+            progress(total, total)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _bytes(self, f: ScannedFile, digest: str) -> bytes | None:
+        try:
+            data = read_markdown(self.jail, f.path, self.settings.max_file_bytes)
+        except (OSError, ValueError):
+            return None
+        return data if content_hash(data) == digest else None
+
+    def _commit(
+        self,
+        batch: list[tuple[ScannedFile, str, ParsedDocument, list[str], bytes]],
+        gone: list[str],
+        touches: list[ScannedFile],
+    ) -> None:
+        if not batch and not gone and not touches:
+            return
+        ids = [f.doc_id for f, *_ in batch]
+        with self.db.transaction() as conn:
+            kept = self._vectors_of(conn, ids)
+            conn.execute("delete from mcp_docs_documents where id = any(%s)", (ids + list(gone),))
+            for f, digest, parsed, warnings, data in batch:
+                record, sections = catalog_records(self.settings, f, digest, parsed, warnings)
+                self._insert(conn, record, sections, parsed, data, kept)
+            if touches:
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        "update mcp_docs_documents set mtime_ns = %s, size = %s where id = %s",
+                        [(t.mtime_ns, t.size, t.doc_id) for t in touches],
+                    )
+
+    def _vectors_of(self, conn: psycopg.Connection[Any], ids: list[str]) -> dict[str, str]:
+        """The embedded chunks of these documents by text hash, to keep the vectors of unchanged text."""
+        if not ids or self.embedder is None:
+            return {}
+        rows = conn.execute(
+            "select hash, embedding::text from mcp_docs_chunks where doc_id = any(%s) and embedding is not null",
+            (ids,),
+        ).fetchall()
+        return {r[0]: r[1] for r in rows}
+
+    def _insert(
+        self,
+        conn: psycopg.Connection[Any],
+        doc: DocumentRecord,
+        sections: list[SectionRecord],
+        parsed: ParsedDocument,
+        data: bytes,
+        kept: dict[str, str],
+    ) -> None:
+        config = text_config(doc.lang)
+        if config not in self._configs:  # a server built without that language's dictionary
+            config = "simple"
+        conn.execute(
+            "insert into mcp_docs_documents values (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            (
+                doc.id,
+                doc.folder,
+                doc.hash,
+                doc.mtime_ns,
+                doc.size,
+                doc.title,
+                doc.summary,
+                json.dumps(list(doc.tags)),
+                json.dumps(list(doc.aliases)),
+                json.dumps(doc.front_matter, ensure_ascii=False, default=str),
+                doc.lang,
+                json.dumps(list(doc.links), ensure_ascii=False),
+                json.dumps(list(doc.warnings)),
+                doc.tokens,
+                time.time(),
+                data,
+            ),
+        )
+        bodies = {s.index: s.body for s in parsed.sections}
+        with conn.cursor() as cur:
+            cur.executemany(
+                "insert into mcp_docs_sections values (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s::regconfig,"
+                " setweight(to_tsvector(%s::regconfig, %s), 'A') || setweight(to_tsvector(%s::regconfig, %s), 'B'))",
+                [
+                    (
+                        doc.id,
+                        s.idx,
+                        s.heading,
+                        s.heading_path,
+                        s.level,
+                        s.line_start,
+                        s.line_end,
+                        s.subtree_end,
+                        s.tokens,
+                        bodies.get(s.idx, ""),
+                        config,
+                        config,
+                        head_text(doc.title, s.heading_path),
+                        config,
+                        bodies.get(s.idx, ""),
+                    )
+                    for s in sections
+                ],
+            )
+            cur.executemany(
+                "insert into mcp_docs_doc_tags values (%s, %s) on conflict do nothing", [(doc.id, t) for t in doc.tags]
+            )
+            cur.executemany(
+                "insert into mcp_docs_links values (%s,%s,%s,%s,%s,%s,%s)",
+                [
+                    (doc.id, n, link["line"], link["kind"], link["target"], link["heading"], link["key"])
+                    for n, link in enumerate(doc.links)
+                    if link.get("key") is not None
+                ],
+            )
+            cur.executemany(
+                "insert into mcp_docs_doc_names values (%s,%s,%s,%s) on conflict do nothing",
+                [(n.key, n.doc_id, n.kind, n.alias) for n in doc.names],
+            )
+            if self.embedder is not None:
+                chunks = chunk_document(parsed, self.embedder.max_chars)
+                cur.executemany(
+                    "insert into mcp_docs_chunks(doc_id, section_idx, hash, text, prefix_len, embedding) "
+                    "values (%s,%s,%s,%s,%s,%s::vector)",
+                    [(doc.id, c.section_idx, c.hash, c.text, c.prefix_len, kept.get(c.hash)) for c in chunks],
+                )
+
+    def _save_problems(self, report: SyncReport) -> None:
+        with self.db.transaction() as conn:
+            conn.execute("delete from mcp_docs_problems")
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "insert into mcp_docs_problems values (%s,%s,%s) on conflict (path) do update "
+                    "set kind = excluded.kind, detail = excluded.detail",
+                    [(p.path, p.kind, p.detail) for p in report.skipped],
+                )
+            self.db.set_meta(conn, "language", self.settings.language)
+
+    # -- vectors -----------------------------------------------------------------------------
+    def pending(self) -> int:
+        return int(self.db.value("select count(*) from mcp_docs_chunks where embedding is null"))
+
+    def embed(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Embed every pending chunk, a batch per transaction (an interrupted run resumes where it stopped)."""
+        if self.embedder is None:
+            return 0
+        total, done = self.pending(), 0
+        while True:
+            rows = self.db.rows(
+                "select id, text from mcp_docs_chunks where embedding is null order by id limit %s", (EMBED_BATCH,)
+            )
+            if not rows:
+                break
+            vectors = self.embedder.embed_passages([r[1] for r in rows])
+            self.db.set_dim(int(vectors.shape[1]))
+            with self.db.transaction() as conn, conn.cursor() as cur:
+                cur.executemany(
+                    "update mcp_docs_chunks set embedding = %s::vector where id = %s",
+                    [(vector_text(v), r[0]) for r, v in zip(rows, vectors, strict=True)],
+                )
+            done += len(rows)
+            if progress:
+                progress(done, total)
+        return done
+
+
+def head_text(title: str, heading_path: str) -> str:
+    """The title and heading path, weighted above the body (as the embedded store's head field)."""
+    return f"{title}\n{heading_path.replace(' > ', chr(10))}" if heading_path != title else title
+
+
+def vector_text(v: np.ndarray) -> str:
+    """pgvector's text form of a vector."""
+    return "[" + ",".join(f"{x:.7g}" for x in np.asarray(v, dtype=np.float32).ravel()) + "]"
+
+
+def _changed(f: ScannedFile, old: Fingerprint | None) -> bool:
+    return old is None or old.size != f.size or old.mtime_ns != f.mtime_ns

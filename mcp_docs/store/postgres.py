@@ -1,0 +1,351 @@
+"""The PostgreSQL store: connections, the schema and its version, the one-writer lock, and every query.
+
+Tables (prefixed `mcp_docs_`, so the index can share a database with other things): `documents` (the catalog
+row plus the file's bytes, so readers on other hosts need no copy of the root), `sections` (one row per heading
+section with its text and a stored `tsvector`, GIN-indexed, built with the section's language's text-search
+configuration: `english`, `french`, … or `simple`), `chunks` (pgvector embeddings, HNSW-indexed once the writer
+knows their dimension), `doc_tags`, `links`, `doc_names`, `problems`, `meta`.
+
+Faults: a database that cannot be reached, or drops mid-query, is `DatabaseUnavailable` with one sentence that
+names the database without its password; the connection is opened again on the next call, so service resumes
+by itself when the database is back.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+
+from ..errors import DatabaseUnavailable, IndexBusy, UserError
+from ..settings import STEMMER_LANGUAGES
+
+log = logging.getLogger(__name__)
+
+# Bump when the tables change: a writer rebuilds an older index (it is a cache of the root), readers refuse.
+PG_SCHEMA_VERSION = 1
+CONNECT_SECONDS = 5
+STATEMENT_MS = 30_000  # a reader's query that takes longer is cancelled: one tool error, not a hung request
+WRITER_LOCK_KEY = 0x6D63_7064_6F63  # pg_advisory_lock key of the one writer ('mcpdoc')
+T = TypeVar("T")
+
+_TABLES = ("chunks", "doc_names", "links", "doc_tags", "sections", "documents", "problems", "meta")
+
+_SCHEMA = """
+create extension if not exists vector;
+create table if not exists mcp_docs_meta (key text primary key, value text not null);
+create table if not exists mcp_docs_documents (
+    id text primary key,
+    folder text not null,
+    hash text not null,
+    mtime_ns bigint not null,
+    size bigint not null,
+    title text not null,
+    summary text not null,
+    tags text not null,
+    aliases text not null,
+    front_matter text not null,
+    lang text not null,
+    links text not null,
+    warnings text not null,
+    tokens integer not null,
+    indexed_at double precision not null,
+    content bytea not null
+);
+create index if not exists mcp_docs_documents_folder on mcp_docs_documents(folder text_pattern_ops);
+create table if not exists mcp_docs_sections (
+    doc_id text not null references mcp_docs_documents(id) on delete cascade,
+    idx integer not null,
+    heading text not null,
+    heading_path text not null,
+    level integer not null,
+    line_start integer not null,
+    line_end integer not null,
+    subtree_end integer not null,
+    tokens integer not null,
+    body text not null,
+    config regconfig not null,
+    tsv tsvector not null,
+    primary key (doc_id, idx)
+);
+create index if not exists mcp_docs_sections_tsv on mcp_docs_sections using gin(tsv);
+create table if not exists mcp_docs_doc_tags (
+    doc_id text not null references mcp_docs_documents(id) on delete cascade,
+    tag text not null,
+    primary key (tag, doc_id)
+);
+create index if not exists mcp_docs_doc_tags_doc on mcp_docs_doc_tags(doc_id);
+create table if not exists mcp_docs_links (
+    doc_id text not null references mcp_docs_documents(id) on delete cascade,
+    n integer not null,
+    line integer not null,
+    kind text not null,
+    target text not null,
+    heading text,
+    key text not null,
+    primary key (doc_id, n)
+);
+create index if not exists mcp_docs_links_key on mcp_docs_links(key);
+create table if not exists mcp_docs_doc_names (
+    key text not null,
+    doc_id text not null references mcp_docs_documents(id) on delete cascade,
+    kind text not null,
+    alias text not null,
+    primary key (key, doc_id, kind, alias)
+);
+create index if not exists mcp_docs_doc_names_doc on mcp_docs_doc_names(doc_id);
+create table if not exists mcp_docs_problems (path text primary key, kind text not null, detail text not null);
+create table if not exists mcp_docs_chunks (
+    id bigserial primary key,
+    doc_id text not null references mcp_docs_documents(id) on delete cascade,
+    section_idx integer not null,
+    hash text not null,
+    text text not null,
+    prefix_len integer not null,
+    embedding vector
+);
+create index if not exists mcp_docs_chunks_doc on mcp_docs_chunks(doc_id);
+create index if not exists mcp_docs_chunks_pending on mcp_docs_chunks(id) where embedding is null;
+"""
+
+
+def redact(url: str) -> str:
+    """The URL with its password replaced by ***, for messages and logs (a keyword form keeps no password)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "the configured database"
+    if not parts.scheme.startswith("postgres"):
+        return "the configured database"
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
+
+
+def text_config(lang: str | None) -> str:
+    """The PostgreSQL text-search configuration of a language code: its Snowball stemmer, else `simple`."""
+    return STEMMER_LANGUAGES.get(lang or "", "simple")
+
+
+class Database:
+    """One PostgreSQL database: a connection per thread (autocommit for reads), reopened after a failure."""
+
+    def __init__(self, url: str, *, read_only: bool) -> None:
+        self.url = url
+        self.where = redact(url)
+        self.read_only = read_only
+        self._local = threading.local()
+        self._all: list[psycopg.Connection[Any]] = []
+        self._lock = threading.Lock()
+        self._writer: psycopg.Connection[Any] | None = None
+        self.dim: int | None = None
+
+    # -- connections -----------------------------------------------------------------------
+    def _connect(self) -> psycopg.Connection[Any]:
+        options = f"-c statement_timeout={STATEMENT_MS}" if self.read_only else ""
+        try:
+            conn = psycopg.connect(
+                self.url, autocommit=True, connect_timeout=CONNECT_SECONDS, options=options, application_name="mcp-docs"
+            )
+        except psycopg.Error as exc:
+            raise self._unavailable(exc) from None
+        with self._lock:
+            self._all.append(conn)
+        return conn
+
+    def _unavailable(self, exc: BaseException) -> DatabaseUnavailable:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        password = urlsplit(self.url).password if "://" in self.url else None
+        if password:
+            detail = detail.replace(password, "***")
+        detail = detail.removeprefix("connection failed: ")
+        return DatabaseUnavailable(
+            f"the PostgreSQL database {self.where} cannot be reached ({detail[:200]}); check MCP_DOCS_DATABASE_URL "
+            "and that the database server runs, then try again"
+        )
+
+    def conn(self) -> psycopg.Connection[Any]:
+        conn: psycopg.Connection[Any] | None = getattr(self._local, "conn", None)
+        if conn is None or conn.closed:
+            conn = self._connect()
+            self._local.conn = conn
+        return conn
+
+    def _drop_thread_connection(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        self._local.conn = None
+        if conn is not None:
+            with suppress(psycopg.Error):
+                conn.close()
+
+    def run(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
+        """`work` on this thread's connection; a lost connection becomes DatabaseUnavailable (and is reopened
+        on the next call, so service resumes when the database is back)."""
+        conn = self.conn()
+        try:
+            return work(conn)
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            self._drop_thread_connection()
+            raise self._unavailable(exc) from None
+
+    def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self.run(lambda c: c.execute(sql, args).fetchall())
+
+    def value(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        found = self.rows(sql, args)
+        return found[0][0] if found else None
+
+    @contextmanager
+    def transaction(self) -> Iterator[psycopg.Connection[Any]]:
+        conn = self.conn()
+        try:
+            with conn.transaction():
+                yield conn
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            self._drop_thread_connection()
+            raise self._unavailable(exc) from None
+
+    def ping(self) -> str | None:
+        """None when the database answers, else the sentence saying why not."""
+        try:
+            self.value("select 1")
+        except DatabaseUnavailable as exc:
+            return str(exc)
+        return None
+
+    def close(self) -> None:
+        with self._lock:
+            connections, self._all = self._all, []
+        if self._writer is not None:
+            connections.append(self._writer)
+            self._writer = None
+        for conn in connections:
+            with suppress(psycopg.Error):
+                conn.close()
+
+    # -- schema --------------------------------------------------------------------------------
+    def meta(self, key: str) -> str | None:
+        value = self.value("select value from mcp_docs_meta where key = %s", (key,))
+        return None if value is None else str(value)
+
+    def set_meta(self, conn: psycopg.Connection[Any], key: str, value: str) -> None:
+        conn.execute(
+            "insert into mcp_docs_meta(key, value) values (%s, %s) on conflict (key) do update set value = excluded.value",
+            (key, value),
+        )
+
+    def stored_version(self) -> int | None:
+        """The schema version of the index in this database; None when it holds none yet."""
+        if self.value("select to_regclass('mcp_docs_meta')") is None:
+            return None
+        raw = self.meta("schema_version")
+        return int(raw) if raw and raw.isdigit() else None
+
+    def check_readable(self) -> None:
+        """A reader's check: an index of this version is there, or one sentence saying what to run."""
+        version = self.stored_version()
+        if version is None:
+            raise UserError(
+                f"the PostgreSQL database {self.where} holds no mcp-docs index yet: run "
+                "`mcp-docs index --store postgres --root DIR` once to write it"
+            )
+        if version != PG_SCHEMA_VERSION:
+            newer = version > PG_SCHEMA_VERSION
+            raise UserError(
+                f"the PostgreSQL database {self.where} holds an mcp-docs index of schema version {version}, and this "
+                f"mcp-docs reads version {PG_SCHEMA_VERSION}: "
+                + (
+                    "upgrade mcp-docs on this host"
+                    if newer
+                    else "run `mcp-docs index --store postgres` with this version to migrate it"
+                )
+            )
+        dim = self.meta("dim")
+        self.dim = int(dim) if dim else None
+
+    def prepare_for_writing(self, root: str) -> None:
+        """The writer's check: create the tables, rebuild an older version's, refuse a newer one or another root."""
+        version = self.stored_version()
+        if version is not None and version > PG_SCHEMA_VERSION:
+            raise UserError(
+                f"the PostgreSQL database {self.where} holds an mcp-docs index of schema version {version}, newer "
+                f"than this mcp-docs ({PG_SCHEMA_VERSION}): upgrade mcp-docs before writing to it"
+            )
+        with self.transaction() as conn:
+            if version is not None and version < PG_SCHEMA_VERSION:
+                log.warning(
+                    "the index in %s has schema version %d: rebuilding it as %d", self.where, version, PG_SCHEMA_VERSION
+                )
+                for table in _TABLES:
+                    conn.execute(f"drop table if exists mcp_docs_{table} cascade")
+            conn.execute(_SCHEMA)
+            stored_root = conn.execute("select value from mcp_docs_meta where key = 'root'").fetchone()
+            documents = conn.execute("select count(*) from mcp_docs_documents").fetchone()
+            if stored_root and stored_root[0] != root and documents and documents[0]:
+                raise UserError(
+                    f"the PostgreSQL database {self.where} indexes the root {stored_root[0]}, not {root}: one database "
+                    "holds one root's index; use another database (or point --root at the same folder)"
+                )
+            self.set_meta(conn, "schema_version", str(PG_SCHEMA_VERSION))
+            self.set_meta(conn, "root", root)
+            self.set_meta(conn, "writer", f"{socket.gethostname()} pid {os.getpid()}")
+        dim = self.meta("dim")
+        self.dim = int(dim) if dim else None
+
+    def lock_writer(self) -> None:
+        """Take the one writer's lock (a session advisory lock, released when this process ends or closes it);
+        another writer is refused with a sentence that says who holds it."""
+        try:
+            conn = psycopg.connect(
+                self.url, autocommit=True, connect_timeout=CONNECT_SECONDS, application_name="mcp-docs writer"
+            )
+        except psycopg.Error as exc:
+            raise self._unavailable(exc) from None
+        got = conn.execute("select pg_try_advisory_lock(%s)", (WRITER_LOCK_KEY,)).fetchone()
+        if not (got and got[0]):
+            holder = conn.execute(
+                "select coalesce(a.client_addr::text, 'local'), a.pid from pg_locks l join pg_stat_activity a "
+                "on a.pid = l.pid where l.locktype = 'advisory' and l.objid = %s and l.granted",
+                ((WRITER_LOCK_KEY & 0xFFFFFFFF),),
+            ).fetchone()
+            conn.close()
+            who = f" (server process {holder[1]}, client {holder[0]})" if holder else ""
+            raise IndexBusy(
+                f"another mcp-docs writer is indexing into {self.where}{who}: one writer at a time; "
+                "wait for it to finish or stop it"
+            )
+        self._writer = conn
+
+    def release_writer(self) -> None:
+        if self._writer is not None:
+            try:
+                self._writer.execute("select pg_advisory_unlock(%s)", (WRITER_LOCK_KEY,))
+                self._writer.close()
+            except psycopg.Error:
+                pass  # a closed session has released its locks anyway
+            self._writer = None
+
+    def set_dim(self, dim: int) -> None:
+        """Record the embedding dimension and build the HNSW index over it (once)."""
+        if self.dim == dim:
+            return
+        with self.transaction() as conn:
+            conn.execute("drop index if exists mcp_docs_chunks_hnsw")
+            conn.execute(
+                f"create index mcp_docs_chunks_hnsw on mcp_docs_chunks "
+                f"using hnsw ((embedding::vector({int(dim)})) vector_cosine_ops)"
+            )
+            self.set_meta(conn, "dim", str(int(dim)))
+        self.dim = dim
+
+    def text_configs(self) -> set[str]:
+        return {str(r[0]) for r in self.rows("select cfgname from pg_ts_config")}
