@@ -287,6 +287,12 @@ class Library:
             return []
         return self.fulltext.search_hits(q, limit)
 
+    def keyword_documents(
+        self, query: str, limit: int, folder: str | None, tags: Iterable[str], max_documents: int
+    ) -> list[DocumentGroup[RankedSection]]:
+        """The keyword search's documents, best first; another store overrides this with its own hits."""
+        return keyword_documents(self.keyword_hits(query, limit, folder, tags), max_documents)
+
     def search(
         self,
         query: str,
@@ -322,7 +328,7 @@ class Library:
                 note = f"{mode} search failed ({exc}): keyword results shown."
         shown: list[DocumentGroup[RankedSection]] | None = None
         if mode_used == "keyword" and self.reranker is None:
-            shown = keyword_documents(self.keyword_hits(query, limit, folder_norm, tag_list), max_results)
+            shown = self.keyword_documents(query, limit, folder_norm, tag_list, max_results)
         elif mode_used == "keyword":
             ranked = self.keyword_sections(query, limit, folder_norm, tag_list)
         if not ranked and not shown and self.empty_note():

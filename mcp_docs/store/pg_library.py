@@ -21,6 +21,7 @@ from ..embedders import Embedder, EmbedderError, make_embedder
 from ..errors import IndexBusy
 from ..index.fulltext import QUERY_STOPWORDS, query_words
 from ..index.hits import RankedSection
+from ..index.ranking import DocumentGroup, group_by_document
 from ..index.sync import Progress, SyncReport
 from ..index.vector_store import QUERY_CACHE_SIZE, VectorHit, VectorStore
 from ..library import READER_REFRESH_SECONDS, Library
@@ -132,6 +133,12 @@ class PgLibrary(Library):
     def embed(self, progress: Progress | None = None) -> int:
         """Embed what the last sync left pending (the writer only)."""
         return self.writer.embed(progress) if self.writer is not None else 0
+
+    def keyword_documents(
+        self, query: str, limit: int, folder: str | None, tags: Iterable[str], max_documents: int
+    ) -> list[DocumentGroup[RankedSection]]:
+        hits = self.keyword_sections(query, limit, folder, tags)
+        return group_by_document([(s.doc_id, score, s) for s, score in hits], max_documents)
 
     def keyword_sections(
         self, query: str, limit: int, folder: str | None = None, tags: Iterable[str] = ()
