@@ -6,6 +6,7 @@ import time
 import pytest
 
 from mcp_docs.language import cjk_terms, describe_languages, detect_language
+from tests.security.crash_trials import GREEK_LETTERS
 
 SAMPLES = {
     "en": "The collector receives traces from the applications and exports them to the backend of your choice.",
@@ -42,34 +43,6 @@ def test_code_and_links_do_not_vote() -> None:
 )
 def test_abstains_without_enough_prose(text: str) -> None:
     assert detect_language([text]) is None
-
-
-GREEK_LETTERS = [
-    "alpha",
-    "beta",
-    "gamma",
-    "delta",
-    "epsilon",
-    "zeta",
-    "eta",
-    "theta",
-    "iota",
-    "kappa",
-    "lambda",
-    "mu",
-    "nu",
-    "xi",
-    "omicron",
-    "pi",
-    "rho",
-    "sigma",
-    "tau",
-    "upsilon",
-    "phi",
-    "chi",
-    "psi",
-    "omega",
-]
 
 
 def test_word_salad_without_function_words_abstains() -> None:

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-WORDS = [
+GREEK_LETTERS = [
     "alpha",
     "beta",
     "gamma",
@@ -61,6 +61,9 @@ WORDS = [
     "chi",
     "psi",
     "omega",
+]
+WORDS = [
+    *GREEK_LETTERS,
     "collector",
     "pipeline",
     "exporter",
