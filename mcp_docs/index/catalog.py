@@ -336,7 +336,7 @@ class Catalog:
 
     def document(self, doc_id: str) -> DocumentRecord | None:
         row = self._conn().execute("select * from documents where id = ?", (doc_id,)).fetchone()
-        return _doc_from_row(row) if row else None
+        return document_from_row(row) if row else None
 
     def sections(self, doc_id: str) -> list[SectionRecord]:
         rows = self._conn().execute(
@@ -423,7 +423,7 @@ class Catalog:
         conn = self._conn()
         total = int(conn.execute(f"select count(*) from documents {clause}", args).fetchone()[0])
         rows = conn.execute(f"select * from documents {clause} order by id limit ? offset ?", [*args, limit, offset])
-        return [_doc_from_row(r) for r in rows], total
+        return [document_from_row(r) for r in rows], total
 
     def subfolders(self, folder: str, tag: str | None, ids: list[str] | None = None) -> list[tuple[str, int]]:
         """Immediate subfolders of `folder` with the number of documents anywhere below each."""
@@ -457,7 +457,8 @@ def _ids_filter(ids: list[str] | None, where: list[str], args: list[Any]) -> Non
         args.append(json.dumps(ids))
 
 
-def _doc_from_row(row: tuple[Any, ...]) -> DocumentRecord:
+def document_from_row(row: tuple[Any, ...]) -> DocumentRecord:
+    """A documents-table row (its columns in table order, also the PostgreSQL store's) as a record."""
     return DocumentRecord(
         id=row[0],
         folder=row[1],

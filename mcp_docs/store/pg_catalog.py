@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..index.catalog import Catalog, DocumentRecord, Fingerprint, LinkRecord, SectionRecord
+from ..index.catalog import Catalog, DocumentRecord, Fingerprint, LinkRecord, SectionRecord, document_from_row
 from ..links import Name
 from ..scan import Problem
 from .postgres import Database
@@ -43,7 +43,7 @@ class PgCatalog(Catalog):
 
     def document(self, doc_id: str) -> DocumentRecord | None:
         rows = self.db.rows(f"select {_DOC_COLUMNS} from mcp_docs_documents where id = %s", (doc_id,))
-        return _doc(rows[0]) if rows else None
+        return document_from_row(rows[0]) if rows else None
 
     def sections(self, doc_id: str) -> list[SectionRecord]:
         rows = self.db.rows(
@@ -125,7 +125,7 @@ class PgCatalog(Catalog):
             f'select {_DOC_COLUMNS} from mcp_docs_documents {clause} order by id collate "C" limit %s offset %s',
             [*args, limit, offset],
         )
-        return [_doc(r) for r in rows], total
+        return [document_from_row(r) for r in rows], total
 
     def subfolders(self, folder: str, tag: str | None, ids: list[str] | None = None) -> list[tuple[str, int]]:
         where, args = _filters(folder, tag, ids)
@@ -159,23 +159,3 @@ def _filters(folder: str, tag: str | None, ids: list[str] | None) -> tuple[list[
         where.append("id = any(%s)")
         args.append(ids)
     return where, args
-
-
-def _doc(row: tuple[Any, ...]) -> DocumentRecord:
-    return DocumentRecord(
-        id=row[0],
-        folder=row[1],
-        hash=row[2],
-        mtime_ns=row[3],
-        size=row[4],
-        title=row[5],
-        summary=row[6],
-        tags=tuple(json.loads(row[7])),
-        aliases=tuple(json.loads(row[8])),
-        front_matter=json.loads(row[9]),
-        lang=row[10],
-        links=tuple(json.loads(row[11])),
-        warnings=tuple(json.loads(row[12])),
-        tokens=row[13],
-        indexed_at=row[14],
-    )
