@@ -236,23 +236,7 @@ class Catalog:
         Catalog.delete(conn, doc.id)
         conn.execute(
             "insert into documents values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                doc.id,
-                doc.folder,
-                doc.hash,
-                doc.mtime_ns,
-                doc.size,
-                doc.title,
-                doc.summary,
-                json.dumps(list(doc.tags)),
-                json.dumps(list(doc.aliases)),
-                json.dumps(doc.front_matter, ensure_ascii=False, default=str),
-                doc.lang,
-                json.dumps(list(doc.links), ensure_ascii=False),
-                json.dumps(list(doc.warnings)),
-                doc.tokens,
-                doc.indexed_at or time.time(),
-            ),
+            document_row(doc, doc.indexed_at or time.time()),
         )
         conn.executemany(
             "insert into sections values (?,?,?,?,?,?,?,?,?)",
@@ -455,6 +439,27 @@ def _ids_filter(ids: list[str] | None, where: list[str], args: list[Any]) -> Non
     if ids is not None:
         where.append("id in (select value from json_each(?))")
         args.append(json.dumps(ids))
+
+
+def document_row(doc: DocumentRecord, indexed_at: float) -> tuple[Any, ...]:
+    """A record as a documents-table row (the columns in table order, also the PostgreSQL store's)."""
+    return (
+        doc.id,
+        doc.folder,
+        doc.hash,
+        doc.mtime_ns,
+        doc.size,
+        doc.title,
+        doc.summary,
+        json.dumps(list(doc.tags)),
+        json.dumps(list(doc.aliases)),
+        json.dumps(doc.front_matter, ensure_ascii=False, default=str),
+        doc.lang,
+        json.dumps(list(doc.links), ensure_ascii=False),
+        json.dumps(list(doc.warnings)),
+        doc.tokens,
+        indexed_at,
+    )
 
 
 def document_from_row(row: tuple[Any, ...]) -> DocumentRecord:

@@ -8,7 +8,6 @@ serve `read_document` from the database. Chunk vectors whose text did not change
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable
@@ -18,7 +17,7 @@ import numpy as np
 import psycopg
 
 from ..embedders import Embedder, EmbedderError, make_embedder
-from ..index.catalog import DocumentRecord, Fingerprint, SectionRecord
+from ..index.catalog import DocumentRecord, Fingerprint, SectionRecord, document_row
 from ..index.chunking import chunk_document
 from ..index.sync import Progress, SyncReport, catalog_records, prepare
 from ..loader import content_hash, read_markdown
@@ -158,24 +157,7 @@ class PgWriter:
             config = "simple"
         conn.execute(
             "insert into mcp_docs_documents values (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-            (
-                doc.id,
-                doc.folder,
-                doc.hash,
-                doc.mtime_ns,
-                doc.size,
-                doc.title,
-                doc.summary,
-                json.dumps(list(doc.tags)),
-                json.dumps(list(doc.aliases)),
-                json.dumps(doc.front_matter, ensure_ascii=False, default=str),
-                doc.lang,
-                json.dumps(list(doc.links), ensure_ascii=False),
-                json.dumps(list(doc.warnings)),
-                doc.tokens,
-                time.time(),
-                data,
-            ),
+            (*document_row(doc, time.time()), data),
         )
         bodies = {s.index: s.body for s in parsed.sections}
         with conn.cursor() as cur:
