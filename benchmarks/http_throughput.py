@@ -12,7 +12,8 @@ its own CPU per search; each client opens its own connection, does the session-b
 handshake (initialize; the session id is used if the server gives one), then calls `search_documents`
 with the OpenTelemetry questions in turn, as fast as the server answers. Rounds alternate baseline and new,
 so both see the same machine; the figures are searches per second, latency p50/p95, and errors, per round,
-and the ratio new/baseline per round.
+and the ratio new/baseline per round; with workers, `busiest_worker_cpu_share` is the busiest worker's part of
+the server's CPU (1/N when the connections were spread evenly, 1.0 when one worker answered them all).
 """
 
 from __future__ import annotations
@@ -217,18 +218,18 @@ def _serve(src: Path, root: Path, index: Path, extra: list[str], workers: int) -
     raise SystemExit(f"the server from {src} did not start")
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU of a process and its children (the workers), from /proc (Linux)."""
+def _cpu_seconds(pid: int) -> dict[int, float]:
+    """User + system CPU of a process and of each of its children (the workers), from /proc (Linux)."""
     pids = [pid]
     children = Path(f"/proc/{pid}/task/{pid}/children")
     if children.exists():
         pids += [int(p) for p in children.read_text().split()]
-    total = 0
+    cpu: dict[int, float] = {}
     for p in pids:
         with contextlib.suppress(OSError):
             fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
+            cpu[p] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return cpu
 
 
 def _round(src: Path, root: Path, index: Path, workers: int, args: argparse.Namespace) -> dict[str, float]:
@@ -237,12 +238,15 @@ def _round(src: Path, root: Path, index: Path, workers: int, args: argparse.Name
         time.sleep(args.settle)
         load = [sys.executable, "-m", "benchmarks.http_throughput", "load", url]
         load += ["--clients", str(args.clients), "--seconds", str(args.seconds), "--mode", args.mode]
-        cpu = _cpu_seconds(proc.pid)
+        before = _cpu_seconds(proc.pid)
         done = subprocess.run(load, env=_env(REPO), capture_output=True, text=True, check=True)
-        cpu = _cpu_seconds(proc.pid) - cpu
+        used = {p: t - before.get(p, 0.0) for p, t in _cpu_seconds(proc.pid).items()}
         result: dict[str, float] = json.loads(done.stdout)
         # The server's CPU per search: what a busy machine changes least.
-        result["server_cpu_ms_per_search"] = round(1000 * cpu / max(1, result.pop("with_warmup")), 1)
+        result["server_cpu_ms_per_search"] = round(1000 * sum(used.values()) / max(1, result.pop("with_warmup")), 1)
+        if workers > 1:  # how evenly the workers shared the work: 1/N when even, 1.0 when one did it all
+            busiest = max(t for p, t in used.items() if p != proc.pid)
+            result["busiest_worker_cpu_share"] = round(busiest / max(1e-9, sum(used.values())), 2)
         return result
     finally:
         proc.terminate()
