@@ -12,8 +12,9 @@ its own CPU per search; each client opens its own connection, does the session-b
 handshake (initialize; the session id is used if the server gives one), then calls `search_documents`
 with the OpenTelemetry questions in turn, as fast as the server answers. Rounds alternate baseline and new,
 so both see the same machine; the figures are searches per second, latency p50/p95, and errors, per round,
-and the ratio new/baseline per round; with workers, `busiest_worker_cpu_share` is the busiest worker's part of
-the server's CPU (1/N when the connections were spread evenly, 1.0 when one worker answered them all).
+and the ratio new/baseline per round; with workers, `connections_per_worker` is how many of the clients'
+connections each worker held in the middle of the round ([8, 8] even, [16] all on one worker), and
+`busiest_worker_cpu_share` the busiest worker's part of the server's CPU.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx2
@@ -232,19 +234,49 @@ def _cpu_seconds(pid: int) -> dict[int, float]:
     return cpu
 
 
-def _round(src: Path, root: Path, index: Path, workers: int, args: argparse.Namespace) -> dict[str, float]:
+def _connections_per_worker(pid: int, port: int) -> list[int]:
+    """Established connections on `port` held by each child of `pid` (the workers), most first, from /proc (Linux):
+    the socket inodes of each worker's open files, matched with the kernel's TCP table."""
+    established: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if fields[1].endswith(f":{port:04X}") and fields[3] == "01":
+                    established.add(fields[9])
+    counts = []
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        held = 0
+        with contextlib.suppress(OSError):
+            for fd in Path(f"/proc/{child}/fd").iterdir():
+                with contextlib.suppress(OSError):
+                    target = os.readlink(fd)
+                    held += target.startswith("socket:[") and target[8:-1] in established
+        counts.append(held)
+    return sorted((c for c in counts if c), reverse=True)
+
+
+def _round(src: Path, root: Path, index: Path, workers: int, args: argparse.Namespace) -> dict[str, Any]:
     proc, url = _serve(src, root, index, ["--workers", str(workers)] if workers > 1 else [], workers)
     try:
         time.sleep(args.settle)
         load = [sys.executable, "-m", "benchmarks.http_throughput", "load", url]
         load += ["--clients", str(args.clients), "--seconds", str(args.seconds), "--mode", args.mode]
         before = _cpu_seconds(proc.pid)
-        done = subprocess.run(load, env=_env(REPO), capture_output=True, text=True, check=True)
+        client = subprocess.Popen(load, env=_env(REPO), stdout=subprocess.PIPE, text=True)
+        held: list[int] = []
+        if workers > 1:  # which worker holds each client's connection, in the middle of the load
+            time.sleep(2.0 + args.seconds / 2)
+            held = _connections_per_worker(proc.pid, int(urlsplit(url).port or 80))
+        out, _ = client.communicate()
+        if client.returncode:
+            raise SystemExit(f"the load process failed with status {client.returncode}")
         used = {p: t - before.get(p, 0.0) for p, t in _cpu_seconds(proc.pid).items()}
-        result: dict[str, float] = json.loads(done.stdout)
+        result: dict[str, Any] = json.loads(out)
         # The server's CPU per search: what a busy machine changes least.
         result["server_cpu_ms_per_search"] = round(1000 * sum(used.values()) / max(1, result.pop("with_warmup")), 1)
-        if workers > 1:  # how evenly the workers shared the work: 1/N when even, 1.0 when one did it all
+        if workers > 1:  # how the workers shared the clients: [8, 8] is even, [16] is one worker doing it all
+            result["connections_per_worker"] = held
             busiest = max(t for p, t in used.items() if p != proc.pid)
             result["busiest_worker_cpu_share"] = round(busiest / max(1e-9, sum(used.values())), 2)
         return result
@@ -280,7 +312,7 @@ def main() -> None:
             index = Path(tmp) / name
             cmd = [sys.executable, "-m", "mcp_docs", "index", "--root", str(args.root), "--index-dir", str(index)]
             subprocess.run([*cmd, "--embeddings", "none"], env=_env(src), check=True, capture_output=True)
-        rows: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in variants}
+        rows: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in variants}
         for r in range(args.rounds):
             for name, src, workers in variants:
                 result = _round(src, args.root, Path(tmp) / name, workers, args)
