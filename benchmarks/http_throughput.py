@@ -14,7 +14,9 @@ with the OpenTelemetry questions in turn, as fast as the server answers. Rounds 
 so both see the same machine; the figures are searches per second, latency p50/p95, and errors, per round,
 and the ratio new/baseline per round; with workers, `connections_per_worker` is how many of the clients'
 connections each worker held in the middle of the round ([8, 8] even, [16] all on one worker), and
-`busiest_worker_cpu_share` the busiest worker's part of the server's CPU.
+`busiest_worker_cpu_share` the busiest worker's part of the server's CPU; `server_cores_used` and
+`server_cores_waited` are the cores the server's threads ran on and the cores' worth of them that were ready
+but waited for a CPU (a loaded machine shows there, not in the rate alone).
 """
 
 from __future__ import annotations
@@ -234,6 +236,19 @@ def _cpu_seconds(pid: int) -> dict[int, float]:
     return cpu
 
 
+def _scheduler_seconds(pid: int) -> tuple[float, float]:
+    """Seconds the threads of a process and its children ran on a CPU, and waited for one while runnable
+    (/proc/PID/task/TID/schedstat, Linux): the second is what a busy machine takes from the server."""
+    pids = [str(pid), *Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    ran = waited = 0
+    for p in pids:
+        for stat in Path(f"/proc/{p}/task").glob("*/schedstat"):
+            with contextlib.suppress(OSError, ValueError):
+                on_cpu, on_queue, _ = stat.read_text().split()
+                ran, waited = ran + int(on_cpu), waited + int(on_queue)
+    return ran / 1e9, waited / 1e9
+
+
 def _connections_per_worker(pid: int, port: int) -> list[int]:
     """Established connections on `port` held by each child of `pid` (the workers), most first, from /proc (Linux):
     the socket inodes of each worker's open files, matched with the kernel's TCP table."""
@@ -262,7 +277,7 @@ def _round(src: Path, root: Path, index: Path, workers: int, args: argparse.Name
         time.sleep(args.settle)
         load = [sys.executable, "-m", "benchmarks.http_throughput", "load", url]
         load += ["--clients", str(args.clients), "--seconds", str(args.seconds), "--mode", args.mode]
-        before = _cpu_seconds(proc.pid)
+        before, sched, started = _cpu_seconds(proc.pid), _scheduler_seconds(proc.pid), time.perf_counter()
         client = subprocess.Popen(load, env=_env(REPO), stdout=subprocess.PIPE, text=True)
         held: list[int] = []
         if workers > 1:  # which worker holds each client's connection, in the middle of the load
@@ -272,9 +287,15 @@ def _round(src: Path, root: Path, index: Path, workers: int, args: argparse.Name
         if client.returncode:
             raise SystemExit(f"the load process failed with status {client.returncode}")
         used = {p: t - before.get(p, 0.0) for p, t in _cpu_seconds(proc.pid).items()}
+        ran, waited = (now - then for now, then in zip(_scheduler_seconds(proc.pid), sched, strict=True))
+        wall = time.perf_counter() - started
         result: dict[str, Any] = json.loads(out)
         # The server's CPU per search: what a busy machine changes least.
         result["server_cpu_ms_per_search"] = round(1000 * sum(used.values()) / max(1, result.pop("with_warmup")), 1)
+        # Cores the server ran on, and cores' worth of its threads that were ready to run but waited for a CPU:
+        # on an idle 2-core machine the second stays small; when it exceeds the first, the neighbours set the rate.
+        result["server_cores_used"] = round(ran / wall, 2)
+        result["server_cores_waited"] = round(waited / wall, 2)
         if workers > 1:  # how the workers shared the clients: [8, 8] is even, [16] is one worker doing it all
             result["connections_per_worker"] = held
             busiest = max(t for p, t in used.items() if p != proc.pid)
