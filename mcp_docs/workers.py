@@ -11,9 +11,9 @@ queue behind each other. Here a supervisor binds the port and starts N worker pr
 
 Connections: on Linux each worker has its own listening socket on the port (SO_REUSEPORT), and the kernel
 spreads new connections over them by a hash of the client's address and port; elsewhere all workers accept on
-one socket. (On one shared socket, a burst of connections all went to whichever worker woke first, since
-asyncio accepts every waiting connection at once: 16 keep-alive clients kept one worker busy and the other
-idle.) The supervisor binds and holds every worker's socket, so connections made while a worker starts or
+one socket. (On one shared socket, the split of a burst of connections depends on which worker wakes first,
+since asyncio accepts every waiting connection at once: a test's 30 connections could miss a worker entirely.)
+The supervisor binds and holds every worker's socket, so connections made while a worker starts or
 restarts wait in its queue instead of being refused. A connection may land on any worker, so server-side sessions cannot work: `--workers` implies `--stateless`
 (clients of the newest protocol have no sessions anyway).
 
