@@ -14,8 +14,8 @@ spreads new connections over them by a hash of the client's address and port; el
 one socket. (On one shared socket, the split of a burst of connections depends on which worker wakes first,
 since asyncio accepts every waiting connection at once: a test's 30 connections could miss a worker entirely.)
 The supervisor binds and holds every worker's socket, so connections made while a worker starts or
-restarts wait in its queue instead of being refused. A connection may land on any worker, so server-side sessions cannot work: `--workers` implies `--stateless`
-(clients of the newest protocol have no sessions anyway).
+restarts wait in its queue instead of being refused. A connection may land on any worker, so server-side
+sessions cannot work: `--workers` implies `--stateless` (clients of the newest protocol have no sessions anyway).
 
 Faults: a worker that dies is reported on stderr and started again; while the writer is down, the readers'
 `/health` says "degraded" (searches still answer from the last commit). A worker that keeps dying
