@@ -34,12 +34,19 @@ class PgCatalog(Catalog):
 
     # -- reads -----------------------------------------------------------------------------
     def fingerprints(self, paths: Any = None) -> dict[str, Fingerprint]:
-        rows = self.db.rows("select id, hash, size, mtime_ns from mcp_docs_documents")
-        found = {r[0]: Fingerprint(r[1], r[2], r[3]) for r in rows}
+        """Every document's fingerprint, or only those at or under `paths` (one index lookup per path, not all
+        rows: the watcher's one-file sync of a large root stays fast). Under a path is in its folder or below it,
+        which the folder's index finds."""
+        columns = "select id, hash, size, mtime_ns from mcp_docs_documents"
         if paths is None:
-            return found
-        wanted = list(paths)
-        return {k: v for k, v in found.items() if any(k == p or k.startswith(p + "/") for p in wanted)}
+            rows = self.db.rows(columns)
+        else:
+            wanted = sorted(set(paths))
+            rows = self.db.rows(
+                f"{columns} where id = any(%s) or folder = any(%s) or folder like any(%s)",
+                (wanted, wanted, [_under(p) for p in wanted]),
+            )
+        return {r[0]: Fingerprint(r[1], r[2], r[3]) for r in rows}
 
     def document(self, doc_id: str) -> DocumentRecord | None:
         rows = self.db.rows(f"select {_DOC_COLUMNS} from mcp_docs_documents where id = %s", (doc_id,))
