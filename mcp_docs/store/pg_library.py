@@ -22,10 +22,11 @@ import numpy as np
 from ..embedders import Embedder, EmbedderError, make_embedder
 from ..errors import DatabaseUnavailable, IndexBusy
 from ..index.fulltext import QUERY_STOPWORDS, query_words
-from ..index.hits import RankedSection
+from ..index.hits import RankedSection, VectorHit
 from ..index.ranking import DocumentGroup, group_by_document
+from ..index.store_api import coverage_note, unavailable_reason
 from ..index.sync import Progress, SyncReport
-from ..index.vector_store import QUERY_CACHE_SIZE, VectorHit, VectorStore
+from ..index.vector_store import QUERY_CACHE_SIZE
 from ..library import READER_REFRESH_SECONDS, Library
 from .pg_catalog import PgCatalog, _under
 from .pg_sync import PgWriter, vector_text
@@ -238,10 +239,9 @@ class PgLibrary(Library):
         return [(_section(r), float(r[9])) for r in rows]
 
 
-class PgVectors(VectorStore):
-    """Vector search over the `mcp_docs_chunks` table (pgvector, cosine); the writer fills it.
-
-    It subclasses VectorStore for its type only (the library and the fusion call these methods)."""
+class PgVectors:
+    """Vector search over the `mcp_docs_chunks` table (pgvector, cosine); the writer fills it. It implements
+    `index.store_api.VectorSearch`, as the embedded VectorStore does."""
 
     def __init__(self, db: Database, embedder: Embedder | None, error: str | None) -> None:  # no SQLite file
         self.db = db
@@ -279,6 +279,12 @@ class PgVectors(VectorStore):
             (sorted({doc_id for doc_id, _ in keys}),),
         )
         return {(r[0], int(r[1])) for r in rows} & keys
+
+    def coverage_note(self, mode: str) -> str | None:
+        return coverage_note(self, mode)
+
+    def unavailable_reason(self) -> str | None:
+        return unavailable_reason(self)
 
     def status(self) -> dict[str, Any]:
         embedded, pending = self.embedded_chunks(), self.pending()
