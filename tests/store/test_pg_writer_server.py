@@ -150,3 +150,46 @@ def test_a_writer_whose_session_was_lost_takes_the_lock_again_unless_another_wri
         for db in (first, second):
             db.release_writer()
             db.close()
+
+
+def test_the_writer_parses_many_files_in_worker_processes(
+    pg_server: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past PARALLEL_THRESHOLD files the writer parses in spawned worker processes (as the embedded sync does),
+    and every document arrives whole: its title, its sections in order, its links."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from mcp_docs.index import sync
+    from mcp_docs.index.sync import PARALLEL_THRESHOLD
+    from mcp_docs.settings import Settings
+    from mcp_docs.store import open_library
+
+    pools: list[int] = []
+
+    class CountedPool(ProcessPoolExecutor):  # the real pool, counted
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            pools.append(kwargs.get("max_workers", 0))
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(sync, "ProcessPoolExecutor", CountedPool)
+
+    n = PARALLEL_THRESHOLD + 5
+    root = tmp_path / "vault"
+    for i in range(n):
+        write(root, f"f{i // 100}/n{i:03d}.md", f"# Note {i}\n\nword{i} text\n\n## Part\n\n[[n{(i + 1) % n:03d}]]\n")
+    url = new_database(pg_server[0])
+    settings = Settings.load(root, store="postgres", database_url=url, embeddings="none", parse_workers=2)
+    with open_library(settings) as library:
+        report = library.sync()
+        assert report.added == n and not report.skipped
+        assert pools == [2]
+        found = library.search("word7", mode="keyword")
+        assert [r.id for r in found.results] == ["f0/n007.md"]
+    with psycopg.connect(url) as conn:
+        documents = conn.execute(
+            "select d.id, d.title, string_agg(s.heading, '|' order by s.idx) "
+            "from mcp_docs_documents d join mcp_docs_sections s on s.doc_id = d.id group by d.id, d.title"
+        ).fetchall()
+        links = conn.execute("select count(*) from mcp_docs_links").fetchone()
+    assert sorted(documents) == sorted((f"f{i // 100}/n{i:03d}.md", f"Note {i}", f"Note {i}|Part") for i in range(n))
+    assert links == (n,)
