@@ -78,17 +78,13 @@ def seed_vectors(url: str, vectors: Path) -> int:
     return len(by_hash)
 
 
-def pg_index(
-    url: str, embeddings: str, root: Path = MD, embed: bool = True, parse_workers: int | None = None
-) -> dict[str, float]:
-    """A cold `mcp-docs index --store postgres`: sync, then embedding when on (`parse_workers` 1: parse in-process)."""
+def pg_index(url: str, embeddings: str, root: Path = MD, embed: bool = True) -> dict[str, float]:
+    """A cold `mcp-docs index --store postgres`: sync, then embedding when on."""
     from mcp_docs.settings import Settings
     from mcp_docs.store import open_library
     from mcp_docs.store.pg_library import PgLibrary
 
-    settings = Settings.load(
-        root, store="postgres", database_url=url, embeddings=embeddings, parse_workers=parse_workers
-    )
+    settings = Settings.load(root, store="postgres", database_url=url, embeddings=embeddings)
     with open_library(settings) as lib:
         assert isinstance(lib, PgLibrary)
         with Timer() as t_sync:
@@ -313,9 +309,9 @@ def run_steps(
 
 def synthetic(admin: str, args: argparse.Namespace) -> list[dict[str, Any]]:
     """Cold keyword indexing (embeddings off) of synthetic vaults (benchmarks.synth): the embedded store vs
-    `index --store postgres` (parsing in worker processes, then with MCP_DOCS_PARSE_WORKERS=1, in its own process),
-    alternating (embedded, postgres, postgres in-process, embedded, …), `--rounds` times for vaults under 50,000
-    files, once above. The database server works beside it on the same host here."""
+    `index --store postgres`, alternating (embedded, postgres, embedded, …), `--rounds` times for vaults under
+    50,000 files, once above. The embedded sync parses in worker processes; the PostgreSQL writer in its own
+    process, with the database server working beside it (both on the same host here)."""
     import shutil
 
     from mcp_docs.library import Library
@@ -336,13 +332,11 @@ def synthetic(admin: str, args: argparse.Namespace) -> list[dict[str, Any]]:
             url = fresh_database(admin, f"synth_{n}")
             spent = pg_index(url, "none", root, embed=False)
             pg_mb = _database_mb(url)
-            one = pg_index(fresh_database(admin, f"synth_{n}_one"), "none", root, embed=False, parse_workers=1)
             row = {
                 "files": n,
                 "load_at_start": round(load, 1),
                 "embedded_s": round(t_embedded.seconds, 1),
                 "postgres_s": spent["sync_s"],
-                "postgres_parse_in_process_s": one["sync_s"],  # how PgWriter parsed before it used workers
                 "embedded_mb": round(embedded_mb),
                 "postgres_mb": round(pg_mb),
                 "load_at_end": round(os.getloadavg()[0], 1),

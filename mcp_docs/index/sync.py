@@ -222,39 +222,6 @@ def catalog_records(
     return record, sections
 
 
-def prepared_files(
-    settings: Settings, jail: Jail, files: list[ScannedFile], fingerprints: dict[str, Fingerprint]
-) -> Iterator[tuple[ScannedFile, Prepared]]:
-    """Read, hash and parse files, in order: in worker processes when there are many (parsing is pure Python).
-    Both stores' writers use it."""
-    max_bytes, seconds = settings.max_file_bytes, settings.parse_seconds
-    old_hash = [fingerprints[f.doc_id].hash if f.doc_id in fingerprints else None for f in files]
-    workers = parse_workers(settings.parse_workers)
-    small = settings.parse_workers is None and sum(f.size for f in files) < PARALLEL_MIN_BYTES
-    if len(files) < PARALLEL_THRESHOLD or workers < 2 or small:
-        for f, h in zip(files, old_hash, strict=False):
-            yield f, prepare(jail, max_bytes, f, h, seconds)
-        return
-    # spawn, not fork: the server runs threads (watcher, HTTP) that fork would copy mid-flight.
-    done = 0
-    try:
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=die_with_parent) as pool:
-            jobs = pool.map(
-                partial(prepare_many, jail, max_bytes, seconds),
-                _chunks(list(zip(files, old_hash, strict=False)), WORKER_CHUNK),
-            )
-            for chunk_result in jobs:
-                for item in chunk_result:
-                    yield item
-                    done += 1
-    except (BrokenProcessPool, OSError, RuntimeError, pickle.PicklingError) as exc:
-        # Workers cannot start everywhere (a script run from stdin, a frozen app): carry on in-process.
-        log.warning("parallel parsing unavailable (%s): continuing in one process", exc)
-        for f, h in zip(files[done:], old_hash[done:], strict=False):
-            yield f, prepare(jail, max_bytes, f, h, seconds)
-
-
 def scan_paths(
     jail: Jail, scanner: Scanner, paths: Iterable[str] | None, fingerprints: dict[str, Fingerprint]
 ) -> tuple[ScanResult, list[str]]:
@@ -357,7 +324,33 @@ class Synchronizer:
     def _prepared(
         self, files: list[ScannedFile], fingerprints: dict[str, Fingerprint]
     ) -> Iterator[tuple[ScannedFile, Prepared]]:
-        return prepared_files(self.settings, self.jail, files, fingerprints)
+        """Read, hash and parse files: in worker processes when there are many (parsing is pure Python)."""
+        max_bytes, seconds = self.settings.max_file_bytes, self.settings.parse_seconds
+        old_hash = [fingerprints[f.doc_id].hash if f.doc_id in fingerprints else None for f in files]
+        workers = parse_workers(self.settings.parse_workers)
+        small = self.settings.parse_workers is None and sum(f.size for f in files) < PARALLEL_MIN_BYTES
+        if len(files) < PARALLEL_THRESHOLD or workers < 2 or small:
+            for f, h in zip(files, old_hash, strict=False):
+                yield f, prepare(self.jail, max_bytes, f, h, seconds)
+            return
+        # spawn, not fork: the server runs threads (watcher, HTTP) that fork would copy mid-flight.
+        done = 0
+        try:
+            context = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=die_with_parent) as pool:
+                jobs = pool.map(
+                    partial(prepare_many, self.jail, max_bytes, seconds),
+                    _chunks(list(zip(files, old_hash, strict=False)), WORKER_CHUNK),
+                )
+                for chunk_result in jobs:
+                    for item in chunk_result:
+                        yield item
+                        done += 1
+        except (BrokenProcessPool, OSError, RuntimeError, pickle.PicklingError) as exc:
+            # Workers cannot start everywhere (a script run from stdin, a frozen app): carry on in-process.
+            log.warning("parallel parsing unavailable (%s): continuing in one process", exc)
+            for f, h in zip(files[done:], old_hash[done:], strict=False):
+                yield f, prepare(self.jail, max_bytes, f, h, seconds)
 
     def _scan(self, paths: Iterable[str] | None, fingerprints: dict[str, Fingerprint]) -> tuple[ScanResult, list[str]]:
         return scan_paths(self.jail, self.scanner, paths, fingerprints)

@@ -20,7 +20,7 @@ import psycopg
 from ..embedders import Embedder, EmbedderError, make_embedder
 from ..index.catalog import DocumentRecord, Fingerprint, SectionRecord, document_row
 from ..index.chunking import chunk_document
-from ..index.sync import Progress, SyncReport, catalog_records, prepared_files, scan_paths
+from ..index.sync import Progress, SyncReport, catalog_records, prepare, scan_paths
 from ..loader import content_hash, read_markdown
 from ..markdown import ParsedDocument
 from ..paths import Jail
@@ -70,9 +70,11 @@ class PgWriter:
             progress(0, total)
         batch: list[tuple[ScannedFile, str, ParsedDocument, list[str], bytes]] = []
         touches: list[ScannedFile] = []
-        # read and parsed in worker processes when there are many, as the embedded sync does
-        for done, (f, prep) in enumerate(prepared_files(self.settings, self.jail, to_read, old), 1):
+        for done, f in enumerate(to_read, 1):
             fp = old.get(f.doc_id)
+            prep = prepare(
+                self.jail, self.settings.max_file_bytes, f, fp.hash if fp else None, self.settings.parse_seconds
+            )
             if prep.missing or prep.problem is not None:
                 if prep.problem is not None:
                     report.skipped.append(prep.problem)
