@@ -1,6 +1,8 @@
 """SciFact on the PostgreSQL store vs the embedded store (Tantivy + sqlite-vec), side by side in one run.
 
     python -m benchmarks.pg_store [--database-url URL] [--steps keyword,variants,hybrid]
+    python -m benchmarks.pg_store --steps synthetic --synthetic 10000,100000   # cold keyword indexing, both stores
+    python -m benchmarks.pg_store --steps throughput                           # 16 clients, 1 embedded vs 2 PG
 
 Without --database-url, a PostgreSQL with pgvector is started from the `pgserver` package in the bench cache.
 keyword: cold index time (embeddings off) and the 300 test queries through `Library.search` on both stores
@@ -155,6 +157,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--vectors-from", type=Path, help="an embedded SciFact index whose vectors both stores reuse")
     ap.add_argument("--reuse", action="store_true", help="keep indexes built by an earlier run (no index times)")
+    ap.add_argument("--synthetic", default="10000", help="vault sizes for the synthetic step, e.g. 10000,100000")
     args = ap.parse_args(argv)
     steps = {s.strip() for s in args.steps.split(",")}
     corpus, queries, qrels = load_beir(args.data)
@@ -292,6 +295,9 @@ def run_steps(
     if "throughput" in steps:
         payload["throughput"] = throughput(admin, args)
 
+    if "synthetic" in steps:
+        payload["synthetic"] = synthetic(admin, args)
+
     table(
         ["store", "mode", "nDCG@10", "R@100", "index s", "p50 ms", "p95 ms"],
         rows,
@@ -299,6 +305,53 @@ def run_steps(
     )
     write_results("pg_store", payload)
     return payload
+
+
+def synthetic(admin: str, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Cold keyword indexing (embeddings off) of synthetic vaults (benchmarks.synth): the embedded store vs
+    `index --store postgres`, alternating (embedded, postgres, embedded, …), `--rounds` times for vaults under
+    50,000 files, once above. The embedded sync parses in worker processes; the PostgreSQL writer in its own
+    process, with the database server working beside it (both on the same host here)."""
+    import shutil
+
+    from mcp_docs.library import Library
+    from mcp_docs.settings import Settings
+
+    from .indexing import prepare_corpus
+
+    out = []
+    for n in [int(x) for x in args.synthetic.split(",") if x]:
+        root = prepare_corpus(f"synth-{n}")
+        for _ in range(args.rounds if n < 50_000 else 1):
+            index_dir = CACHE / f"pg-bench-synth-{n}-embedded"
+            shutil.rmtree(index_dir, ignore_errors=True)
+            load = os.getloadavg()[0]
+            with Timer() as t_embedded, Library(Settings.load(root, index_dir, embeddings="none")) as lib:
+                lib.sync()
+            embedded_mb = sum(p.stat().st_size for p in index_dir.rglob("*") if p.is_file()) / 1e6
+            url = fresh_database(admin, f"synth_{n}")
+            spent = pg_index(url, "none", root, embed=False)
+            pg_mb = _database_mb(url)
+            row = {
+                "files": n,
+                "load_at_start": round(load, 1),
+                "embedded_s": round(t_embedded.seconds, 1),
+                "postgres_s": spent["sync_s"],
+                "embedded_mb": round(embedded_mb),
+                "postgres_mb": round(pg_mb),
+                "load_at_end": round(os.getloadavg()[0], 1),
+            }
+            print(row, flush=True)
+            out.append(row)
+    return out
+
+
+def _database_mb(url: str) -> float:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        row = conn.execute("select pg_database_size(current_database())").fetchone()
+    return float(row[0]) / 1e6 if row else 0.0
 
 
 def throughput(admin: str, args: argparse.Namespace) -> list[dict[str, Any]]:

@@ -39,7 +39,7 @@ from .snippets import make_snippet
 
 if TYPE_CHECKING:
     from .index.embedding_worker import EmbeddingWorker
-    from .index.vector_store import VectorStore
+    from .index.store_api import CatalogReader, VectorSearch
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,11 @@ def open_library(settings: Settings, read_only: bool = False) -> Library:
 
 
 class Library:
+    # What the tools, commands and fusion use, from either store (index.store_api); the embedded store keeps its
+    # own SQLite catalog as `sqlite_catalog` too, for what only it does (schema checks, rebuilds, the sync).
+    catalog: CatalogReader
+    vectors: VectorSearch | None
+
     def __init__(self, settings: Settings, read_only: bool = False) -> None:
         """`read_only`: a reading HTTP worker's view of the index another process writes (see workers.py):
         nothing in the index folder is created, repaired or changed, and `sync` refuses."""
@@ -81,15 +86,16 @@ class Library:
             self._open_for_reading()
             return
         ownership.claim(settings.index_dir)  # before anything is written or deleted there
-        self.catalog = Catalog.open(settings.index_dir / "catalog.sqlite")
+        self.sqlite_catalog = Catalog.open(settings.index_dir / "catalog.sqlite")
+        self.catalog = self.sqlite_catalog
         self._check_compatibility()
         self.fulltext = FullTextIndex(settings.index_dir / "fulltext", settings.language)
         self._check_generation()
         self._check_fulltext_matches()
-        self.synchronizer = Synchronizer(settings, self.jail, self.scanner, self.catalog, self.fulltext)
+        self.synchronizer = Synchronizer(settings, self.jail, self.scanner, self.sqlite_catalog, self.fulltext)
         self._refresh_stats([], [])
         self.synchronizer.listeners.append(self._refresh_stats)
-        self.vectors: VectorStore | None = None
+        self.vectors = None
         self.embedding: EmbeddingWorker | None = None
         if settings.embeddings != "none":
             self._open_vectors()
@@ -99,8 +105,9 @@ class Library:
         from .index.embedding_worker import EmbeddingWorker
         from .index.vector_store import VectorStore
 
-        self.vectors = VectorStore.open(self.settings, self.catalog)
-        self.embedding = EmbeddingWorker(self.vectors, self.jail, self.settings)
+        store = VectorStore.open(self.settings, self.sqlite_catalog)
+        self.vectors = store
+        self.embedding = EmbeddingWorker(store, self.jail, self.settings)
         self.synchronizer.listeners.append(self.embedding.on_sync)
 
     def follow_languages(self) -> None:
@@ -135,7 +142,8 @@ class Library:
         settings = self.settings
         if not ownership.is_owned(settings.index_dir):
             raise OSError("no index there yet (the writing worker creates it)")
-        self.catalog = Catalog(settings.index_dir / "catalog.sqlite", read_only=True)
+        self.sqlite_catalog = Catalog(settings.index_dir / "catalog.sqlite", read_only=True)
+        self.catalog = self.sqlite_catalog
         self.fulltext = FullTextIndex(settings.index_dir / "fulltext", settings.language, read_only=True)
         self._refresh_stats([], [])
         self.vectors = None
@@ -143,7 +151,7 @@ class Library:
         if settings.embeddings != "none":
             from .index.vector_store import VectorStore
 
-            self.vectors = VectorStore.open(settings, self.catalog, read_only=True)
+            self.vectors = VectorStore.open(settings, self.sqlite_catalog, read_only=True)
 
     def _check_compatibility(self) -> None:
         """Rebuild from scratch when the catalog schema, the root or the root language changed."""
@@ -152,17 +160,17 @@ class Library:
             "root": str(self.settings.root),
             "language": self.settings.language,
         }
-        stored = {k: self.catalog.get_meta(k) for k in expected}
+        stored = {k: self.sqlite_catalog.get_meta(k) for k in expected}
         if stored == expected:
             return
         if any(v is not None for v in stored.values()):
             log.info("index settings changed (%s): rebuilding", {k: v for k, v in stored.items() if v != expected[k]})
-            self.catalog.clear()
+            self.sqlite_catalog.clear()
             fulltext_dir = self.settings.index_dir / "fulltext"
             if fulltext_dir.exists():
                 ownership.remove(fulltext_dir)
         for key, value in expected.items():
-            self.catalog.set_meta(key, value)
+            self.sqlite_catalog.set_meta(key, value)
 
     def _check_generation(self) -> None:
         """If the full-text folder was recreated (schema change, corruption), the catalog must forget too."""
@@ -171,9 +179,9 @@ class Library:
         if not _GENERATION.fullmatch(generation):  # missing or damaged: a new generation, so a full rebuild
             generation = uuid.uuid4().hex
             marker.write_text(generation)
-        if self.catalog.get_meta("fulltext_generation") != generation:
-            self.catalog.clear()
-            self.catalog.set_meta("fulltext_generation", generation)
+        if self.sqlite_catalog.get_meta("fulltext_generation") != generation:
+            self.sqlite_catalog.clear()
+            self.sqlite_catalog.set_meta("fulltext_generation", generation)
 
     def _check_fulltext_matches(self) -> None:
         """Tantivy silently starts an empty index when its meta.json is lost: if the full-text index holds
@@ -187,7 +195,7 @@ class Library:
                 self.fulltext.num_sections(),
                 catalogued,
             )
-            self.catalog.clear()
+            self.sqlite_catalog.clear()
 
     def storage_lost(self) -> bool:
         """The index folder (or its marker) vanished under us, for example deleted by hand while serving."""

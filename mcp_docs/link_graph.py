@@ -11,7 +11,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .index.catalog import Catalog, LinkRecord
+from .index.catalog import LinkRecord
+from .index.store_api import CatalogReader
 from .links import Name, Resolution, Target, describe, is_document_link, link_target, lookup_key, resolve
 from .markdown import Link
 from .paths import printable
@@ -38,7 +39,7 @@ class OutgoingLink:
 
 
 class LinkGraph:
-    def __init__(self, catalog: Catalog, extensions: Sequence[str]) -> None:
+    def __init__(self, catalog: CatalogReader, extensions: Sequence[str]) -> None:
         self.catalog = catalog
         self.extensions = tuple(extensions)
 

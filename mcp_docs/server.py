@@ -404,7 +404,10 @@ def serve_one_process(settings: Settings, host: str, listener: socket.socket | N
 
     from .store import open_library
 
-    reader = settings.store == "postgres"  # `mcp-docs index --store postgres` writes; servers only read
+    # Over PostgreSQL, a server without a root only reads (any number of them, stateless); one with a root is the
+    # one writer, as the embedded store's server is: it reconciles, watches and embeds, holding the writer lock
+    # (a second writer is refused at start with one sentence).
+    reader = settings.store == "postgres" and not settings.has_root
     try:
         library = open_library(settings, read_only=reader)
     except BaseException:
@@ -464,6 +467,7 @@ def serving_line(settings: Settings, host: str, listener: socket.socket, token: 
     if settings.store == "postgres" and settings.database_url:
         from .store.postgres import redact  # never the password
 
+        extras += [f"writing it from {settings.root}"] if settings.has_root else ["read-only"]
         return f"mcp-docs: serving the PostgreSQL index {redact(settings.database_url)} at {where}" + (
             f" ({', '.join(extras)})" if extras else ""
         )

@@ -112,6 +112,9 @@ class Settings:
     # where the index lives: the index folder (tantivy) or a PostgreSQL database (MCP_DOCS_DATABASE_URL)
     store: StoreKind = "tantivy"
     database_url: str | None = field(default=None, repr=False)
+    # False for a server over PostgreSQL started without a root: it only reads (its root is an empty folder of
+    # its own, `reader_root()`); with a root, `serve --store postgres` is the one writer (see server.py)
+    has_root: bool = True
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -132,6 +135,7 @@ class Settings:
         store_kind, db_url = _store_settings(env, store, database_url)
         reader = bool(overrides.pop("reader", False))  # a server: over PostgreSQL it needs no copy of the root
         root_value = root or env.get("MCP_DOCS_ROOT")
+        has_root = bool(root_value)
         if not root_value and store_kind == "postgres" and reader:
             root_value = str(reader_root())
         if not root_value:
@@ -191,6 +195,7 @@ class Settings:
             stateless=_flag(env, "MCP_DOCS_STATELESS"),
             store=store_kind,
             database_url=db_url,
+            has_root=has_root,
         )
         clean = {k: v for k, v in overrides.items() if v is not None}
         return replace(settings, **clean) if clean else settings

@@ -1,4 +1,5 @@
-"""The section hit every retriever (keyword, vector, hybrid) returns: what a search result shows of a section."""
+"""The section hit every retriever (keyword, vector, hybrid) returns: what a search result shows of a section;
+and a vector search's hit (a section with its best chunk's similarity), before the fusion makes it a RankedSection."""
 
 from __future__ import annotations
 
@@ -15,4 +16,18 @@ class RankedSection:
     line_start: int
     line_end: int
     body: str  # the text snippets are cut from (a chunk, for vector-only hits)
+    tags: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    doc_id: str
+    section_idx: int
+    similarity: float
+    title: str
+    heading: str
+    heading_path: str
+    line_start: int
+    line_end: int
+    piece: str
     tags: tuple[str, ...]

@@ -17,8 +17,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Collection, Sequence
 
-from .hits import RankedSection
-from .vector_store import VectorHit, VectorStore
+from .hits import RankedSection, VectorHit
+from .store_api import VectorSearch
 
 CANDIDATES = 50  # per side, at least
 # The keyword side's share of the fused score (the vector side has the rest), per query:
@@ -113,7 +113,7 @@ def fuse(
 
 
 def search(
-    store: VectorStore,
+    store: VectorSearch,
     keyword: KeywordSearch,
     query: str,
     limit: int,

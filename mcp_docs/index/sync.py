@@ -222,6 +222,36 @@ def catalog_records(
     return record, sections
 
 
+def scan_paths(
+    jail: Jail, scanner: Scanner, paths: Iterable[str] | None, fingerprints: dict[str, Fingerprint]
+) -> tuple[ScanResult, list[str]]:
+    """The files to look at and the ids that are gone: everything (`paths` None) or only under `paths` (the
+    watcher's changes). `fingerprints` are the indexed documents (under `paths`). Both stores' writers use it."""
+    if paths is None:
+        scan = scanner.scan()
+        seen = {f.doc_id for f in scan.files}
+        return scan, sorted(set(fingerprints) - seen)
+    scan = ScanResult()
+    gone: set[str] = set()
+    for rel in sorted(set(paths)):
+        full = jail.root / rel
+        if full.is_dir() and not full.is_symlink():
+            sub = scanner.scan(under=rel)
+            scan.files.extend(sub.files)
+            scan.problems.extend(sub.problems)
+            seen = {f.doc_id for f in sub.files}
+            gone.update(i for i in fingerprints if i.startswith(rel + "/") and i not in seen)
+            continue
+        before = len(scan.files)
+        scanner.stat_one(rel, scan)
+        if len(scan.files) == before and rel in fingerprints:
+            gone.add(rel)
+        # a folder that vanished: drop everything under it
+        if not full.exists():
+            gone.update(i for i in fingerprints if i.startswith(rel + "/"))
+    return scan, sorted(gone)
+
+
 class Synchronizer:
     def __init__(
         self, settings: Settings, jail: Jail, scanner: Scanner, catalog: Catalog, fulltext: FullTextIndex
@@ -323,29 +353,7 @@ class Synchronizer:
                 yield f, prepare(self.jail, max_bytes, f, h, seconds)
 
     def _scan(self, paths: Iterable[str] | None, fingerprints: dict[str, Fingerprint]) -> tuple[ScanResult, list[str]]:
-        if paths is None:
-            scan = self.scanner.scan()
-            seen = {f.doc_id for f in scan.files}
-            return scan, sorted(set(fingerprints) - seen)
-        scan = ScanResult()
-        gone: set[str] = set()
-        for rel in sorted(set(paths)):
-            full = self.jail.root / rel
-            if full.is_dir() and not full.is_symlink():
-                sub = self.scanner.scan(under=rel)
-                scan.files.extend(sub.files)
-                scan.problems.extend(sub.problems)
-                seen = {f.doc_id for f in sub.files}
-                gone.update(i for i in fingerprints if i.startswith(rel + "/") and i not in seen)
-                continue
-            before = len(scan.files)
-            self.scanner.stat_one(rel, scan)
-            if len(scan.files) == before and rel in fingerprints:
-                gone.add(rel)
-            # a folder that vanished: drop everything under it
-            if not full.exists():
-                gone.update(i for i in fingerprints if i.startswith(rel + "/"))
-        return scan, sorted(gone)
+        return scan_paths(self.jail, self.scanner, paths, fingerprints)
 
     def _apply(
         self, f: ScannedFile, old: Fingerprint | None, prep: Prepared, batch: _Batch, report: SyncReport

@@ -32,7 +32,7 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,9 @@ from ..settings import Settings
 from . import integrity, ownership
 from .catalog import SCHEMA_VERSION, SQLITE_SUFFIXES, Catalog, folder_of
 from .chunking import chunk_document
+from .hits import VectorHit
 from .sqlite_tx import immediate_transaction
+from .store_api import coverage_note, unavailable_reason
 
 log = logging.getLogger(__name__)
 
@@ -97,20 +99,6 @@ create index if not exists chunks_pending on chunks(id) where embedded = 0;
 
 # A chunk waiting for its vector: (chunk id, text to embed).
 PendingChunk = tuple[int, str]
-
-
-@dataclass(frozen=True)
-class VectorHit:
-    doc_id: str
-    section_idx: int
-    similarity: float
-    title: str
-    heading: str
-    heading_path: str
-    line_start: int
-    line_end: int
-    piece: str
-    tags: tuple[str, ...]
 
 
 def _count(conn: apsw.Connection, sql: str, params: Sequence[str] = ()) -> int:
@@ -548,16 +536,7 @@ class VectorStore:
         return self._has_vectors
 
     def coverage_note(self, mode: str) -> str | None:
-        """One sentence while vectors cover only part of the collection (and why, if embedding failed)."""
-        pending = self.pending()
-        if pending == 0:
-            return None
-        embedded = self.embedded_chunks()
-        share = 100 * embedded / (embedded + pending)
-        percent = "<1" if 0 < share < 1 else str(min(99, int(share)))
-        why = f" ({self.error})" if self.error else ""
-        rest = "ranked by keyword alone" if mode == "hybrid" else "not found by semantic search yet"
-        return f"Vectors cover {percent}% of the collection so far{why}; the rest is {rest}."
+        return coverage_note(self, mode)
 
     def waiting_sections(self, keys: Iterable[tuple[str, int]]) -> set[tuple[str, int]]:
         """Of these sections, those still without vectors: a chunk not embedded yet, or a document not (re)chunked yet."""
@@ -582,11 +561,7 @@ class VectorStore:
         return {k for k in keys if k in unembedded or k[0] in dirty or k[0] not in chunked}
 
     def unavailable_reason(self) -> str | None:
-        if self.embedder is None:
-            return self.error or "embeddings are off"
-        if not self.ready():
-            return "vectors are not built yet" + (f" ({self.error})" if self.error else "")
-        return None
+        return unavailable_reason(self)
 
     def status(self) -> dict[str, Any]:
         conn = self._conn()

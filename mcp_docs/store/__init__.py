@@ -1,8 +1,8 @@
 """Where an index lives. The embedded store (the default, `--store tantivy`) is the index folder: the catalog
 (SQLite), the full-text index (Tantivy) and the vectors (sqlite-vec), opened together by `library.Library`.
 `--store postgres` puts the same catalog, full-text sections and vector chunks in one PostgreSQL database
-(`postgres.py`), written by one `mcp-docs index` (`pg_sync.py`) and read by any number of stateless servers
-(`pg_library.py`).
+(`postgres.py`), written by one `mcp-docs index` or one `serve` with a root (`pg_sync.py`, under an advisory
+lock) and read by any number of stateless servers without a root (`pg_library.py`).
 
 The interface both implement is the one the tools and the CLI already use: the catalog's reads
 (`index.catalog.Catalog`: documents, sections, tags, links, problems), keyword search and vector search

@@ -1,8 +1,8 @@
 """The catalog's reads over PostgreSQL: what the tools, `status` and the link graph ask of `index.catalog.Catalog`
 (documents, sections, tags, links, names, problems), with the same answers, so they run unchanged on either store.
 
-It subclasses Catalog for its type only: every method the tools call is answered here, in SQL on the
-`mcp_docs_` tables; the SQLite connection of the base class is never opened.
+It implements `index.store_api.CatalogReader` (as Catalog does), in SQL on the `mcp_docs_` tables, plus what the
+PostgreSQL writer and library need besides (fingerprints, the stored bytes, folders).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..index.catalog import Catalog, DocumentRecord, Fingerprint, LinkRecord, SectionRecord, document_from_row
+from ..index.catalog import DocumentRecord, Fingerprint, LinkRecord, SectionRecord, document_from_row
 from ..links import Name
 from ..scan import Problem
 from .postgres import Database
@@ -21,25 +21,28 @@ _DOC_COLUMNS = (
 )
 
 
-class PgCatalog(Catalog):
-    def __init__(self, db: Database) -> None:  # no super().__init__: there is no SQLite file
+class PgCatalog:
+    def __init__(self, db: Database) -> None:
         self.db = db
-        self.read_only = db.read_only
 
     def close(self) -> None:
         self.db.close()
 
-    def get_meta(self, key: str) -> str | None:
-        return self.db.meta(key)
-
     # -- reads -----------------------------------------------------------------------------
     def fingerprints(self, paths: Any = None) -> dict[str, Fingerprint]:
-        rows = self.db.rows("select id, hash, size, mtime_ns from mcp_docs_documents")
-        found = {r[0]: Fingerprint(r[1], r[2], r[3]) for r in rows}
+        """Every document's fingerprint, or only those at or under `paths` (one index lookup per path, not all
+        rows: the watcher's one-file sync of a large root stays fast). Under a path is in its folder or below it,
+        which the folder's index finds."""
+        columns = "select id, hash, size, mtime_ns from mcp_docs_documents"
         if paths is None:
-            return found
-        wanted = list(paths)
-        return {k: v for k, v in found.items() if any(k == p or k.startswith(p + "/") for p in wanted)}
+            rows = self.db.rows(columns)
+        else:
+            wanted = sorted(set(paths))
+            rows = self.db.rows(
+                f"{columns} where id = any(%s) or folder = any(%s) or folder like any(%s)",
+                (wanted, wanted, [_under(p) for p in wanted]),
+            )
+        return {r[0]: Fingerprint(r[1], r[2], r[3]) for r in rows}
 
     def document(self, doc_id: str) -> DocumentRecord | None:
         rows = self.db.rows(f"select {_DOC_COLUMNS} from mcp_docs_documents where id = %s", (doc_id,))

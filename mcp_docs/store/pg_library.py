@@ -1,8 +1,10 @@
 """The library over a PostgreSQL index: the same tools, search, fusion and grouping as the embedded store
 (`library.Library`), with the catalog, keyword search, vector search and document text answered by the database.
 
-A reader (`serve --store postgres`) never writes and needs no copy of the root: it reads the documents' text
-from the database. The writer (`index --store postgres`) holds the database's writer lock while it runs.
+A reader (`serve --store postgres` without a root) never writes and needs no copy of the root: it reads the
+documents' text from the database. The writer (`index --store postgres`, or `serve --store postgres --root DIR`)
+holds the database's writer lock while it runs; as a server it also keeps the index fresh (the watcher calls
+`sync(paths)`) and embeds in a background thread, as the embedded store's server does.
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ from typing import Any
 import numpy as np
 
 from ..embedders import Embedder, EmbedderError, make_embedder
-from ..errors import IndexBusy
+from ..errors import DatabaseUnavailable, IndexBusy
 from ..index.fulltext import QUERY_STOPWORDS, query_words
-from ..index.hits import RankedSection
+from ..index.hits import RankedSection, VectorHit
 from ..index.ranking import DocumentGroup, group_by_document
+from ..index.store_api import coverage_note, unavailable_reason
 from ..index.sync import Progress, SyncReport
-from ..index.vector_store import QUERY_CACHE_SIZE, VectorHit, VectorStore
+from ..index.vector_store import QUERY_CACHE_SIZE
 from ..library import READER_REFRESH_SECONDS, Library
 from .pg_catalog import PgCatalog, _under
 from .pg_sync import PgWriter, vector_text
@@ -45,6 +48,11 @@ QUERY_OPERATOR = " or "  # without IDF weighting: the words OR-ed in one websear
 RANK_NORMALIZATION = 1
 # Weights of the D, C, B, A labels: the title and heading path (A) count more than the body (B).
 RANK_WEIGHTS = "{0.1, 0.2, 0.4, 1.0}"
+# A server that writes embeds in the background: woken by each sync that changed something, else it looks again
+# after EMBED_IDLE_SECONDS (chunks another crashed run left), after EMBED_RETRY_SECONDS when the embedder failed.
+EMBED_IDLE_SECONDS = 30.0
+EMBED_RETRY_SECONDS = 60.0
+EMBED_STOP_SECONDS = 10.0
 
 
 class PgLibrary(Library):
@@ -66,8 +74,12 @@ class PgLibrary(Library):
             raise
         self.pg_catalog = PgCatalog(self.db)
         self.catalog = self.pg_catalog
-        self.embedding = None  # the writer embeds in `index`, not in a background thread
+        self.embedding = None  # the embedded store's worker; here `_embed_loop` (a server that writes)
+        self._embedder_thread: threading.Thread | None = None
+        self._embed_wake = threading.Event()
+        self._embed_stop = threading.Event()
         self.vectors = None
+        self.pg_vectors: PgVectors | None = None
         if settings.embeddings != "none":
             embedder = self.writer.embedder if self.writer is not None else None
             error = self.embedder_error
@@ -76,10 +88,15 @@ class PgLibrary(Library):
                     embedder = make_embedder(settings)
                 except EmbedderError as exc:
                     embedder, error = None, str(exc)
-            self.vectors = PgVectors(self.db, embedder, error)
+            self.pg_vectors = PgVectors(self.db, embedder, error)
+            self.vectors = self.pg_vectors
         self._refresh_stats([], [])
 
     def close(self) -> None:
+        self._embed_stop.set()
+        self._embed_wake.set()
+        if self._embedder_thread is not None:
+            self._embedder_thread.join(EMBED_STOP_SECONDS)  # it stops between two batches
         if self.reranker is not None:
             self.reranker.close()
         self.db.release_writer()
@@ -97,15 +114,51 @@ class PgLibrary(Library):
     def sync(self, paths: Iterable[str] | None = None, progress: Progress | None = None) -> SyncReport:
         if self.writer is None:
             raise IndexBusy(
-                "this server only reads the PostgreSQL index; `mcp-docs index --store postgres` keeps it up to date"
+                "this server only reads the PostgreSQL index; `mcp-docs index --store postgres` (or a "
+                "`serve --store postgres --root DIR`) keeps it up to date"
             )
         with self._sync_lock:
-            report = self.writer.sync(progress)
+            self.db.ensure_writer()  # a database restart ends the lock's session: take the lock again first
+            report = self.writer.sync(paths, progress)
         self._refresh_stats([], [])
+        if report.changed_ids:
+            self._embed_wake.set()
         return report
 
     def start_embedding(self) -> None:
-        self._embedding = True  # nothing in the background: `mcp-docs index --store postgres` embeds
+        """A server that writes: embed what is pending in a background thread, then what each sync adds (keyword
+        search answers meanwhile). `mcp-docs index` embeds in the foreground instead (`embed`)."""
+        self._embedding = True
+        if self.writer is None or self.writer.embedder is None or self._embedder_thread is not None:
+            return
+        self._embedder_thread = threading.Thread(target=self._embed_loop, name="mcp-docs-pg-embedding", daemon=True)
+        self._embedder_thread.start()
+
+    def _embed_loop(self) -> None:
+        vectors = self.pg_vectors
+        assert self.writer is not None and vectors is not None
+        while not self._embed_stop.is_set():
+            self._embed_wake.clear()
+            wait = EMBED_IDLE_SECONDS
+            vectors.running = True
+            try:
+                done = self.writer.embed(stop=self._embed_stop)
+                if done:
+                    log.info("embedded %d chunk(s)", done)
+                vectors.error = None
+            except EmbedderError as exc:  # the model or endpoint failed: keyword search goes on, retry later
+                vectors.error = str(exc)
+                log.warning("embedding failed (%s); retrying in %.0f s", exc, EMBED_RETRY_SECONDS)
+                wait = EMBED_RETRY_SECONDS
+            except DatabaseUnavailable as exc:
+                log.warning("%s", exc)
+                wait = EMBED_RETRY_SECONDS
+            except Exception:
+                log.exception("embedding failed; retrying in %.0f s", EMBED_RETRY_SECONDS)
+                wait = EMBED_RETRY_SECONDS
+            finally:
+                vectors.running = False
+            self._embed_wake.wait(wait)
 
     # -- documents: from the database (a reader has no copy of the root) ---------------------------------
     def resolve_id(self, doc_id: str) -> Path:
@@ -186,16 +239,16 @@ class PgLibrary(Library):
         return [(_section(r), float(r[9])) for r in rows]
 
 
-class PgVectors(VectorStore):
-    """Vector search over the `mcp_docs_chunks` table (pgvector, cosine); the writer fills it.
-
-    It subclasses VectorStore for its type only (the library and the fusion call these methods)."""
+class PgVectors:
+    """Vector search over the `mcp_docs_chunks` table (pgvector, cosine); the writer fills it. It implements
+    `index.store_api.VectorSearch`, as the embedded VectorStore does."""
 
     def __init__(self, db: Database, embedder: Embedder | None, error: str | None) -> None:  # no SQLite file
         self.db = db
         self.embedder = embedder
         self.error = error
         self.busy = False
+        self.running = False  # a server that writes is embedding right now
         self._query_cache: dict[str, np.ndarray] = {}
         self._state_lock = threading.Lock()
         if embedder is not None and embedder.dim is None and db.dim:
@@ -227,6 +280,12 @@ class PgVectors(VectorStore):
         )
         return {(r[0], int(r[1])) for r in rows} & keys
 
+    def coverage_note(self, mode: str) -> str | None:
+        return coverage_note(self, mode)
+
+    def unavailable_reason(self) -> str | None:
+        return unavailable_reason(self)
+
     def status(self) -> dict[str, Any]:
         embedded, pending = self.embedded_chunks(), self.pending()
         return {
@@ -240,7 +299,7 @@ class PgVectors(VectorStore):
             "coverage_percent": round(100.0 * embedded / (embedded + pending), 1) if embedded + pending else 100.0,
             "eta_seconds": None,
             "ready": self.ready(),
-            "running": False,
+            "running": self.running,
             "rate_chunks_per_s": None,
             "error": self.error,
             "path": self.db.where,

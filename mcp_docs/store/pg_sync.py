@@ -9,8 +9,9 @@ serve `read_document` from the database. Chunk vectors whose text did not change
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -19,13 +20,13 @@ import psycopg
 from ..embedders import Embedder, EmbedderError, make_embedder
 from ..index.catalog import DocumentRecord, Fingerprint, SectionRecord, document_row
 from ..index.chunking import chunk_document
-from ..index.sync import Progress, SyncReport, catalog_records, prepare
+from ..index.sync import Progress, SyncReport, catalog_records, prepare, scan_paths
 from ..loader import content_hash, read_markdown
 from ..markdown import ParsedDocument
 from ..paths import Jail
 from ..scan import ScannedFile, Scanner
 from ..settings import Settings
-from .pg_catalog import PgCatalog
+from .pg_catalog import PgCatalog, _under
 from .postgres import Database, text_config
 
 log = logging.getLogger(__name__)
@@ -53,14 +54,15 @@ class PgWriter:
             return cls(settings, db, jail, None), str(exc)
 
     # -- sync ------------------------------------------------------------------------------
-    def sync(self, progress: Progress | None = None) -> SyncReport:
+    def sync(self, paths: Iterable[str] | None = None, progress: Progress | None = None) -> SyncReport:
+        """Everything (`paths` None), or only what is at or under `paths` (the watcher's changes)."""
         started = time.perf_counter()
         report = SyncReport()
-        old = self.catalog.fingerprints()
-        scan = self.scanner.scan()
+        if paths is not None:
+            paths = sorted(set(paths))
+        old = self.catalog.fingerprints(paths)
+        scan, gone = scan_paths(self.jail, self.scanner, paths, old)
         report.skipped.extend(scan.problems)
-        seen = {f.doc_id for f in scan.files}
-        gone = sorted(set(old) - seen)
         to_read = [f for f in scan.files if _changed(f, old.get(f.doc_id))]
         report.unchanged = len(scan.files) - len(to_read)
         total = len(to_read) + len(gone)
@@ -98,7 +100,7 @@ class PgWriter:
         report.deleted = len(gone)
         report.deleted_ids = list(gone)
         self._commit(batch, gone, touches)
-        self._save_problems(report)
+        self._save_problems(paths, report)
         if progress:
             progress(total, total)
         report.seconds = time.perf_counter() - started
@@ -208,9 +210,16 @@ class PgWriter:
                     [(doc.id, c.section_idx, c.hash, c.text, c.prefix_len, kept.get(c.hash)) for c in chunks],
                 )
 
-    def _save_problems(self, report: SyncReport) -> None:
+    def _save_problems(self, paths: list[str] | None, report: SyncReport) -> None:
+        """A full scan knows every problem there is; a partial one only those under its paths."""
         with self.db.transaction() as conn:
-            conn.execute("delete from mcp_docs_problems")
+            if paths is None:
+                conn.execute("delete from mcp_docs_problems")
+            else:
+                conn.execute(
+                    "delete from mcp_docs_problems where path = any(%s) or path like any(%s)",
+                    (paths, [_under(p) for p in paths]),
+                )
             with conn.cursor() as cur:
                 cur.executemany(
                     "insert into mcp_docs_problems values (%s,%s,%s) on conflict (path) do update "
@@ -223,12 +232,13 @@ class PgWriter:
     def pending(self) -> int:
         return int(self.db.value("select count(*) from mcp_docs_chunks where embedding is null"))
 
-    def embed(self, progress: Callable[[int, int], None] | None = None) -> int:
-        """Embed every pending chunk, a batch per transaction (an interrupted run resumes where it stopped)."""
+    def embed(self, progress: Callable[[int, int], None] | None = None, stop: threading.Event | None = None) -> int:
+        """Embed every pending chunk, a batch per transaction (an interrupted run resumes where it stopped);
+        `stop` ends the run between two batches (a server closing)."""
         if self.embedder is None:
             return 0
         total, done = self.pending(), 0
-        while True:
+        while stop is None or not stop.is_set():
             rows = self.db.rows(
                 "select id, text from mcp_docs_chunks where embedding is null order by id limit %s", (EMBED_BATCH,)
             )

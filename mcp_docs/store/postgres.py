@@ -321,9 +321,25 @@ class Database:
             who = f" (server process {holder[1]}, client {holder[0]})" if holder else ""
             raise IndexBusy(
                 f"another mcp-docs writer is indexing into {self.where}{who}: one writer at a time; "
-                "wait for it to finish or stop it"
+                "wait for it to finish or stop it (a `serve --store postgres` without --root only reads "
+                "and needs no lock)"
             )
         self._writer = conn
+
+    def ensure_writer(self) -> None:
+        """Before a write: the lock's session is still open. A database restart (or a dropped connection) ends it
+        and releases the lock, so take it again, or refuse (IndexBusy) when another writer got it meanwhile."""
+        conn = self._writer
+        if conn is not None and not conn.closed:
+            try:
+                conn.execute("select 1")
+                return
+            except psycopg.Error:
+                with suppress(psycopg.Error):
+                    conn.close()
+        self._writer = None
+        self.lock_writer()
+        log.warning("the writer's session with %s was lost: the writer lock is held again", self.where)
 
     def release_writer(self) -> None:
         if self._writer is not None:
