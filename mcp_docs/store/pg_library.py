@@ -21,7 +21,7 @@ from ..embedders import Embedder, EmbedderError, make_embedder
 from ..errors import IndexBusy
 from ..index.fulltext import QUERY_STOPWORDS, query_words
 from ..index.hits import RankedSection
-from ..index.ranking import DocumentGroup, group_by_document
+from ..index.ranking import Bonus, DocumentGroup, group_by_document
 from ..index.sync import Progress, SyncReport
 from ..index.vector_store import QUERY_CACHE_SIZE, VectorHit, VectorStore
 from ..library import READER_REFRESH_SECONDS, Library
@@ -139,6 +139,11 @@ class PgLibrary(Library):
     ) -> list[DocumentGroup[RankedSection]]:
         hits = self.keyword_sections(query, limit, folder, tags)
         return group_by_document([(s.doc_id, score, s) for s, score in hits], max_documents)
+
+    def document_bonus(self, query: str, by_key: bool = False) -> Bonus | None:
+        """None: this store keeps no document term sets (index/document_signals.py), so sections alone rank
+        documents here."""
+        return None
 
     def keyword_sections(
         self, query: str, limit: int, folder: str | None = None, tags: Iterable[str] = ()
