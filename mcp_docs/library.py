@@ -363,8 +363,9 @@ class Library:
             else group_by_document(
                 [(s.doc_id, sc, s) for s, sc in ranked],
                 max_results,
-                # semantic search ranks by meaning alone: the signals count the query's words
-                bonus=self.document_bonus(query) if mode_used != "semantic" else None,
+                # semantic search ranks by meaning alone (the signals count the query's words); a reranker
+                # has read the sections themselves, and its order stands
+                bonus=self.document_bonus(query) if mode_used != "semantic" and not reranked else None,
                 candidates=document_signals.CANDIDATES,
             )
         )
