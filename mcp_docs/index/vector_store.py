@@ -547,13 +547,20 @@ class VectorStore:
             )
         return self._has_vectors
 
-    def coverage_note(self, mode: str) -> str | None:
-        """One sentence while vectors cover only part of the collection (and why, if embedding failed)."""
+    def coverage(self) -> float:
+        """The fraction of the collection's chunks that have vectors (1.0 when none is waiting), counting a
+        document not chunked yet as in `pending`."""
         pending = self.pending()
         if pending == 0:
-            return None
+            return 1.0
         embedded = self.embedded_chunks()
-        share = 100 * embedded / (embedded + pending)
+        return embedded / (embedded + pending)
+
+    def coverage_note(self, mode: str) -> str | None:
+        """One sentence while vectors cover only part of the collection (and why, if embedding failed)."""
+        if self.pending() == 0:
+            return None
+        share = 100 * self.coverage()
         percent = "<1" if 0 < share < 1 else str(min(99, int(share)))
         why = f" ({self.error})" if self.error else ""
         rest = "ranked by keyword alone" if mode == "hybrid" else "not found by semantic search yet"
