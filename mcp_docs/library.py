@@ -14,17 +14,17 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .embedders import EmbedderError, model_name
 from .errors import IndexBusy, UserError
-from .index import ownership
+from .index import document_signals, ownership
 from .index.catalog import SCHEMA_VERSION, Catalog
-from .index.fulltext import QUERY_STOPWORDS, FullTextIndex, KeywordHit, identifiers, query_words
+from .index.fulltext import QUERY_STOPWORDS, FullTextIndex, KeywordHit, doc_key, identifiers, query_words
 from .index.hits import RankedSection
-from .index.ranking import DocumentGroup, group_by_document
+from .index.ranking import Bonus, DocumentGroup, group_by_document
 from .index.sync import Progress, Synchronizer, SyncReport
 from .language import describe_languages
 from .loader import read_markdown
@@ -299,7 +299,24 @@ class Library:
         self, query: str, limit: int, folder: str | None, tags: Iterable[str], max_documents: int
     ) -> list[DocumentGroup[RankedSection]]:
         """The keyword search's documents, best first; another store overrides this with its own hits."""
-        return keyword_documents(self.keyword_hits(query, limit, folder, tags), max_documents)
+        hits = self.keyword_hits(query, limit, folder, tags)
+        return keyword_documents(hits, max_documents, self.document_bonus(query, by_key=True))
+
+    def document_bonus(self, query: str, by_key: bool = False) -> Bonus | None:
+        """Document-level evidence for the best documents of `query` (index/document_signals.py): their ids
+        (or, `by_key`, their full-text keys as text) → the share of the best score each one gains. It reads
+        the catalog rows of those documents only, and analyses the query once, on first use."""
+        fulltext, catalog, languages = self.fulltext, self.sqlite_catalog, self._languages
+
+        def bonus(ids: Sequence[str]) -> dict[str, float]:
+            keys = {(int(i) if by_key else doc_key(i)): i for i in ids}
+            found = catalog.document_terms(keys)
+            if not found:
+                return {}
+            signals = fulltext.query_signals(query, languages)
+            return {keys[k]: signals.bonus(terms) for k, terms in found.items()}
+
+        return bonus
 
     def search(
         self,
@@ -348,7 +365,18 @@ class Library:
                 ranked = [(ranked[i][0], score) for i, score in outcome.order]
             reranked = outcome.reranked
             note = " ".join(n for n in (note, outcome.note) if n) or None
-        groups = shown if shown is not None else group_by_document([(s.doc_id, sc, s) for s, sc in ranked], max_results)
+        groups = (
+            shown
+            if shown is not None
+            else group_by_document(
+                [(s.doc_id, sc, s) for s, sc in ranked],
+                max_results,
+                # semantic search ranks by meaning alone (the signals count the query's words); a reranker
+                # has read the sections themselves, and its order stands
+                bonus=self.document_bonus(query) if mode_used != "semantic" and not reranked else None,
+                candidates=document_signals.CANDIDATES,
+            )
+        )
         if self.embedding is not None:  # while embedding is under way, what searches return is embedded first
             self.embedding.searched_for(g.doc_id for g in groups)
         words = query_words(query)
@@ -411,10 +439,18 @@ class Library:
                 return
 
 
-def keyword_documents(hits: list[KeywordHit], max_documents: int) -> list[DocumentGroup[RankedSection]]:
+def keyword_documents(
+    hits: list[KeywordHit], max_documents: int, bonus: Bonus | None = None
+) -> list[DocumentGroup[RankedSection]]:
     """Keyword hits grouped into documents by their key before their stored fields are read: only the sections
-    of the documents shown are (about 19 of 50 hits on the OpenTelemetry questions, for 5 documents)."""
-    groups = group_by_document([(str(hit.doc_key), hit.score, hit) for hit in hits], max_documents)
+    of the documents shown are (about 19 of 50 hits on the OpenTelemetry questions, for 5 documents). `bonus`
+    is given the keys, as text."""
+    groups = group_by_document(
+        [(str(hit.doc_key), hit.score, hit) for hit in hits],
+        max_documents,
+        bonus=bonus,
+        candidates=document_signals.CANDIDATES,
+    )
     return [DocumentGroup(g.hits[0].section.doc_id, g.score, [h.section for h in g.hits]) for g in groups]
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from ..links import Name
 from ..scan import Problem
 from . import integrity, ownership
+from .document_signals import DocumentTerms
 from .sqlite_tx import immediate_transaction
 
 log = logging.getLogger(__name__)
@@ -88,6 +89,13 @@ create table if not exists doc_names (
     primary key (key, doc_id, kind, alias)
 ) without rowid;
 create index if not exists doc_names_doc on doc_names(doc_id);
+create table if not exists doc_terms (
+    key integer primary key,
+    doc_id text not null unique,
+    lang text not null,
+    terms blob not null,
+    path text not null
+);
 create table if not exists problems (
     path text primary key,
     kind text not null,
@@ -265,6 +273,15 @@ class Catalog:
         conn.execute("delete from doc_tags where doc_id = ?", (doc_id,))
         conn.execute("delete from links where doc_id = ?", (doc_id,))
         conn.execute("delete from doc_names where doc_id = ?", (doc_id,))
+        conn.execute("delete from doc_terms where doc_id = ?", (doc_id,))
+
+    @staticmethod
+    def set_terms(conn: sqlite3.Connection, doc_id: str, key: int, terms: DocumentTerms) -> None:
+        """A document's term set (document_signals.py), under its full-text key (fulltext.doc_key)."""
+        conn.execute(
+            "insert or replace into doc_terms values (?,?,?,?,?)",
+            (_signed(key), doc_id, terms.lang, terms.terms, terms.path),
+        )
 
     @staticmethod
     def touch(conn: sqlite3.Connection, doc_id: str, mtime_ns: int, size: int) -> None:
@@ -298,7 +315,7 @@ class Catalog:
 
     def clear(self) -> None:
         with self.transaction() as conn:
-            for table in ("documents", "sections", "doc_tags", "links", "doc_names", "problems"):
+            for table in ("documents", "sections", "doc_tags", "links", "doc_names", "doc_terms", "problems"):
                 conn.execute(f"delete from {table}")
 
     # -- reads -----------------------------------------------------------------------
@@ -369,6 +386,17 @@ class Catalog:
         return [(r[0], json.loads(r[1])) for r in rows]
 
     # -- links ---------------------------------------------------------------------
+    def document_terms(self, keys: Iterable[int]) -> dict[int, DocumentTerms]:
+        """The term sets of the documents with these full-text keys (those indexed before the table existed
+        have none)."""
+        signed = [_signed(k) for k in keys]
+        if not signed:
+            return {}
+        rows = self._conn().execute(
+            f"select key, lang, terms, path from doc_terms where key in ({','.join('?' * len(signed))})", signed
+        )
+        return {_unsigned(key): DocumentTerms(lang, terms, path) for key, lang, terms, path in rows}
+
     def names(self, keys: Iterable[str]) -> list[Name]:
         rows = self._conn().execute(
             "select key, doc_id, kind, alias from doc_names where key in (select value from json_each(?))",
@@ -426,6 +454,15 @@ class Catalog:
         )
         rows = self._conn().execute(sql, [prefix_len + 1, prefix_len, prefix_len + 1, *args])
         return [(r[0], int(r[1])) for r in rows]
+
+
+def _signed(key: int) -> int:
+    """A 64-bit unsigned key as SQLite's signed integer."""
+    return key - (1 << 64) if key >= 1 << 63 else key
+
+
+def _unsigned(key: int) -> int:
+    return key + (1 << 64) if key < 0 else key
 
 
 def _folder_filter(folder: str) -> tuple[list[str], list[Any]]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import re
 import threading
 from collections.abc import Iterable
@@ -30,14 +31,17 @@ from pathlib import Path
 import tantivy
 
 from ..errors import IndexBusy
-from ..language import cjk_terms
+from ..language import STOPWORDS, cjk_terms
 from ..settings import STEMMER_LANGUAGES
 from . import ownership
+from .document_signals import QuerySignals, QueryWord, query_language
 from .hits import RankedSection
 
 log = logging.getLogger(__name__)
 
-FULLTEXT_SCHEMA_VERSION = "7"  # 6: single CJK letters, or doc_key; 7: both
+# 6: single CJK letters, or doc_key; 7: both; 8: each document's terms in the catalog (document_signals.py):
+# the version change clears the catalog (Library._check_generation), so every document is indexed again once.
+FULLTEXT_SCHEMA_VERSION = "8"
 WRITER_HEAP_BYTES = 64 * 1024 * 1024
 MAX_QUERY_TERMS = 64
 MAX_IDENTIFIERS = 200
@@ -251,6 +255,8 @@ class FullTextIndex:
         self._writer: tantivy.IndexWriter | None = None
         self._writer_lock = threading.RLock()
         self.read_only = read_only
+        # each thread's last query and its words' stemmed terms (build_query), which query_signals reuses
+        self._last_query = threading.local()
         if read_only:
             self._open_existing()
             return
@@ -364,8 +370,11 @@ class FullTextIndex:
     def delete_document(self, doc_id: str) -> None:
         self._w().delete_documents_by_term("doc_id", doc_id)
 
-    def add_sections(self, sections: Iterable[SectionDoc]) -> None:
+    def add_sections(self, sections: Iterable[SectionDoc], terms: set[str] | None = None) -> None:
+        """Index `sections`; with `terms`, also collect there their terms in the stemmed fields (the
+        document's term set, document_signals.py)."""
         writer = self._w()
+        root = _stemming(self.language)
         for s in sections:
             head_text = f"{s.title}\n{s.heading_path.replace(' > ', chr(10))}" if s.heading_path != s.title else s.title
             doc = tantivy.Document()
@@ -377,8 +386,13 @@ class FullTextIndex:
             doc.add_bytes("heading_path", s.heading_path.encode())
             doc.add_unsigned("line_start", s.line_start)
             doc.add_unsigned("line_end", s.line_end)
-            doc.add_text("head_stem", self._pre_stemmed(head_text, s.lang))
-            doc.add_text("body_stem", self._pre_stemmed(s.body, s.lang))
+            head_stem = self._pre_stemmed(head_text, s.lang)
+            body_stem = self._pre_stemmed(s.body, s.lang)
+            doc.add_text("head_stem", head_stem)
+            doc.add_text("body_stem", body_stem)
+            if terms is not None:
+                terms.update(root.analyze(head_stem))
+                terms.update(root.analyze(body_stem))
             doc.add_text("fold", f"{head_text}\n{s.body}")
             doc.add_text("lang", s.lang)
             grams = cjk_terms(f"{head_text}\n{s.body}", letters=True)
@@ -392,6 +406,12 @@ class FullTextIndex:
             for folder in ancestor_folders(s.folder):
                 doc.add_text("folder", folder)
             writer.add_document(doc)
+
+    def path_terms(self, doc_id: str, lang: str) -> list[str]:
+        """The words of a document's path (folders and file name, without the extension), as the stemmed
+        fields analyse the document's text."""
+        words = " ".join(_WORD.findall(doc_id.rsplit(".", 1)[0] if "." in doc_id.rsplit("/", 1)[-1] else doc_id))
+        return _stemming(self.language).analyze(self._pre_stemmed(words, lang))
 
     def commit(self) -> None:
         with self._writer_lock:
@@ -432,12 +452,15 @@ class FullTextIndex:
         should: list[tuple[tantivy.Occur, tantivy.Query]] = []
         fold = _analyzer(None)
         present = sorted({self.language, *languages})
+        analysed: dict[str, dict[str, list[str]]] = {}
+        self._last_query.value = (text, present, analysed)  # query_signals reads it in the same search
         for word in words:
             for term in fold.analyze(word):
                 should.append(
                     (tantivy.Occur.Should, _weighted(tantivy.Query.term_query(schema, "fold", term), FOLD_BOOST))
                 )
-            for term, codes in self._stem_terms(word, present).items():
+            analysed[word] = stemmed = self._stem_terms(word, present)
+            for term, codes in stemmed.items():
                 for field, boost in (("head_stem", HEAD_BOOST), ("body_stem", BODY_BOOST)):
                     clause = tantivy.Query.term_query(schema, field, term)
                     if len(codes) < len(present):
@@ -471,6 +494,34 @@ class FullTextIndex:
         if filters:
             query = tantivy.Query.boolean_query([(tantivy.Occur.Must, query), *filters])
         return query
+
+    def query_signals(self, text: str, languages: Iterable[str]) -> QuerySignals:
+        """What document_signals needs of a query: its words' terms by language, weighted by their IDF over
+        the sections (the rarest term of a word in the body field), and the query's language."""
+        words = query_words(text)
+        content = [w for w in words if w not in QUERY_STOPWORDS] or words
+        # The words of a code identifier (OTEL_TRACES_SAMPLER_ARG) name it; they do not say what the page is
+        # about, and the `ident` field already matches the whole: a page in a `traces` folder is no better an
+        # answer. OpenTelemetry questions, keyword doc hit@5: 0.933 with them, 0.947 without.
+        code = _IDENT.sub(lambda m: " " if _CODE_MARK.search(m.group(0)) else m.group(0), text)
+        if code != text:
+            outside = set(query_words(code))
+            content = [w for w in content if w in outside]
+        present = sorted({self.language, *languages})
+        last = getattr(self._last_query, "value", None)
+        analysed = last[2] if last is not None and last[0] == text and last[1] == present else {}
+        searcher = self.index.searcher()
+        total = max(1, searcher.num_docs)
+        weighted = []
+        for word in content:
+            terms = analysed.get(word) or self._stem_terms(word, present)
+            if not terms:
+                continue
+            df = max(searcher.doc_freq("body_stem", term) for term in terms)
+            weight = math.log(1 + (total - df + 0.5) / (df + 0.5))
+            weighted.append(QueryWord({t: tuple(codes) for t, codes in terms.items()}, weight))
+        stopwords = {code: STOPWORDS[code] for code in present if code in STOPWORDS}
+        return QuerySignals(tuple(weighted), query_language(words, stopwords))
 
     def search(self, query: tantivy.Query, limit: int) -> list[tuple[RankedSection, float]]:
         return [(hit.section, hit.score) for hit in self.search_hits(query, limit)]

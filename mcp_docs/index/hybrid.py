@@ -28,9 +28,12 @@ CANDIDATES = 50  # per side, at least
 # common words, and the vectors tell its hits apart better. A fixed share could not serve both:
 # 0.85 kept doc hit@1 >= keyword on the OpenTelemetry questions but gave SciFact little from the vectors
 # (nDCG@10 0.711). Tuned jointly on SciFact and the OpenTelemetry questions (benchmarks/REPORT.md,
-# "Hybrid fusion"): hybrid >= keyword at every embedding coverage on the OTel questions, SciFact 0.720;
-# SHARE_BASE 0.2 reaches SciFact 0.730 but loses one OTel question half embedded.
-SHARE_BASE = 0.3
+# "Hybrid fusion"): 0.3 kept hybrid >= keyword at every embedding coverage on the OTel questions, SciFact 0.720.
+# With the document signals (document_signals.py, applied after fusion) 0.2 is best on both sets: OTel hybrid
+# doc hit@1 0.800 (0.787 at 0.3), SciFact 0.731. While vectors cover only part of the collection the share
+# grows towards pure keyword (`coverage_share`); figures per coverage point in benchmarks/REPORT.md
+# ("Precision at the top: document-level signals").
+SHARE_BASE = 0.2
 SHARE_GAIN = 2.0
 PEAK_DEPTH = 10
 # Vector hits below the embedder's `min_similarity` (MiniLM: 0.4) are left out of the fused list:
@@ -68,6 +71,15 @@ def query_keyword_share(
     return min(1.0, max(0.0, base + gain * peak))
 
 
+def coverage_share(share: float, coverage: float) -> float:
+    """The keyword share while vectors cover only `coverage` of the collection: share + (1 - share) *
+    (1 - coverage), so pure keyword at 0 and `share` at 1. The vector side then ranks only part of the
+    collection: its best hit is only the best of that part, yet scaled to 1 like a best of all, and it
+    lifts embedded near-misses above a keyword answer still waiting for its vectors or missed by them."""
+    coverage = min(1.0, max(0.0, coverage))
+    return share + (1.0 - share) * (1.0 - coverage)
+
+
 def fuse(
     keyword_hits: list[tuple[RankedSection, float]],
     vector_hits: list[VectorHit],
@@ -75,6 +87,7 @@ def fuse(
     *,
     waiting: Collection[Key] = frozenset(),
     keyword_share: float | None = None,
+    coverage: float = 1.0,
     min_similarity: float = MIN_SIMILARITY,
 ) -> list[tuple[RankedSection, float]]:
     """Both lists' scores, each scaled to its best hit, summed with weights at the section; best first.
@@ -84,9 +97,12 @@ def fuse(
     vectors (embedding under way). The vector side cannot score them, so a keyword hit among them counts
     there with its keyword score: it neither gains nor loses from having no vectors yet (with none at
     all, the fused order is the keyword order). Their partial or stale vector hits are left out.
+    `coverage`: the fraction of the collection's chunks with vectors; the keyword share grows as it
+    falls (`coverage_share`).
     """
     if keyword_share is None:
         keyword_share = query_keyword_share([score for _, score in keyword_hits])
+    keyword_share = coverage_share(keyword_share, coverage)
     vector_hits = [
         h for h in vector_hits if h.similarity >= min_similarity and (h.doc_id, h.section_idx) not in waiting
     ]
@@ -138,4 +154,4 @@ def search(
     waiting = store.waiting_sections(
         [(s.doc_id, s.section_idx) for s, _ in keyword_hits] + [(h.doc_id, h.section_idx) for h in vector_hits]
     )
-    return fuse(keyword_hits, vector_hits, limit, waiting=waiting, min_similarity=cutoff)
+    return fuse(keyword_hits, vector_hits, limit, waiting=waiting, coverage=store.coverage(), min_similarity=cutoff)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
@@ -28,6 +28,8 @@ class Outlined(Protocol):
 
 
 H = TypeVar("H", bound=Outlined)
+# Document ids, best first → the share of the best document's score each one gains (document_signals.py).
+Bonus = Callable[[Sequence[str]], Mapping[str, float]]
 
 
 @dataclass
@@ -38,12 +40,18 @@ class DocumentGroup(Generic[H]):
 
 
 def group_by_document(
-    hits: Sequence[tuple[str, float, H]], max_documents: int, per_document: int = SECTIONS_PER_DOCUMENT
+    hits: Sequence[tuple[str, float, H]],
+    max_documents: int,
+    per_document: int = SECTIONS_PER_DOCUMENT,
+    *,
+    bonus: Bonus | None = None,
+    candidates: int = 10,
 ) -> list[DocumentGroup[H]]:
     """Rank documents by their best section (plus a small share of their next best ones);
     keep each document's `per_document` leading sections (see `lead_sections`).
 
-    `hits` are (doc_id, score, payload), best first.
+    `hits` are (doc_id, score, payload), best first. `bonus`: document-level evidence for the `candidates`
+    best documents, each gaining that share of the best document's score before the final order.
     """
     groups: dict[str, DocumentGroup[H]] = {}
     members: dict[str, list[tuple[float, H]]] = {}
@@ -57,7 +65,15 @@ def group_by_document(
         if len(group.hits) < per_document:
             group.hits.append(payload)
             group.score += OTHER_SECTIONS_WEIGHT * score
-    ranked = sorted(groups.values(), key=lambda g: -g.score)[:max_documents]  # stable: ties keep hit order
+    ranked = sorted(groups.values(), key=lambda g: -g.score)  # stable: ties keep hit order
+    if bonus is not None and len(ranked) > 1:
+        top = ranked[0].score
+        leading = ranked[:candidates]
+        extra = bonus([g.doc_id for g in leading])
+        for group in leading:
+            group.score += top * extra.get(group.doc_id, 0.0)
+        ranked = sorted(leading, key=lambda g: -g.score) + ranked[candidates:]
+    ranked = ranked[:max_documents]
     for group in ranked:
         group.hits = lead_sections(members[group.doc_id], per_document)
     return ranked

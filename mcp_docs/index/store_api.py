@@ -75,6 +75,8 @@ class VectorSearch(Protocol):
 
     def ready(self) -> bool: ...
 
+    def coverage(self) -> float: ...
+
     def coverage_note(self, mode: str) -> str | None: ...
 
     def unavailable_reason(self) -> str | None: ...
@@ -90,13 +92,21 @@ class VectorSearch(Protocol):
     ) -> list[VectorHit]: ...
 
 
-def coverage_note(store: VectorSearch, mode: str) -> str | None:
-    """One sentence while vectors cover only part of the collection (and why, if embedding failed); either store."""
+def coverage(store: VectorSearch) -> float:
+    """The fraction of the collection's chunks that have vectors (1.0 when none is waiting), counting a document
+    not chunked yet as `pending` does; either store."""
     pending = store.pending()
     if pending == 0:
-        return None
+        return 1.0
     embedded = store.embedded_chunks()
-    share = 100 * embedded / (embedded + pending)
+    return embedded / (embedded + pending)
+
+
+def coverage_note(store: VectorSearch, mode: str) -> str | None:
+    """One sentence while vectors cover only part of the collection (and why, if embedding failed); either store."""
+    if store.pending() == 0:
+        return None
+    share = 100 * coverage(store)
     percent = "<1" if 0 < share < 1 else str(min(99, int(share)))
     why = f" ({store.error})" if store.error else ""
     rest = "ranked by keyword alone" if mode == "hybrid" else "not found by semantic search yet"

@@ -44,7 +44,8 @@ from .catalog import (
     SectionRecord,
     folder_of,
 )
-from .fulltext import FullTextIndex, SectionDoc
+from .document_signals import DocumentTerms, joined, pack_terms
+from .fulltext import FullTextIndex, SectionDoc, doc_key
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +84,7 @@ class SyncReport:
 @dataclass
 class _Batch:
     upserts: list[tuple[DocumentRecord, list[SectionRecord]]] = field(default_factory=list)
+    terms: list[tuple[str, DocumentTerms]] = field(default_factory=list)
     deletes: list[str] = field(default_factory=list)
     touches: list[ScannedFile] = field(default_factory=list)
 
@@ -372,24 +374,30 @@ class Synchronizer:
         parsed = prep.parsed
         record, sections = catalog_records(self.settings, f, prep.digest, parsed, prep.warnings)
         self.fulltext.delete_document(f.doc_id)
+        terms: set[str] = set()
         self.fulltext.add_sections(
-            SectionDoc(
-                doc_id=f.doc_id,
-                section_idx=s.index,
-                title=parsed.title,
-                heading=s.heading,
-                heading_path=s.heading_path,
-                level=s.level,
-                line_start=s.line_start,
-                line_end=s.line_end,
-                body=s.body,
-                tags=parsed.tags,
-                folder=record.folder,
-                lang=record.lang,
-            )
-            for s in parsed.sections
+            (
+                SectionDoc(
+                    doc_id=f.doc_id,
+                    section_idx=s.index,
+                    title=parsed.title,
+                    heading=s.heading,
+                    heading_path=s.heading_path,
+                    level=s.level,
+                    line_start=s.line_start,
+                    line_end=s.line_end,
+                    body=s.body,
+                    tags=parsed.tags,
+                    folder=record.folder,
+                    lang=record.lang,
+                )
+                for s in parsed.sections
+            ),
+            terms,
         )
         batch.upserts.append((record, sections))
+        path = self.fulltext.path_terms(f.doc_id, record.lang)
+        batch.terms.append((f.doc_id, DocumentTerms(record.lang, pack_terms(terms), joined(path))))
         if old is None:
             report.added += 1
         else:
@@ -418,6 +426,8 @@ class Synchronizer:
                 Catalog.delete(conn, doc_id)
             for record, sections in batch.upserts:
                 Catalog.upsert(conn, record, sections)
+            for doc_id, terms in batch.terms:
+                Catalog.set_terms(conn, doc_id, doc_key(doc_id), terms)
             for f in batch.touches:
                 Catalog.touch(conn, f.doc_id, f.mtime_ns, f.size)
         changed = [r.id for r, _ in batch.upserts]

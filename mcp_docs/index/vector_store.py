@@ -48,7 +48,7 @@ from .catalog import SCHEMA_VERSION, SQLITE_SUFFIXES, Catalog, folder_of
 from .chunking import chunk_document
 from .hits import VectorHit
 from .sqlite_tx import immediate_transaction
-from .store_api import coverage_note, unavailable_reason
+from .store_api import coverage, coverage_note, unavailable_reason
 
 log = logging.getLogger(__name__)
 
@@ -534,6 +534,9 @@ class VectorStore:
                 self._conn().execute("select 1 from chunks where embedded = 1 limit 1").fetchone() is not None
             )
         return self._has_vectors
+
+    def coverage(self) -> float:
+        return coverage(self)
 
     def coverage_note(self, mode: str) -> str | None:
         return coverage_note(self, mode)

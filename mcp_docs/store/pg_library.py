@@ -23,8 +23,8 @@ from ..embedders import Embedder, EmbedderError, make_embedder
 from ..errors import DatabaseUnavailable, IndexBusy
 from ..index.fulltext import QUERY_STOPWORDS, query_words
 from ..index.hits import RankedSection, VectorHit
-from ..index.ranking import DocumentGroup, group_by_document
-from ..index.store_api import coverage_note, unavailable_reason
+from ..index.ranking import Bonus, DocumentGroup, group_by_document
+from ..index.store_api import coverage, coverage_note, unavailable_reason
 from ..index.sync import Progress, SyncReport
 from ..index.vector_store import QUERY_CACHE_SIZE
 from ..library import READER_REFRESH_SECONDS, Library
@@ -193,6 +193,11 @@ class PgLibrary(Library):
         hits = self.keyword_sections(query, limit, folder, tags)
         return group_by_document([(s.doc_id, score, s) for s, score in hits], max_documents)
 
+    def document_bonus(self, query: str, by_key: bool = False) -> Bonus | None:
+        """None: this store keeps no document term sets (index/document_signals.py), so sections alone rank
+        documents here."""
+        return None
+
     def keyword_sections(
         self, query: str, limit: int, folder: str | None = None, tags: Iterable[str] = ()
     ) -> list[tuple[RankedSection, float]]:
@@ -279,6 +284,9 @@ class PgVectors:
             (sorted({doc_id for doc_id, _ in keys}),),
         )
         return {(r[0], int(r[1])) for r in rows} & keys
+
+    def coverage(self) -> float:
+        return coverage(self)
 
     def coverage_note(self, mode: str) -> str | None:
         return coverage_note(self, mode)

@@ -12,7 +12,7 @@ import pytest
 
 from mcp_docs.index import embedding_worker as worker_mod
 from mcp_docs.index.hits import RankedSection
-from mcp_docs.index.hybrid import SHARE_BASE, fuse, query_keyword_share
+from mcp_docs.index.hybrid import SHARE_BASE, coverage_share, fuse, query_keyword_share
 from mcp_docs.index.ranking import group_by_document
 from mcp_docs.index.vector_store import VectorHit
 from mcp_docs.library import Library
@@ -145,6 +145,12 @@ def test_the_keyword_share_stays_within_bounds_for_any_scores() -> None:
         assert query_keyword_share(scores) == query_keyword_share(sorted(scores))  # order does not matter
 
 
+def test_the_keyword_share_grows_as_coverage_falls_from_the_share_to_pure_keyword() -> None:
+    assert coverage_share(0.3, 1.0) == 0.3 and coverage_share(0.3, 0.0) == 1.0
+    assert coverage_share(0.2, 0.5) == pytest.approx(0.6)
+    assert coverage_share(0.2, 1.5) == 0.2 and coverage_share(0.2, -1.0) == 1.0  # clamped
+
+
 # -- a real library, embedded part-way ----------------------------------------------------------------
 
 CANONICAL = """# Install the Collector with Helm
@@ -272,3 +278,28 @@ def test_pending_embeddings_counts_chunks_before_and_after_chunking(tmp_path: Pa
         lib.embedding.chunk_dirty()
         assert lib.vectors.pending_chunks() == 6 * per_document
         assert lib.index_info().pending_embeddings == 6 * per_document
+
+
+def test_barely_embedded_hybrid_keeps_the_keyword_order_of_documents(
+    tmp_path: Path, server: EmbeddingsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One document of twelve has vectors: the vector side's best hit is only the best of that one, scaled to 1
+    like a best of all. At a flat keyword list's share it would lift that document over better keyword hits;
+    the keyword share grows as coverage falls (`coverage_share`), so the keyword order holds."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    old = time.time() - 3600
+    for i in range(12):  # the query's words less and less often, in notes of the same length: a flat BM25 list
+        words = ["collector pipeline"] * (12 - i) + [f"filler{i}x{j}" for j in range(2 * i)]
+        note = vault / f"n{i:02d}.md"
+        note.write_text(f"# Note {i}\n\n## Body\n\n{' '.join(words)}\n")
+        if i != 5:  # the worker embeds the newest document first: n05 only
+            os.utime(note, (old, old))
+    with Library(endpoint_settings(vault, tmp_path / "idx", server)) as lib:
+        lib.sync()
+        embed_part_way(lib, 1, monkeypatch)
+        assert lib.vectors is not None and lib.vectors.embedded_chunks() == 1
+        keyword = [r.id for r in lib.search("collector pipeline", mode="keyword", max_results=10).results]
+        hybrid = lib.search("collector pipeline", mode="hybrid", max_results=10)
+        assert hybrid.mode_used == "hybrid" and "Vectors cover" in (hybrid.note or "")
+        assert [r.id for r in hybrid.results] == keyword

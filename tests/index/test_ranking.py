@@ -71,3 +71,17 @@ def test_a_parent_just_below_the_one_child_asked_about_does_not_hide_it() -> Non
     hits = [(1.0, sec("Spans > Span Links", idx=4)), (0.92, sec("Spans", idx=1)), (0.3, sec("Resources", idx=9))]
     [group] = group_by_document([(s.doc_id, score, s) for score, s in hits], 5)
     assert paths(group.hits) == ["Spans > Span Links", "Spans", "Resources"]
+
+
+def test_a_document_bonus_is_a_share_of_the_best_score_given_to_the_leading_documents_only() -> None:
+    hits = [(f"{c}.md", score, sec("S", f"{c}.md")) for c, score in (("a", 10.0), ("b", 9.0), ("c", 8.0), ("d", 1.0))]
+    asked: list[list[str]] = []
+
+    def bonus(ids):
+        asked.append(list(ids))
+        return {"c.md": 0.3, "d.md": 5.0}  # d.md is not among the leading documents: it gains nothing
+
+    groups = group_by_document(hits, 3, bonus=bonus, candidates=3)
+    assert asked == [["a.md", "b.md", "c.md"]]
+    assert [(g.doc_id, g.score) for g in groups] == [("c.md", 11.0), ("a.md", 10.0), ("b.md", 9.0)]
+    assert [g.doc_id for g in group_by_document(hits, 3)] == ["a.md", "b.md", "c.md"]
