@@ -288,8 +288,13 @@ class Library:
     def keyword_hits(
         self, query: str, limit: int, folder: str | None = None, tags: Iterable[str] = ()
     ) -> list[KeywordHit]:
-        if self.read_only and time.monotonic() - self._languages_at > READER_REFRESH_SECONDS:
-            self._refresh_stats([], [])  # the writer may have indexed documents of another language meanwhile
+        if self.read_only:
+            if self.sqlite_catalog.committed_elsewhere():
+                # Without this, a reader answered "nothing found" for up to a second after the writer's commit
+                # while its catalog (and /health) already counted the new documents.
+                self.fulltext.reload()
+            if time.monotonic() - self._languages_at > READER_REFRESH_SECONDS:
+                self._refresh_stats([], [])  # the writer may have indexed documents of another language meanwhile
         q = self.fulltext.build_query(query, self._languages, folder or None, list(tags))
         if q is None:
             return []

@@ -359,6 +359,15 @@ class Catalog:
     def ids(self) -> list[str]:
         return [r[0] for r in self._conn().execute("select id from documents order by id")]
 
+    def committed_elsewhere(self) -> bool:
+        """Whether another connection (the writing process) committed since this thread last asked; True on a
+        thread's first question. The writer commits the full-text index before the catalog, so a reader that sees
+        a new catalog commit may reload its full-text searcher and find everything the catalog lists."""
+        version = self._conn().execute("pragma data_version").fetchone()[0]
+        last = getattr(self._local, "seen_version", None)
+        self._local.seen_version = version
+        return bool(last != version)
+
     def count(self) -> int:
         """Documents in the catalog, as committed by any process. Recounted only after a commit (`count(*)` scans
         the table, ~90 ms at 100k documents, and every search reports it): `data_version` moves when another

@@ -413,6 +413,10 @@ class FullTextIndex:
         words = " ".join(_WORD.findall(doc_id.rsplit(".", 1)[0] if "." in doc_id.rsplit("/", 1)[-1] else doc_id))
         return _stemming(self.language).analyze(self._pre_stemmed(words, lang))
 
+    def reload(self) -> None:
+        """Search the latest commit from now on (a reader: Tantivy's own reload lags a commit by up to a second)."""
+        self.index.reload()
+
     def commit(self) -> None:
         with self._writer_lock:
             if self._writer is not None:
