@@ -1,7 +1,8 @@
 """`mcp-docs serve --transport http --workers N`: N processes answer on one port over one index.
 
 One Python process answers one tool call at a time on the CPU (the GIL), so a team's concurrent searches
-queue behind each other. Here a supervisor binds the port and starts N worker processes that answer on it:
+queue behind each other. Here a supervisor binds the port once and starts N worker processes that all
+accept on that socket (the kernel hands each new connection to one of them):
 
 - worker 0 writes: it opens (creates, repairs) the index, reconciles it with the root, watches the root and
   embeds, exactly as a single `serve` does, and answers requests too;
@@ -9,13 +10,8 @@ queue behind each other. Here a supervisor binds the port and starts N worker pr
   index without a writer, never write into the index folder, and see each commit of the writer (SQLite WAL
   at once, Tantivy within about a second).
 
-Connections: on Linux each worker has its own listening socket on the port (SO_REUSEPORT), and the kernel
-spreads new connections over them by a hash of the client's address and port; elsewhere all workers accept on
-one socket. (On one shared socket, the split of a burst of connections depends on which worker wakes first,
-since asyncio accepts every waiting connection at once: a test's 30 connections could miss a worker entirely.)
-The supervisor binds and holds every worker's socket, so connections made while a worker starts or
-restarts wait in its queue instead of being refused. A connection may land on any worker, so server-side
-sessions cannot work: `--workers` implies `--stateless` (clients of the newest protocol have no sessions anyway).
+A connection may land on any worker, so server-side sessions cannot work: `--workers` implies `--stateless`
+(clients of the newest protocol have no sessions anyway).
 
 Faults: a worker that dies is reported on stderr and started again; while the writer is down, the readers'
 `/health` says "degraded" (searches still answer from the last commit). A worker that keeps dying
@@ -47,8 +43,8 @@ RESTART_WINDOW_SECONDS = 60.0
 STOP_SECONDS = 10.0  # a worker's graceful shutdown (uvicorn finishes the requests in flight), then SIGKILL
 READER_WAIT_SECONDS = 0.5
 FLAG_POLL_SECONDS = 0.05
-EXIT_REFUSED = 3  # a worker's exit status for "cannot start with these settings": restarting would not help
-BACKLOG = 2048  # uvicorn's default
+EXIT_REFUSED = 3
+BACKLOG = 2048  # uvicorn's default  # a worker's exit status for "cannot start with these settings": restarting would not help
 
 
 class SharedFlag:
@@ -103,31 +99,8 @@ class _Slot:
         return f"worker {self.index} ({self.role}, pid {pid})"
 
 
-def worker_listeners(host: str, listener: socket.socket, count: int) -> list[socket.socket]:
-    """One listening socket per worker on `listener`'s port (bound, not yet listening), or `listener` for each
-    where the kernel cannot spread connections over several sockets. `listener` was bound without
-    SO_REUSEPORT, so that it failed if anything (another `--workers` server of this user included) held the
-    port; it is closed here and its port bound again, with SO_REUSEPORT, by `count` sockets."""
-    from .server import bind_listener
-
-    if sys.platform != "linux" or not hasattr(socket, "SO_REUSEPORT"):
-        return [listener] * count  # BSD and macOS accept SO_REUSEPORT without balancing over the sockets
-    port = listener.getsockname()[1]  # the port chosen by the system when asked for port 0
-    listener.close()
-    sockets: list[socket.socket] = []
-    try:
-        for _ in range(count):
-            sockets.append(bind_listener(host, port, reuse_port=True))
-    except BaseException:  # taken in the instant between the check and now: the same "port in use" sentence
-        for sock in sockets:
-            sock.close()
-        raise
-    return sockets
-
-
 def serve_workers(settings: Settings, host: str, listener: socket.socket, token: str | None) -> None:
-    """Run `settings.workers` worker processes on `listener`'s port until interrupted; raise UserError if they
-    fail. Closes `listener`."""
+    """Run `settings.workers` worker processes on `listener` until interrupted; raise UserError if they fail."""
     from .server import serving_line
 
     if not settings.stateless:
@@ -141,7 +114,7 @@ def serve_workers(settings: Settings, host: str, listener: socket.socket, token:
     def start(slot: _Slot) -> None:
         slot.process = ctx.Process(
             target=_worker_main,
-            args=(settings, host, listeners[slot.index], token, slot.index, shared, level),
+            args=(settings, host, listener, token, slot.index, shared, level),
             name=f"mcp-docs-worker-{slot.index}",
             daemon=False,
         )
@@ -152,15 +125,13 @@ def serve_workers(settings: Settings, host: str, listener: socket.socket, token:
     def on_term(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt  # SIGTERM (a service manager, `docker stop`): the same clean stop as Ctrl-C
 
-    listeners = worker_listeners(host, listener, settings.workers)
     previous = signal.signal(signal.SIGTERM, on_term)
+    # Listening before the workers start: connections made while they load queue instead of being refused.
+    listener.listen(BACKLOG)
     try:
-        # Listening before the workers start: connections made while they load queue instead of being refused.
-        for sock in set(listeners):
-            sock.listen(BACKLOG)
         for slot in slots:
             start(slot)
-        print(serving_line(settings, host, listeners[0], token), file=sys.stderr, flush=True)
+        print(serving_line(settings, host, listener, token), file=sys.stderr, flush=True)
         while True:
             sentinels = {slot.process.sentinel: slot for slot in slots if slot.process is not None}
             for ready in multiprocessing.connection.wait(list(sentinels), timeout=1.0):
@@ -172,8 +143,6 @@ def serve_workers(settings: Settings, host: str, listener: socket.socket, token:
     finally:
         signal.signal(signal.SIGTERM, previous)
         _stop_all(slots, quiet=stopping)
-        for sock in set(listeners):
-            sock.close()
 
 
 def _handle_exit(slot: _Slot, shared: Shared) -> None:
@@ -221,7 +190,7 @@ def _worker_main(
     shared: Shared,
     log_level: int,
 ) -> None:
-    """One worker process: open the index (writing or reading), then answer HTTP on its socket."""
+    """One worker process: open the index (writing or reading), then answer HTTP on the shared socket."""
     logging.basicConfig(level=log_level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from .library import open_library
     from .server import INITIAL_SYNC_WAIT_SECONDS, ServerState, build_server, serve_http, start_background

@@ -5,7 +5,6 @@ Real `mcp-docs serve` processes on loopback ports, real MCP clients, the index i
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import signal
@@ -22,9 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_docs.cli import main
 from mcp_docs.errors import IndexBusy, UserError
 from mcp_docs.library import Library, open_library
-from mcp_docs.server import bind_listener
 from mcp_docs.settings import Settings
-from mcp_docs.workers import worker_listeners
 
 from .server_fixtures import child_env, free_port, make_vault, serve_args, start_http, stop, write
 
@@ -206,48 +203,6 @@ async def test_workers_share_the_port_and_the_index(workers_server) -> None:  # 
         return len(seen) >= 2 and set(seen.values()) == {17}
 
     _wait_for(every_worker_sees_it, 30, "all workers to count the new document")
-
-
-def _listening_sockets(port: int) -> int:
-    """Sockets in the LISTEN state on `port`, from the kernel's table (Linux)."""
-    table = Path("/proc/net/tcp").read_text().splitlines()[1:]
-    return sum(1 for line in table if line.split()[1].endswith(f":{port:04X}") and line.split()[3] == "0A")
-
-
-@pytest.mark.skipif(sys.platform != "linux", reason="one listening socket per worker is Linux's SO_REUSEPORT")
-def test_a_burst_of_keep_alive_connections_reaches_every_worker(workers_server) -> None:  # type: ignore[no-untyped-def]
-    """Clients that connect at once and keep their connections: on one shared listening socket the worker that
-    woke first could accept them all (this test's 30 connections missed one of 3 workers there), and the others
-    sat idle; with a socket per worker the kernel spreads them."""
-    _proc, port, _root, _log = workers_server
-    assert _listening_sockets(port) == 3  # one per worker, held by the supervisor
-    connections = [http.client.HTTPConnection("127.0.0.1", port, timeout=30) for _ in range(30)]
-    for c in connections:
-        c.connect()  # all connected (queued by the kernel) before any request
-    holders: list[int] = []
-    for c in connections:  # each keep-alive connection's worker answers its /health
-        c.request("GET", "/health")
-        holders.append(json.loads(c.getresponse().read())["worker"]["pid"])
-    for c in connections:
-        c.close()
-    # The kernel picks a socket by a hash of the client's port: all 30 on 2 of 3 workers has odds 3 x (2/3)^30.
-    assert len(set(holders)) == 3, holders
-
-
-def test_a_second_workers_server_cannot_take_the_port_of_a_first() -> None:
-    """Sockets with SO_REUSEPORT share a port with any other such socket of the same user: the supervisor
-    checks the port with a plain socket first, so a second `--workers` server gets "port in use"."""
-    first = worker_listeners("127.0.0.1", bind_listener("127.0.0.1", 0), 2)
-    try:
-        port = first[0].getsockname()[1]
-        assert len({id(s) for s in first}) == 2 and {s.getsockname()[1] for s in first} == {port}
-        for sock in first:
-            sock.listen()
-        with pytest.raises(UserError, match=f"port {port} is already in use"):
-            bind_listener("127.0.0.1", port)
-    finally:
-        for sock in first:
-            sock.close()
 
 
 def test_a_dead_worker_is_reported_and_replaced(workers_server) -> None:  # type: ignore[no-untyped-def]
