@@ -349,10 +349,18 @@ class Library:
             )
 
             try:
+                covered = self.vectors.coverage()  # once: the fusion weighs by it, the note reports it
                 ranked = hybrid.search(
-                    self.vectors, self.keyword_sections, query, limit, mode_used, folder_norm or None, tag_list
+                    self.vectors,
+                    self.keyword_sections,
+                    query,
+                    limit,
+                    mode_used,
+                    folder_norm or None,
+                    tag_list,
+                    coverage=covered,
                 )
-                note = self.vectors.coverage_note(mode_used)
+                note = self.vectors.coverage_note(mode_used, covered)
             except EmbedderError as exc:
                 mode_used = "keyword"
                 note = f"{mode} search failed ({exc}): keyword results shown."

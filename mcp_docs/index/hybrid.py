@@ -137,9 +137,11 @@ def search(
     folder: str | None,
     tags: list[str],
     *,
+    coverage: float = 1.0,
     candidates: int = CANDIDATES,
 ) -> list[tuple[RankedSection, float]]:
     """Sections best first with their score (similarity for semantic, fused score for hybrid).
+    `coverage`: the store's `coverage()`, the fraction of the collection with vectors (see `fuse`).
 
     `limit` is how many sections the caller groups into documents (at least 50); each side gets
     `max(candidates, limit)` candidates, so asking for 100 documents still fuses deep enough lists.
@@ -154,4 +156,4 @@ def search(
     waiting = store.waiting_sections(
         [(s.doc_id, s.section_idx) for s, _ in keyword_hits] + [(h.doc_id, h.section_idx) for h in vector_hits]
     )
-    return fuse(keyword_hits, vector_hits, limit, waiting=waiting, coverage=store.coverage(), min_similarity=cutoff)
+    return fuse(keyword_hits, vector_hits, limit, waiting=waiting, coverage=coverage, min_similarity=cutoff)

@@ -77,7 +77,7 @@ class VectorSearch(Protocol):
 
     def coverage(self) -> float: ...
 
-    def coverage_note(self, mode: str) -> str | None: ...
+    def coverage_note(self, mode: str, covered: float | None = None) -> str | None: ...
 
     def unavailable_reason(self) -> str | None: ...
 
@@ -102,11 +102,14 @@ def coverage(store: VectorSearch) -> float:
     return embedded / (embedded + pending)
 
 
-def coverage_note(store: VectorSearch, mode: str) -> str | None:
-    """One sentence while vectors cover only part of the collection (and why, if embedding failed); either store."""
-    if store.pending() == 0:
+def coverage_note(store: VectorSearch, mode: str, covered: float | None = None) -> str | None:
+    """One sentence while vectors cover only part of the collection (and why, if embedding failed); either store.
+    `covered`: the store's `coverage()` when the caller already has it (a search uses it for the fusion too)."""
+    if covered is None:
+        covered = coverage(store)
+    if covered >= 1.0:
         return None
-    share = 100 * coverage(store)
+    share = 100 * covered
     percent = "<1" if 0 < share < 1 else str(min(99, int(share)))
     why = f" ({store.error})" if store.error else ""
     rest = "ranked by keyword alone" if mode == "hybrid" else "not found by semantic search yet"

@@ -538,8 +538,8 @@ class VectorStore:
     def coverage(self) -> float:
         return coverage(self)
 
-    def coverage_note(self, mode: str) -> str | None:
-        return coverage_note(self, mode)
+    def coverage_note(self, mode: str, covered: float | None = None) -> str | None:
+        return coverage_note(self, mode, covered)
 
     def waiting_sections(self, keys: Iterable[tuple[str, int]]) -> set[tuple[str, int]]:
         """Of these sections, those still without vectors: a chunk not embedded yet, or a document not (re)chunked yet."""

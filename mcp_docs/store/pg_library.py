@@ -288,8 +288,8 @@ class PgVectors:
     def coverage(self) -> float:
         return coverage(self)
 
-    def coverage_note(self, mode: str) -> str | None:
-        return coverage_note(self, mode)
+    def coverage_note(self, mode: str, covered: float | None = None) -> str | None:
+        return coverage_note(self, mode, covered)
 
     def unavailable_reason(self) -> str | None:
         return unavailable_reason(self)
