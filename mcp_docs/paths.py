@@ -274,7 +274,16 @@ class Jail:
         clean = [p for p in parts if p not in ("", ".")]
         if not clean:
             return self.root
-        return self.root.joinpath(*clean)
+        meant = self.root.joinpath(*clean)
+        # The checks above ran on the decoded form, the stricter one. But on POSIX a backslash or a '%41' is
+        # an ordinary character of a file name, and the scan gives such a file its name as its id: when the id
+        # names an existing file exactly as written, that file is the one meant (else `notes\draft.md` or
+        # `50%25.md` would be indexed, listed and searchable, yet unreadable, and never embedded).
+        if os.sep == "/" and raw != text:
+            literal = [p for p in PurePosixPath(raw).parts if p not in ("", ".")]
+            if literal and os.path.lexists(self.root.joinpath(*literal)):
+                return self.root.joinpath(*literal)
+        return meant
 
 
 def _sizes(size: int, limit: int) -> tuple[str, str]:

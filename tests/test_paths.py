@@ -221,3 +221,42 @@ def test_read_bytes_refuses_a_fifo_without_hanging(vault: Path) -> None:
     for name in ("pipe.md", "to-pipe.md"):  # no writer ever comes: a blocking open would wait forever
         with pytest.raises(IsADirectoryError):
             jail.read_bytes(vault / name, 1000)
+
+
+@pytest.mark.skipif(os.sep != "/", reason="a backslash is a separator on Windows")
+def test_ids_with_backslashes_or_percent_escapes_in_file_names_resolve_to_those_files(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    (root / "notes").mkdir(parents=True)
+    odd = [r"notes\draft.md", "50%25 done.md", "a%2fb.md"]
+    for name in odd:
+        (root / name).write_text("# Odd\n\nan odd name\n")
+    jail = Jail(root)
+    for name in odd:
+        assert jail.resolve_id(name) == root / name
+    # the decoded form still decides what is refused: a literal file cannot open a way out
+    (root / "%2e%2e").mkdir()
+    for attack in ("%2e%2e/%2e%2e/etc/passwd", "..\\..\\etc\\passwd", "notes\\..\\..\\x.md"):
+        with pytest.raises(PathOutsideRoot):
+            jail.resolve_id(attack)
+
+
+@pytest.mark.skipif(os.sep != "/", reason="a backslash is a separator on Windows")
+def test_a_note_with_a_backslash_in_its_name_is_read_and_embedded(tmp_path: Path) -> None:
+    from mcp_docs.library import Library
+    from mcp_docs.settings import Settings
+    from mcp_docs.tools import DocsTools
+
+    root = tmp_path / "vault"
+    root.mkdir()
+    (root / r"deploy\prod.md").write_text("# Deploy\n\nRun kubectl apply on the cluster.\n")
+    (root / "plain.md").write_text("# Plain\n\nNothing odd here.\n")
+    with Library(Settings.load(root, tmp_path / "index", embeddings="local", environ={})) as lib:
+        lib.sync()
+        assert lib.embedding is not None and lib.vectors is not None
+        lib.embedding.build()
+        assert lib.vectors.coverage() == 1.0
+        tools = DocsTools(lib)  # before: listed and searchable, but "No document" when read, and never embedded
+        assert [r.id for r in tools.search_documents("kubectl", mode="keyword").results] == [r"deploy\prod.md"]
+        assert "kubectl apply" in tools.read_document(r"deploy\prod.md").content
+    with Library(Settings.load(root, tmp_path / "index", embeddings="local", environ={})) as lib:
+        assert lib.vectors is not None and lib.vectors.status()["pending"] == 0  # as `mcp-docs status` sees it
