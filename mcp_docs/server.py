@@ -488,14 +488,20 @@ def uvicorn_config(app: ASGIApp, **options: Any) -> uvicorn.Config:
     )
 
 
-def bind_listener(host: str, port: int) -> socket.socket:
-    """The listening socket for uvicorn, bound here so that a taken port is one clear sentence, not a traceback."""
+def bind_listener(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
+    """The listening socket for uvicorn, bound here so that a taken port is one clear sentence, not a traceback.
+
+    `reuse_port`: SO_REUSEPORT, so that several sockets share the port, each listening one with its own queue
+    of connections (`--workers` on Linux, see workers.py). Linux lets a socket into the port's group only with
+    the effective user id of the sockets already there: another user's program cannot take its connections."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP named, not 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on connections whose socket
     # says TCP, and with it on, a response written in several pieces can wait for the client's delayed ACK
     # (up to ~40 ms per call on Linux).
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: restart over TIME_WAIT
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     try:
         sock.bind((host.strip("[]"), port))
     except OSError as exc:

@@ -1,14 +1,29 @@
 """`mcp-docs serve --transport http --workers N`: N processes answer on one port over one index.
 
 One Python process answers one tool call at a time on the CPU (the GIL), so a team's concurrent searches
-queue behind each other. Here a supervisor binds the port once and starts N worker processes that all
-accept on that socket (the kernel hands each new connection to one of them):
+queue behind each other. Here a supervisor holds the port and starts N worker processes that answer on it:
 
 - worker 0 writes: it opens (creates, repairs) the index, reconciles it with the root, watches the root and
   embeds, exactly as a single `serve` does, and answers requests too;
 - workers 1..N-1 only read: they open the catalog and vectors with SQLite's read-only mode and the Tantivy
   index without a writer, never write into the index folder, and see each commit of the writer (SQLite WAL
   at once, Tantivy within about a second).
+
+Connections, on Linux: each worker binds its own socket on the port with SO_REUSEPORT and listens on it once
+its index is open; the kernel hands each new connection to one of the listening sockets by a hash of the
+client's address and port, so a burst of connections is spread over the workers. (On one shared socket the
+worker whose event loop woke first accepted the whole burst, since asyncio accepts every waiting connection at
+once: 16 keep-alive clients all on one worker in 2 of 3 benchmark rounds, the others idle.) The supervisor
+keeps the port bound but never listens on it, so it takes no connection (see `hold_port`). A worker's socket
+is its own: when the worker dies the kernel closes it, and new connections go to the live workers at once; the
+connections still waiting in its queue (taken by the kernel, not yet accepted by the worker) are reset, and
+their clients see a connection reset (an HTTP client may retry). While no worker listens (at start, or every
+worker down at once) connections are refused until one is back; the serving line is printed once the first
+worker listens, so a client that waits for it is not refused. Linux lets only sockets of the same effective
+user id into a port's SO_REUSEPORT group: another user's program cannot take a share of the connections.
+Elsewhere (macOS and the BSDs accept SO_REUSEPORT without spreading connections, Windows has none) the
+supervisor listens on one socket that every worker accepts on; connections made while a worker starts wait
+in its queue.
 
 A connection may land on any worker, so server-side sessions cannot work: `--workers` implies `--stateless`
 (clients of the newest protocol have no sessions anyway).
@@ -43,8 +58,8 @@ RESTART_WINDOW_SECONDS = 60.0
 STOP_SECONDS = 10.0  # a worker's graceful shutdown (uvicorn finishes the requests in flight), then SIGKILL
 READER_WAIT_SECONDS = 0.5
 FLAG_POLL_SECONDS = 0.05
-EXIT_REFUSED = 3
-BACKLOG = 2048  # uvicorn's default  # a worker's exit status for "cannot start with these settings": restarting would not help
+EXIT_REFUSED = 3  # a worker's exit status for "cannot start with these settings": restarting would not help
+BACKLOG = 2048  # uvicorn's default
 
 
 class SharedFlag:
@@ -82,6 +97,7 @@ class Shared:
     storage_ready: SharedFlag  # the writer has opened (created or repaired) the index folder: readers may open it
     initial_sync_done: SharedFlag  # the writer's first reconciliation is over (/health "indexing", search notes)
     writer_up: SharedFlag  # the writer is running; cleared by the supervisor when it dies
+    listening: SharedFlag  # a worker listens: the supervisor prints the serving line
 
 
 @dataclass
@@ -99,22 +115,52 @@ class _Slot:
         return f"worker {self.index} ({self.role}, pid {pid})"
 
 
+def hold_port(host: str, listener: socket.socket) -> tuple[socket.socket, socket.socket | None]:
+    """The socket the supervisor holds on `listener`'s port, and the listening socket every worker shares, or
+    None where each worker binds and listens on its own (Linux). `listener` comes from `bind_listener`, bound
+    without SO_REUSEPORT: that bind failed if anything listened on the port, another `--workers` server of
+    this user included (its SO_REUSEPORT sockets would have let ours into their group)."""
+    from .server import bind_listener
+
+    if sys.platform != "linux" or not hasattr(socket, "SO_REUSEPORT"):
+        # macOS and the BSDs give every connection to one socket of a SO_REUSEPORT port (the newest): all the
+        # workers accept on one socket instead, listening now so connections made while they load wait.
+        listener.listen(BACKLOG)
+        return listener, listener
+    # The port, with SO_REUSEPORT so the workers' sockets can bind it too, held and never listened on: a TCP
+    # socket enters the port's group, and the kernel's table of listening sockets that incoming connections are
+    # matched against, only at listen(); bound, it takes no connection (with only this socket, a connection is
+    # refused; beside one listening worker, that worker accepts them all: tests/test_server_workers.py). It
+    # keeps the port while workers restart against binds without SO_REUSEADDR; a program that sets
+    # SO_REUSEADDR could still listen on it while no worker does, as in a single `serve` between binding and
+    # uvicorn's start (the workers would then stop with "port in use"). Bound beside `listener` (both
+    # SO_REUSEADDR, neither listening), then `listener` is closed: no instant where the port is free.
+    try:
+        held = bind_listener(host, listener.getsockname()[1], reuse_port=True)
+    finally:
+        listener.close()
+    return held, None
+
+
 def serve_workers(settings: Settings, host: str, listener: socket.socket, token: str | None) -> None:
-    """Run `settings.workers` worker processes on `listener` until interrupted; raise UserError if they fail."""
+    """Run `settings.workers` worker processes on `listener`'s port until interrupted; raise UserError if they
+    fail. Closes `listener`."""
     from .server import serving_line
 
     if not settings.stateless:
         log.info("--workers implies --stateless: a session's requests could reach any worker")
         settings = replace(settings, stateless=True)
     ctx = multiprocessing.get_context("spawn")  # no fork of a process that may hold threads and open files
-    shared = Shared(SharedFlag(ctx), SharedFlag(ctx), SharedFlag(ctx))
+    shared = Shared(SharedFlag(ctx), SharedFlag(ctx), SharedFlag(ctx), SharedFlag(ctx))
     slots = [_Slot(i) for i in range(settings.workers)]
     level = logging.getLogger("mcp_docs").getEffectiveLevel()
+    held, common = hold_port(host, listener)
+    port = held.getsockname()[1]  # the one the system chose when asked for port 0
 
     def start(slot: _Slot) -> None:
         slot.process = ctx.Process(
             target=_worker_main,
-            args=(settings, host, listener, token, slot.index, shared, level),
+            args=(settings, host, port, common, token, slot.index, shared, level),
             name=f"mcp-docs-worker-{slot.index}",
             daemon=False,
         )
@@ -126,23 +172,26 @@ def serve_workers(settings: Settings, host: str, listener: socket.socket, token:
         raise KeyboardInterrupt  # SIGTERM (a service manager, `docker stop`): the same clean stop as Ctrl-C
 
     previous = signal.signal(signal.SIGTERM, on_term)
-    # Listening before the workers start: connections made while they load queue instead of being refused.
-    listener.listen(BACKLOG)
+    announced = False
     try:
         for slot in slots:
             start(slot)
-        print(serving_line(settings, host, listener, token), file=sys.stderr, flush=True)
         while True:
             sentinels = {slot.process.sentinel: slot for slot in slots if slot.process is not None}
-            for ready in multiprocessing.connection.wait(list(sentinels), timeout=1.0):
+            timeout = 1.0 if announced else FLAG_POLL_SECONDS
+            for ready in multiprocessing.connection.wait(list(sentinels), timeout=timeout):
                 slot = sentinels[ready]  # type: ignore[index]
                 _handle_exit(slot, shared)
                 start(slot)
+            if not announced and shared.listening.is_set():
+                print(serving_line(settings, host, held, token), file=sys.stderr, flush=True)
+                announced = True
     except KeyboardInterrupt:
         stopping = True
     finally:
         signal.signal(signal.SIGTERM, previous)
         _stop_all(slots, quiet=stopping)
+        held.close()
 
 
 def _handle_exit(slot: _Slot, shared: Shared) -> None:
@@ -184,16 +233,25 @@ def _stop_all(slots: list[_Slot], quiet: bool) -> None:
 def _worker_main(
     settings: Settings,
     host: str,
-    listener: socket.socket,
+    port: int,
+    common: socket.socket | None,
     token: str | None,
     index: int,
     shared: Shared,
     log_level: int,
 ) -> None:
-    """One worker process: open the index (writing or reading), then answer HTTP on the shared socket."""
+    """One worker process: open the index (writing or reading), then answer HTTP on its own socket on `port`,
+    or on `common`, the supervisor's socket shared by all (see `hold_port`)."""
     logging.basicConfig(level=log_level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from .library import open_library
-    from .server import INITIAL_SYNC_WAIT_SECONDS, ServerState, build_server, serve_http, start_background
+    from .server import (
+        INITIAL_SYNC_WAIT_SECONDS,
+        ServerState,
+        bind_listener,
+        build_server,
+        serve_http,
+        start_background,
+    )
 
     writer = index == 0
     try:
@@ -215,7 +273,21 @@ def _worker_main(
     try:
         if writer:
             state.initial_sync_done.wait(INITIAL_SYNC_WAIT_SECONDS)
-        serve_http(build_server(library, state), settings, host, listener, token)
+        mcp = build_server(library, state)
+        if common is None:
+            # Listening only now, with the index open: until then the kernel gives this worker no connection.
+            # The socket is this process's alone, so the kernel closes it (and takes it out of the port's group)
+            # the moment the process dies.
+            try:
+                sock = bind_listener(host, port, reuse_port=True)
+            except UserError as exc:  # taken by another program while no worker listened (see hold_port)
+                print(f"mcp-docs: worker {index}: {exc}", file=sys.stderr, flush=True)
+                sys.exit(EXIT_REFUSED)
+            sock.listen(BACKLOG)
+        else:
+            sock = common
+        shared.listening.set()
+        serve_http(mcp, settings, host, sock, token)
     except KeyboardInterrupt:
         pass
     finally:

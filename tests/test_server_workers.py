@@ -5,9 +5,11 @@ Real `mcp-docs serve` processes on loopback ports, real MCP clients, the index i
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -21,7 +23,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_docs.cli import main
 from mcp_docs.errors import IndexBusy, UserError
 from mcp_docs.library import Library, open_library
+from mcp_docs.server import bind_listener
 from mcp_docs.settings import Settings
+from mcp_docs.workers import hold_port
 
 from .server_fixtures import child_env, free_port, make_vault, serve_args, start_http, stop, write
 
@@ -154,6 +158,9 @@ def workers_server(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no
             stderr=err,
         )
     try:
+        _wait_for(lambda: b"mcp-docs: serving" in log.read_bytes(), 90, "the serving line")
+        # At once, no retry: the line is printed once a worker listens, so a client that waits for it is answered.
+        assert _health(port)["status"] == "ok"
         _wait_for(lambda: _roles(port, 40) >= {"writer", "reader"}, 60, "the workers to answer")
         yield proc, port, root, log
     finally:
@@ -205,17 +212,68 @@ async def test_workers_share_the_port_and_the_index(workers_server) -> None:  # 
     _wait_for(every_worker_sees_it, 30, "all workers to count the new document")
 
 
+def _listening_sockets(port: int) -> int:
+    """Sockets in the LISTEN state on `port`, from the kernel's table (Linux, IPv4)."""
+    table = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    return sum(1 for line in table if line.split()[1].endswith(f":{port:04X}") and line.split()[3] == "0A")
+
+
+def _answering_pids(port: int, count: int) -> list[int]:
+    """`count` keep-alive connections, all connected before any request (as a burst of clients), then each
+    asked which worker holds it."""
+    connections = [http.client.HTTPConnection("127.0.0.1", port, timeout=30) for _ in range(count)]
+    try:
+        for c in connections:
+            c.connect()
+        pids = []
+        for c in connections:
+            c.request("GET", "/health")
+            pids.append(int(json.loads(c.getresponse().read())["worker"]["pid"]))
+        return pids
+    finally:
+        for c in connections:
+            c.close()
+
+
+linux_only = pytest.mark.skipif(sys.platform != "linux", reason="a listening socket per worker is Linux's SO_REUSEPORT")
+
+
+@linux_only
+def test_a_burst_of_keep_alive_connections_reaches_every_worker(workers_server) -> None:  # type: ignore[no-untyped-def]
+    """On one shared listening socket, the worker whose event loop woke first accepted a whole burst (16
+    benchmark clients on one worker in 2 of 3 rounds) and the others sat idle; with a socket per worker the
+    kernel spreads the connections by a hash of the client's port."""
+    _proc, port, _root, _log = workers_server
+    _wait_for(lambda: _listening_sockets(port) == 3, 60, "one listening socket per worker, none for the supervisor")
+    pids = _answering_pids(port, 48)
+    assert len(set(pids)) == 3, pids  # all 48 on 2 of 3 workers: odds 3 x (2/3)^48, about 1e-8
+
+
+@linux_only
+def test_new_connections_skip_a_dead_worker_at_once(workers_server) -> None:  # type: ignore[no-untyped-def]
+    """A worker's socket is its own: when it dies the kernel closes it, and connections made before its
+    replacement listens reach the live workers (held by the supervisor, they waited in the dead one's queue)."""
+    _proc, port, _root, _log = workers_server
+    _wait_for(lambda: _listening_sockets(port) == 3, 60, "every worker listening")
+    pids = _worker_pids(port)
+    reader = next(pid for pid, role in pids.items() if role == "reader")
+    os.kill(reader, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while _listening_sockets(port) != 2:  # the kernel closed the dead worker's socket (its replacement is seconds away)
+        assert time.monotonic() < deadline, "the dead worker's socket stayed open"
+        time.sleep(0.01)
+    answered = _answering_pids(port, 16)
+    assert set(answered) <= set(pids) - {reader}, answered  # the live workers, none of them waiting for a new one
+    _wait_for(lambda: _listening_sockets(port) == 3, 60, "the replacement listening")
+
+
 def test_a_dead_worker_is_reported_and_replaced(workers_server) -> None:  # type: ignore[no-untyped-def]
     proc, port, _root, log = workers_server
     pids = _worker_pids(port)
     reader = next(pid for pid, role in pids.items() if role == "reader")
     os.kill(reader, signal.SIGKILL)
-    _wait_for(
-        lambda: b"was killed by signal 9; starting it again" in log.read_bytes(),
-        30,
-        "the report",
-    )
-    assert f"(reader, pid {reader})".encode() in log.read_bytes()
+    report = f"(reader, pid {reader}) was killed by signal 9; starting it again".encode()
+    _wait_for(lambda: report in log.read_bytes(), 30, "the report")  # this reader's: an earlier test killed one too
     writer = next(pid for pid, role in pids.items() if role == "writer")
     os.kill(writer, signal.SIGKILL)
     # While the writer restarts, readers say so; then a new writer answers again.
@@ -228,6 +286,43 @@ def test_a_dead_worker_is_reported_and_replaced(workers_server) -> None:  # type
     _wait_for(lambda: all(_health(port)["status"] == "ok" for _ in range(20)), 30, "all workers healthy")
     assert proc.poll() is None
     assert b"Traceback" not in log.read_bytes()
+
+
+@linux_only
+def test_the_supervisors_socket_holds_the_port_and_takes_no_connection() -> None:
+    """The supervisor's SO_REUSEPORT socket is bound and never listens: the kernel gives it no connection (a
+    TCP socket joins the port's group of listening sockets only at listen()), so none can wait in it for a
+    worker; and a plain socket (another server, ours without --workers) still cannot take the port."""
+    held, common = hold_port("127.0.0.1", bind_listener("127.0.0.1", 0))
+    port = held.getsockname()[1]
+    try:
+        assert common is None
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", port), timeout=5)
+        worker = bind_listener("127.0.0.1", port, reuse_port=True)
+        worker.listen()
+        worker.settimeout(5)
+        clients = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(20)]
+        accepted = [worker.accept()[0] for _ in clients]  # all 20 reach the one listening socket
+        with pytest.raises(UserError, match=f"port {port} is already in use"):
+            bind_listener("127.0.0.1", port)
+        for sock in (*clients, *accepted, worker):
+            sock.close()
+        with pytest.raises(ConnectionRefusedError):  # no worker listening: refused, not parked in `held`
+            socket.create_connection(("127.0.0.1", port), timeout=5)
+    finally:
+        held.close()
+
+
+def test_without_a_balancing_reuseport_the_workers_share_one_listening_socket(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "platform", "darwin")
+    listener = bind_listener("127.0.0.1", 0)
+    held, common = hold_port("127.0.0.1", listener)
+    try:
+        assert held is listener and common is listener
+        socket.create_connection(listener.getsockname(), timeout=5).close()  # listening already: queued
+    finally:
+        listener.close()
 
 
 def test_a_worker_that_cannot_start_stops_the_server_with_one_sentence(tmp_path: Path) -> None:
