@@ -387,6 +387,15 @@ class Catalog:
         """Documents per language code."""
         return {r[0]: r[1] for r in self._conn().execute("select lang, count(*) from documents group by lang")}
 
+    def documents_by_language(self, besides: str) -> dict[str, list[str]]:
+        """The ids of the documents in each language other than `besides` (the collection's main language)."""
+        out: dict[str, list[str]] = {}
+        for lang, doc_id in self._conn().execute(
+            "select lang, id from documents where lang != ? order by id", (besides,)
+        ):
+            out.setdefault(lang, []).append(doc_id)
+        return out
+
     def problems(self) -> list[Problem]:
         return [Problem(*r) for r in self._conn().execute("select path, kind, detail from problems order by path")]
 

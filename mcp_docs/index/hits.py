@@ -21,6 +21,8 @@ class RankedSection:
 
 @dataclass(frozen=True)
 class VectorHit:
+    """A section found by the vector side, scored by its best chunk's cosine similarity."""
+
     doc_id: str
     section_idx: int
     similarity: float
@@ -29,5 +31,5 @@ class VectorHit:
     heading_path: str
     line_start: int
     line_end: int
-    piece: str
+    piece: str  # the chunk's text without its title and heading prefix
     tags: tuple[str, ...]

@@ -47,6 +47,7 @@ from . import integrity, ownership
 from .catalog import SCHEMA_VERSION, SQLITE_SUFFIXES, Catalog, folder_of
 from .chunking import chunk_document
 from .hits import VectorHit
+from .language_mix import CENTROID_SAMPLE, MIN_CENTROID_CHUNKS, language_shifts, merge
 from .sqlite_tx import immediate_transaction
 from .store_api import coverage, coverage_note, unavailable_reason
 
@@ -97,6 +98,8 @@ create index if not exists chunks_hash on chunks(hash);
 create index if not exists chunks_pending on chunks(id) where embedded = 0;
 """
 
+# Documents a search keeps to (True) or leaves out (False), by id; None: no such filter.
+DocFilter = tuple[bool, Sequence[str]] | None
 # A chunk waiting for its vector: (chunk id, text to embed).
 PendingChunk = tuple[int, str]
 
@@ -162,6 +165,8 @@ class VectorStore:
         self.busy = False  # set by the embedding worker while it runs, for status()
         self.settings: Settings | None = None  # a reader's, to follow the writer's model (follow_writer)
         self._query_cache: dict[str, np.ndarray] = {}
+        # (languages, embedded chunks, when) → each language's mean chunk vector (language_centroids)
+        self._centroids: tuple[tuple[str, ...], int, float, dict[str, np.ndarray]] | None = None
         self.last_rate: float | None = None  # chunks/s of the last embedding run
         conn = self._conn()
         # A damaged page would otherwise surface later, as a raw error in the middle of a search.
@@ -614,9 +619,13 @@ class VectorStore:
             self._query_cache[text] = vector
         return vector
 
-    def _filter_sql(self, folder: str | None, tags: Sequence[str]) -> tuple[str, list[Any]]:
+    def _filter_sql(self, folder: str | None, tags: Sequence[str], docs: DocFilter = None) -> tuple[str, list[Any]]:
         where: list[str] = []
         args: list[Any] = []
+        if docs is not None:
+            inside, ids = docs
+            where.append(f"c.doc_id {'in' if inside else 'not in'} (select value from json_each(?))")
+            args.append(json.dumps(ids))
         if folder:
             where.append("(d.folder = ? or substr(d.folder, 1, ?) = ?)")
             args += [folder, len(folder) + 1, folder + "/"]
@@ -626,7 +635,7 @@ class VectorStore:
         return " and ".join(where), args
 
     def knn(
-        self, query: np.ndarray, k: int, folder: str | None = None, tags: Sequence[str] = ()
+        self, query: np.ndarray, k: int, folder: str | None = None, tags: Sequence[str] = (), docs: DocFilter = None
     ) -> list[tuple[int, float]]:
         """The k nearest embedded chunks (id, cosine distance), filters applied before the cut."""
         if not self._vec_exists():
@@ -634,7 +643,7 @@ class VectorStore:
         conn = self._conn()
         q = np.ascontiguousarray(query, dtype=np.float32)
         k = max(1, min(int(k), MAX_K))
-        where, args = self._filter_sql(folder, tags)
+        where, args = self._filter_sql(folder, tags, docs)
         if not where:
             return [
                 (int(r[0]), float(r[1]))
@@ -672,8 +681,71 @@ class VectorStore:
     def section_hits(
         self, query: np.ndarray, limit: int, folder: str | None = None, tags: Sequence[str] = ()
     ) -> list[VectorHit]:
-        """KNN over chunks, grouped to sections (a section scores with its best chunk), best first."""
-        nearest = self.knn(query, limit * 3, folder, tags)
+        """KNN over chunks, grouped to sections (a section scores with its best chunk), best first.
+
+        In a collection of several languages, each language is searched on its own and its cosines are put on a
+        common scale (language_mix): a multilingual model otherwise ranks any page in the query's language above
+        the page in another language that answers it. With one language, the cosines are returned as they are."""
+        split = self._language_split()
+        if split is not None:
+            main, others = split
+            shifts = language_shifts(query, self.language_centroids(main, others))
+            if shifts:
+                minority = [doc_id for ids in others.values() for doc_id in ids]
+                per_language = {main: self._section_hits(query, limit, folder, tags, (False, minority))}
+                for lang, ids in others.items():
+                    per_language[lang] = self._section_hits(query, limit, folder, tags, (True, ids))
+                return merge(per_language, shifts, limit)
+        return self._section_hits(query, limit, folder, tags)
+
+    def _language_split(self) -> tuple[str, dict[str, list[str]]] | None:
+        """(the language of most documents, the ids of the others' documents per language), or None for a
+        collection in one language (the catalog's: the languages of the documents as last indexed)."""
+        counts = self.catalog.language_counts()
+        if len(counts) < 2:
+            return None
+        main = max(sorted(counts), key=lambda lang: counts[lang])
+        return main, self.catalog.documents_by_language(main)
+
+    def language_centroids(self, main: str, others: dict[str, list[str]]) -> dict[str, np.ndarray]:
+        """Each language's mean chunk vector (over at most CENTROID_SAMPLE embedded chunks, evenly spread), for
+        the languages with at least MIN_CENTROID_CHUNKS; `main`'s chunks are those of no other language. Kept
+        while the languages stay and the embedded chunks change by less than a tenth, looked at every few seconds."""
+        key = (main, *sorted(others))
+        cached = self._centroids
+        now = time.monotonic()
+        if cached is not None and cached[0] == key and now - cached[2] < READER_REFRESH_SECONDS:
+            return cached[3]
+        embedded = self.embedded_chunks()
+        if cached is not None and cached[0] == key and abs(embedded - cached[1]) <= 0.1 * cached[1]:
+            self._centroids = (key, cached[1], now, cached[3])
+            return cached[3]
+        lang_of = {doc_id: lang for lang, ids in others.items() for doc_id in ids}
+        conn = self._conn()
+        chunk_ids: dict[str, list[int]] = {}
+        for cid, doc_id in conn.execute("select id, doc_id from chunks where embedded = 1 order by id"):
+            chunk_ids.setdefault(lang_of.get(doc_id, main), []).append(cid)
+        centroids: dict[str, np.ndarray] = {}
+        for lang, ids in chunk_ids.items():
+            if len(ids) < MIN_CENTROID_CHUNKS:
+                continue
+            step = max(1, len(ids) // CENTROID_SAMPLE)
+            sample = json.dumps(ids[::step][:CENTROID_SAMPLE])
+            blobs = [
+                bytes(r[0])  # the vec column holds float32 blobs
+                for r in conn.execute(
+                    "select v.embedding from json_each(?) j join vec v on v.chunk_id = j.value", (sample,)
+                )
+            ]
+            if blobs:
+                centroids[lang] = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1).mean(axis=0)
+        self._centroids = (key, embedded, now, centroids)
+        return centroids
+
+    def _section_hits(
+        self, query: np.ndarray, limit: int, folder: str | None, tags: Sequence[str], docs: DocFilter = None
+    ) -> list[VectorHit]:
+        nearest = self.knn(query, limit * 3, folder, tags, docs)
         if not nearest:
             return []
         rows: list[tuple[Any, ...]] = (

