@@ -7,6 +7,9 @@
   per query by how far its best hits stand out (`query_keyword_share`). The library then groups sections
   to documents. Scores, not ranks: a keyword hit far ahead of the next keeps its lead, and with no
   vectors the fused scores are the keyword scores scaled, so documents group exactly as in keyword search.
+- a collection in several languages (both modes): each language's cosines are put on the query's language's
+  scale (language_mix), and in hybrid the vector side gives each rank to a language (`interleave`): BM25 scores
+  do not compare across languages. A collection in one language is ranked exactly as before.
 
 The constants are tuned on the OpenTelemetry question set and SciFact
 (benchmarks/semantic_eval.py; figures in benchmarks/REPORT.md).
@@ -18,6 +21,7 @@ import heapq
 from collections.abc import Callable, Collection, Sequence
 
 from .hits import RankedSection, VectorHit
+from .language_mix import LanguageView
 from .store_api import VectorSearch
 
 CANDIDATES = 50  # per side, at least
@@ -128,6 +132,42 @@ def fuse(
     return [(sections[key], round(score, 6)) for key, score in fused[:limit]]
 
 
+def interleave(
+    fused: list[tuple[RankedSection, float]], vector_hits: list[VectorHit], view: LanguageView, limit: int
+) -> list[tuple[RankedSection, float]]:
+    """The fused list of a collection in several languages, each rank given to a language by the vector side.
+
+    Keyword scores do not compare across languages (a French question's words are not in English pages, so
+    BM25 finds French pages, and confidently), cosines do once put on one scale (language_mix). So the vector
+    hits, best first, say which language each rank goes to; a rank for the query's language takes its next
+    section in the fused order (both sides see that language), a rank for another language its next vector hit.
+    Sections left over follow in the fused order. The scores are the fused list's, best first, rank for rank."""
+    own = view.query_language
+    sections = {(s.doc_id, s.section_idx): s for s, _ in fused}
+    own_order = (s for s, _ in fused if view.language_of(s.doc_id) == own)
+    order: list[RankedSection] = []
+    placed: set[Key] = set()
+
+    def place(s: RankedSection) -> None:
+        order.append(s)
+        placed.add((s.doc_id, s.section_idx))
+
+    for hit in vector_hits:
+        if view.language_of(hit.doc_id) != own:
+            key = (hit.doc_id, hit.section_idx)
+            if key not in placed:
+                place(sections.get(key) or _ranked(hit))
+            continue
+        nxt = next((s for s in own_order if (s.doc_id, s.section_idx) not in placed), None)
+        if nxt is not None:
+            place(nxt)
+    for s, _ in fused:
+        if (s.doc_id, s.section_idx) not in placed:
+            place(s)
+    scores = [score for _, score in fused] or [0.0]
+    return [(s, scores[min(i, len(scores) - 1)]) for i, s in enumerate(order[:limit])]
+
+
 def search(
     store: VectorSearch,
     keyword: KeywordSearch,
@@ -147,13 +187,15 @@ def search(
     `max(candidates, limit)` candidates, so asking for 100 documents still fuses deep enough lists.
     """
     vector = store.embed_query(query)
+    view = store.language_view(vector)  # None in a collection of one language
     if mode == "semantic":
-        return [(_ranked(h), round(h.similarity, 6)) for h in store.section_hits(vector, limit, folder, tags)]
+        return [(_ranked(h), round(h.similarity, 6)) for h in store.section_hits(vector, limit, folder, tags, view)]
     n = max(candidates, limit)
-    vector_hits = store.section_hits(vector, n, folder, tags)
+    vector_hits = store.section_hits(vector, n, folder, tags, view)
     keyword_hits = keyword(query, n, folder, tags)
     cutoff = getattr(store.embedder, "min_similarity", MIN_SIMILARITY)
     waiting = store.waiting_sections(
         [(s.doc_id, s.section_idx) for s, _ in keyword_hits] + [(h.doc_id, h.section_idx) for h in vector_hits]
     )
-    return fuse(keyword_hits, vector_hits, limit, waiting=waiting, coverage=coverage, min_similarity=cutoff)
+    fused = fuse(keyword_hits, vector_hits, limit, waiting=waiting, coverage=coverage, min_similarity=cutoff)
+    return interleave(fused, vector_hits, view, limit) if view is not None else fused

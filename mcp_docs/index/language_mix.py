@@ -20,7 +20,7 @@ Within a language the order is unchanged; in a collection with one language noth
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -30,6 +30,28 @@ from .hits import VectorHit
 # its pages keep their raw cosines.
 MIN_CENTROID_CHUNKS = 30
 CENTROID_SAMPLE = 1000  # chunks averaged per language at most (evenly spread): the mean is stable well before
+
+
+@dataclass(frozen=True)
+class LanguageView:
+    """A query's view of a collection in several languages: which document is in which language, and what each
+    language's cosines gain (language_shifts)."""
+
+    main: str  # the language of most documents: any document not listed in `others`
+    others: Mapping[str, Sequence[str]]  # document ids per other language
+    shifts: Mapping[str, float]
+    _lang_of: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._lang_of.update({doc_id: lang for lang, ids in self.others.items() for doc_id in ids})
+
+    def language_of(self, doc_id: str) -> str:
+        return self._lang_of.get(doc_id, self.main)
+
+    @property
+    def query_language(self) -> str:
+        """The language the query is closest to (no shift): the only one its words can match."""
+        return min(self.shifts, key=lambda lang: self.shifts[lang])
 
 
 def language_shifts(query: np.ndarray, centroids: Mapping[str, np.ndarray]) -> dict[str, float]:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # for the annotations only
     from ..scan import Problem
     from .catalog import DocumentRecord, LinkRecord, SectionRecord
     from .hits import VectorHit
+    from .language_mix import LanguageView
 
 
 class CatalogReader(Protocol):
@@ -87,8 +88,15 @@ class VectorSearch(Protocol):
 
     def embed_query(self, text: str) -> np.ndarray: ...
 
+    def language_view(self, query: np.ndarray) -> LanguageView | None: ...
+
     def section_hits(
-        self, query: np.ndarray, limit: int, folder: str | None = None, tags: Sequence[str] = ()
+        self,
+        query: np.ndarray,
+        limit: int,
+        folder: str | None = None,
+        tags: Sequence[str] = (),
+        view: LanguageView | None = None,
     ) -> list[VectorHit]: ...
 
 

@@ -47,7 +47,7 @@ from . import integrity, ownership
 from .catalog import SCHEMA_VERSION, SQLITE_SUFFIXES, Catalog, folder_of
 from .chunking import chunk_document
 from .hits import VectorHit
-from .language_mix import CENTROID_SAMPLE, MIN_CENTROID_CHUNKS, language_shifts, merge
+from .language_mix import CENTROID_SAMPLE, MIN_CENTROID_CHUNKS, LanguageView, language_shifts, merge
 from .sqlite_tx import immediate_transaction
 from .store_api import coverage, coverage_note, unavailable_reason
 
@@ -678,25 +678,36 @@ class VectorStore:
                     break
         return out
 
+    def language_view(self, query: np.ndarray) -> LanguageView | None:
+        """For a collection in several languages, where each document is and what each language's cosines gain for
+        this query (language_mix); None for a collection in one language, where cosines are used as they are."""
+        split = self._language_split()
+        if split is None:
+            return None
+        main, others = split
+        shifts = language_shifts(query, self.language_centroids(main, others))
+        return LanguageView(main, others, shifts) if shifts else None
+
     def section_hits(
-        self, query: np.ndarray, limit: int, folder: str | None = None, tags: Sequence[str] = ()
+        self,
+        query: np.ndarray,
+        limit: int,
+        folder: str | None = None,
+        tags: Sequence[str] = (),
+        view: LanguageView | None = None,
     ) -> list[VectorHit]:
         """KNN over chunks, grouped to sections (a section scores with its best chunk), best first.
 
-        In a collection of several languages, each language is searched on its own and its cosines are put on a
-        common scale (language_mix): a multilingual model otherwise ranks any page in the query's language above
-        the page in another language that answers it. With one language, the cosines are returned as they are."""
-        split = self._language_split()
-        if split is not None:
-            main, others = split
-            shifts = language_shifts(query, self.language_centroids(main, others))
-            if shifts:
-                minority = [doc_id for ids in others.values() for doc_id in ids]
-                per_language = {main: self._section_hits(query, limit, folder, tags, (False, minority))}
-                for lang, ids in others.items():
-                    per_language[lang] = self._section_hits(query, limit, folder, tags, (True, ids))
-                return merge(per_language, shifts, limit)
-        return self._section_hits(query, limit, folder, tags)
+        With a `view` (language_view), each language is searched on its own and its cosines are put on the scale
+        of the query's language: a multilingual model otherwise ranks any page in the query's language above the
+        page in another language that answers it."""
+        if view is None:
+            return self._section_hits(query, limit, folder, tags)
+        minority = [doc_id for ids in view.others.values() for doc_id in ids]
+        per_language = {view.main: self._section_hits(query, limit, folder, tags, (False, minority))}
+        for lang, ids in view.others.items():
+            per_language[lang] = self._section_hits(query, limit, folder, tags, (True, ids))
+        return merge(per_language, view.shifts, limit)
 
     def _language_split(self) -> tuple[str, dict[str, list[str]]] | None:
         """(the language of most documents, the ids of the others' documents per language), or None for a

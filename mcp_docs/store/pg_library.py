@@ -23,6 +23,7 @@ from ..embedders import Embedder, EmbedderError, make_embedder
 from ..errors import DatabaseUnavailable, IndexBusy
 from ..index.fulltext import QUERY_STOPWORDS, query_words
 from ..index.hits import RankedSection, VectorHit
+from ..index.language_mix import LanguageView
 from ..index.ranking import Bonus, DocumentGroup, group_by_document
 from ..index.store_api import coverage, coverage_note, unavailable_reason
 from ..index.sync import Progress, SyncReport
@@ -325,8 +326,16 @@ class PgVectors:
                 self._query_cache[text] = cached
         return cached
 
+    def language_view(self, query: np.ndarray) -> LanguageView | None:
+        return None  # not on PostgreSQL yet: raw cosines (benchmarks/REPORT.md, issue 14)
+
     def section_hits(
-        self, query: np.ndarray, limit: int, folder: str | None = None, tags: Sequence[str] = ()
+        self,
+        query: np.ndarray,
+        limit: int,
+        folder: str | None = None,
+        tags: Sequence[str] = (),
+        view: LanguageView | None = None,
     ) -> list[VectorHit]:
         """The nearest chunks, grouped to sections (a section scores with its best chunk), best first."""
         dim = self.db.dim

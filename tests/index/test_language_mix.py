@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from mcp_docs.index import vector_store
-from mcp_docs.index.hits import VectorHit
-from mcp_docs.index.language_mix import language_shifts, merge
+from mcp_docs.index.hits import RankedSection, VectorHit
+from mcp_docs.index.hybrid import interleave
+from mcp_docs.index.language_mix import LanguageView, language_shifts, merge
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
 
@@ -39,6 +40,24 @@ def test_merge_shifts_whole_languages_and_keeps_each_ones_order() -> None:
     assert [(h.doc_id, round(h.similarity, 3)) for h in merged] == [("en/a", 0.87), ("fr/a", 0.85), ("fr/b", 0.80)]
     # a language without a mean (too few chunks) keeps its raw cosines
     assert [h.doc_id for h in merge(per_language, {"fr": 0.0}, limit=4)] == ["fr/a", "en/a", "fr/b", "en/b"]
+
+
+def section(doc_id: str) -> RankedSection:
+    return RankedSection(doc_id, 0, doc_id, "H", "H", 1, 2, "body", ())
+
+
+def test_hybrid_gives_each_rank_to_a_language_by_the_vectors_and_fills_it_by_the_fused_order() -> None:
+    # A French question: BM25 found French pages only, and confidently; the vectors (shifted) put English pages
+    # at ranks 1 and 3.
+    view = LanguageView("en", {"fr": ["fr/a", "fr/b", "fr/c"]}, {"en": 0.04, "fr": 0.0})
+    assert view.query_language == "fr" and view.language_of("en/x") == "en"
+    fused = [(section("fr/b"), 0.9), (section("fr/a"), 0.8), (section("en/x"), 0.5), (section("fr/c"), 0.4)]
+    vector_hits = [vhit("en/x", 0.88), vhit("fr/a", 0.86), vhit("en/y", 0.85), vhit("fr/c", 0.80)]
+    mixed = interleave(fused, vector_hits, view, limit=10)
+    # ranks 1 and 3 are English (the vectors' order), 2 and 4 French in the fused order (fr/b before fr/a)
+    assert [s.doc_id for s, _ in mixed] == ["en/x", "fr/b", "en/y", "fr/a", "fr/c"]
+    assert [score for _, score in mixed] == [0.9, 0.8, 0.5, 0.4, 0.4]  # the fused scores, rank for rank
+    assert len(interleave(fused, vector_hits, view, limit=2)) == 2
 
 
 # -- a real library, the real multilingual model ------------------------------------------------------------
@@ -99,7 +118,7 @@ def test_a_french_question_finds_the_english_page_before_french_ones(mixed: Libr
     assert store.embedder.model_id.startswith("multilingual-e5-small")
     query = store.embed_query(QUESTION)
     # the raw cosines: every French page, about anything, above the English page that answers
-    raw = [h.doc_id for h in store._section_hits(query, 10, None, ())]
+    raw = [h.doc_id for h in store.section_hits(query, 10)]
     assert raw[0].startswith("fr/") and raw.index("en/log-levels.md") >= 3
     assert mixed.search(QUESTION, mode="semantic").results[0].id == "en/log-levels.md"
     assert mixed.search(QUESTION, mode="hybrid").results[0].id == "en/log-levels.md"
@@ -116,5 +135,5 @@ def test_a_collection_in_one_language_keeps_its_raw_cosines(tmp_path: Path, few_
         store = lib.vectors
         assert store is not None
         query = store.embed_query("Which log level should I choose?")
-        assert store.section_hits(query, 10) == store._section_hits(query, 10, None, ())
+        assert store.language_view(query) is None  # the cosines are used as they are
         assert store._centroids is None  # no language means computed: an English vault pays nothing
