@@ -384,8 +384,15 @@ class Catalog:
         return int(self._conn().execute("select count(*) from sections").fetchone()[0])
 
     def language_counts(self) -> dict[str, int]:
-        """Documents per language code."""
-        return {r[0]: r[1] for r in self._conn().execute("select lang, count(*) from documents group by lang")}
+        """Documents per language code. Recounted only after a commit, as `count` (vector searches ask each time)."""
+        conn = self._conn()
+        version = (conn.execute("pragma data_version").fetchone()[0], conn.total_changes)
+        cached: tuple[tuple[int, int], dict[str, int]] | None = getattr(self._local, "languages", None)
+        if cached is None or cached[0] != version:
+            counts = {r[0]: r[1] for r in conn.execute("select lang, count(*) from documents group by lang")}
+            cached = (version, counts)
+            self._local.languages = cached
+        return dict(cached[1])
 
     def documents_by_language(self, besides: str) -> dict[str, list[str]]:
         """The ids of the documents in each language other than `besides` (the collection's main language)."""
