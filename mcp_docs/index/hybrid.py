@@ -19,10 +19,14 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING
 
 from .hits import RankedSection, VectorHit
 from .language_mix import LanguageView
 from .store_api import VectorSearch
+
+if TYPE_CHECKING:
+    import numpy as np
 
 CANDIDATES = 50  # per side, at least
 # The keyword side's share of the fused score (the vector side has the rest), per query:
@@ -133,7 +137,11 @@ def fuse(
 
 
 def interleave(
-    fused: list[tuple[RankedSection, float]], vector_hits: list[VectorHit], view: LanguageView, limit: int
+    fused: list[tuple[RankedSection, float]],
+    vector_hits: list[VectorHit],
+    view: LanguageView,
+    own: str,
+    limit: int,
 ) -> list[tuple[RankedSection, float]]:
     """The fused list of a collection in several languages, each rank given to a language by the vector side.
 
@@ -141,8 +149,8 @@ def interleave(
     BM25 finds French pages, and confidently), cosines do once put on one scale (language_mix). So the vector
     hits, best first, say which language each rank goes to; a rank for the query's language takes its next
     section in the fused order (both sides see that language), a rank for another language its next vector hit.
-    Sections left over follow in the fused order. The scores are the fused list's, best first, rank for rank."""
-    own = view.query_language
+    Sections left over follow in the fused order. The scores are the fused list's, best first, rank for rank.
+    `own`: the query's language (its function words tell, document_signals.query_language)."""
     sections = {(s.doc_id, s.section_idx): s for s, _ in fused}
     own_order = (s for s, _ in fused if view.language_of(s.doc_id) == own)
     order: list[RankedSection] = []
@@ -179,15 +187,25 @@ def search(
     *,
     coverage: float = 1.0,
     candidates: int = CANDIDATES,
+    vector: np.ndarray | None = None,
+    view: LanguageView | None = None,
+    language: str | None = None,
 ) -> list[tuple[RankedSection, float]]:
     """Sections best first with their score (similarity for semantic, fused score for hybrid).
     `coverage`: the store's `coverage()`, the fraction of the collection with vectors (see `fuse`).
+    `vector`, `view`: the query's embedding and its `language_view` when the caller has them (the library also
+    needs the view); without `vector` both are worked out here. `language`: the query's, when its words say
+    (document_signals.query_language); in hybrid, with a view, the ranks are then given to languages
+    (`interleave`). A query whose words name no language (an identifier, a few product names) matches pages of
+    every language alike, so the usual fusion ranks it: two English identifiers lost their page to
+    `interleave` when the language was the one the query's vector is closest to (benchmarks/REPORT.md).
 
     `limit` is how many sections the caller groups into documents (at least 50); each side gets
     `max(candidates, limit)` candidates, so asking for 100 documents still fuses deep enough lists.
     """
-    vector = store.embed_query(query)
-    view = store.language_view(vector)  # None in a collection of one language
+    if vector is None:
+        vector = store.embed_query(query)
+        view = store.language_view(vector)  # None in a collection of one language
     if mode == "semantic":
         return [(_ranked(h), round(h.similarity, 6)) for h in store.section_hits(vector, limit, folder, tags, view)]
     n = max(candidates, limit)
@@ -198,4 +216,6 @@ def search(
         [(s.doc_id, s.section_idx) for s, _ in keyword_hits] + [(h.doc_id, h.section_idx) for h in vector_hits]
     )
     fused = fuse(keyword_hits, vector_hits, limit, waiting=waiting, coverage=coverage, min_similarity=cutoff)
-    return interleave(fused, vector_hits, view, limit) if view is not None else fused
+    if view is None or language is None or language not in view.shifts:
+        return fused
+    return interleave(fused, vector_hits, view, language, limit)

@@ -54,11 +54,6 @@ class LanguageView:
     def language_of(self, doc_id: str) -> str:
         return self._lang_of.get(doc_id, self.main)
 
-    @property
-    def query_language(self) -> str:
-        """The language the query is closest to (no shift): the only one its words can match."""
-        return min(self.shifts, key=lambda lang: self.shifts[lang])
-
 
 def language_shifts(query: np.ndarray, centroids: Mapping[str, np.ndarray]) -> dict[str, float]:
     """What each language's cosines gain: the query's level in its closest language minus its level in this one

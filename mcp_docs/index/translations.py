@@ -1,0 +1,91 @@
+"""An original and its translation are one answer: translation pairs told by their paths, shown once.
+
+A docs site in several languages usually mirrors one tree per language (`content/en/docs/x.md` and
+`content/fr/docs/x.md`, Docusaurus, MkDocs i18n folders) or marks a page's language in its file name (Hugo's
+`x.md` / `x.fr.md`, `x.en.md` / `x.fr.md`). A multilingual model puts a page and its translation side by side in
+the results, and in a collection where the languages' scores are made comparable (language_mix) the original
+often ranks above the translation for a question in the translation's language (benchmarks/REPORT.md, issue 14,
+deliverable 2: French questions about French OpenTelemetry pages, hybrid doc hit@1 0.842 -> 0.421). The two
+are one answer: it keeps the better rank of the two and shows the page in the question's language.
+
+Pure: the paths and the documents' languages (as detected while indexing) are the callers'. Two documents are a
+pair only when the paths mirror each other AND their detected languages differ (an untranslated page copied into
+`fr/` is not a translation). No path mirroring, no pair: the results are left exactly as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+# Stands in for the language marker in a path's key: no path holds it.
+_MARK = "\x00"
+
+
+def _names_language(part: str, lang: str) -> bool:
+    """`part` (a folder name or a file-name infix) names language `lang`: `fr`, `FR`, `fr-CA`, `fr_ca`."""
+    low = part.lower()
+    return low == lang or (len(low) > len(lang) and low.startswith(lang) and low[len(lang)] in "-_")
+
+
+def translation_key(doc_id: str, lang: str) -> str:
+    """The document's path with the marks of its own language taken out: a folder named for it (at any depth)
+    and a Hugo-style infix before the extension (`x.fr.md`). A page and its translation get the same key;
+    a path without a mark is its own key, so `x.md` meets `x.fr.md`."""
+    lang = lang.lower()
+    parts = doc_id.split("/")
+    folders = [_MARK if _names_language(p, lang) else p for p in parts[:-1]]
+    name = parts[-1]
+    pieces = name.split(".")
+    if len(pieces) >= 3 and _names_language(pieces[-2], lang):  # x.fr.md -> x.md (not ".md" alone, not "fr.md")
+        name = ".".join(pieces[:-2] + pieces[-1:])
+    return "/".join([*folders, name])
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One entry of the collapsed order: the document shown, where it came from in the input order, and the other
+    versions of it that were in the results (other languages), best first."""
+
+    shown: str
+    rank: int  # the best input position among the versions (the entry's place)
+    shown_rank: int  # the shown version's input position
+    others: tuple[str, ...]
+
+
+def collapse(ids: Sequence[str], language_of: Callable[[str], str], query_language: str | None) -> list[Answer]:
+    """Documents best first → one entry per answer, in the order of each answer's best-ranked version.
+
+    Versions are documents whose `translation_key`s are equal and whose languages differ (per key, the
+    best-ranked document of each language; another document of a language already there stands alone). The
+    version shown is the one in `query_language`, or the best-ranked one when none is (or the language is not
+    known)."""
+    members: dict[str, dict[str, int]] = {}  # key -> language -> input position (first = best)
+    entry_of: list[str | None] = []
+    for position, doc_id in enumerate(ids):
+        lang = language_of(doc_id)
+        key = translation_key(doc_id, lang)
+        versions = members.setdefault(key, {})
+        if lang in versions:  # the same language twice under one key: not translations of each other
+            entry_of.append(None)
+            continue
+        versions[lang] = position
+        entry_of.append(key)
+    answers: list[Answer] = []
+    seen: set[str] = set()
+    for position, (doc_id, entry) in enumerate(zip(ids, entry_of, strict=True)):
+        if entry is None:
+            answers.append(Answer(doc_id, position, position, ()))
+            continue
+        if entry in seen:  # a version of an answer already placed
+            continue
+        seen.add(entry)
+        versions = members[entry]
+        shown_rank = versions.get(query_language, position) if query_language is not None else position
+        others = tuple(ids[p] for p in sorted(versions.values()) if p != shown_rank)
+        answers.append(Answer(ids[shown_rank], position, shown_rank, others))
+    return answers
+
+
+def has_pairs(answers: Sequence[Answer]) -> bool:
+    return any(a.others for a in answers)
