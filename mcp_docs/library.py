@@ -374,7 +374,9 @@ class Library:
                 note = f"{mode} search failed ({exc}): keyword results shown."
         # In a collection of several languages a page and its translation are one answer (index/translations.py):
         # documents are grouped deeper so that the list still holds max_results answers once pairs are merged.
-        several = len(self._languages) > 1
+        # Not in keyword search: a question's words find the pages of its language there, so pairs are rare, and
+        # merging them lost a language-less identifier's French page on the OpenTelemetry questions and won nothing.
+        several = len(self._languages) > 1 and mode_used != "keyword"
         depth = max_results * min(len(self._languages), 4) if several else max_results
         shown: list[DocumentGroup[RankedSection]] | None = None
         if mode_used == "keyword" and self.reranker is None:
@@ -403,8 +405,7 @@ class Library:
             )
         )
         if several:
-            groups, versions = self.one_answer_per_translation(groups, query, view)
-            groups = groups[:max_results]
+            groups, versions = self.one_answer_per_translation(groups, query, view, max_results)
             if versions:
                 note = " ".join(n for n in (note, versions) if n)
         if self.embedding is not None:  # while embedding is under way, what searches return is embedded first
@@ -436,11 +437,12 @@ class Library:
         )
 
     def one_answer_per_translation(
-        self, groups: list[DocumentGroup[RankedSection]], query: str, view: LanguageView | None
+        self, groups: list[DocumentGroup[RankedSection]], query: str, view: LanguageView | None, limit: int
     ) -> tuple[list[DocumentGroup[RankedSection]], str | None]:
-        """Documents best first → the same with each page and its translation merged into one entry at the
-        better rank of the two, showing the version in the query's language (index/translations.py), and a
-        sentence naming the versions left out (None when no pair was found: the list is returned as it is)."""
+        """Documents best first → the first `limit` answers, each page and its translation merged into one entry at
+        the better rank of the two, showing the version in the query's language, or the better-ranked one when the
+        query's words name no language (index/translations.py); and a sentence naming the versions left out (None
+        when no pair was found: the documents are returned as they are)."""
         ids = [g.doc_id for g in groups]
         language_of: Callable[[str], str]
         if view is not None:
@@ -450,11 +452,12 @@ class Library:
             langs = {doc_id: (r.lang if r is not None else "") for doc_id, r in records.items()}
             language_of = langs.__getitem__
         answers = translations.collapse(ids, language_of, self.query_language(query))
+        answers = answers[:limit]
         if not translations.has_pairs(answers):
-            return groups, None
+            return groups[:limit], None
         merged = [DocumentGroup(a.shown, groups[a.rank].score, groups[a.shown_rank].hits) for a in answers]
-        listed = "; ".join(f"{a.shown} (also {', '.join(a.others)})" for a in answers[: len(groups)] if a.others)
-        return merged, f"Translations shown once, in the question's language: {listed}."
+        listed = "; ".join(f"{a.shown} (also {', '.join(a.others)})" for a in answers if a.others)
+        return merged, f"Pages found in several languages are shown once: {listed}."
 
     def query_language(self, query: str) -> str | None:
         """The query's language, among the collection's: the one whose function words it uses most

@@ -15,7 +15,7 @@ pair only when the paths mirror each other AND their detected languages differ (
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 # Stands in for the language marker in a path's key: no path holds it.
@@ -89,3 +89,11 @@ def collapse(ids: Sequence[str], language_of: Callable[[str], str], query_langua
 
 def has_pairs(answers: Sequence[Answer]) -> bool:
     return any(a.others for a in answers)
+
+
+def translated(documents: Iterable[tuple[str, str]]) -> set[str]:
+    """(document id, language) → the ids of the documents that have a version in another language."""
+    languages: dict[str, dict[str, str]] = {}  # key -> language -> the first document of it
+    for doc_id, lang in documents:
+        languages.setdefault(translation_key(doc_id, lang), {}).setdefault(lang, doc_id)
+    return {doc_id for versions in languages.values() if len(versions) > 1 for doc_id in versions.values()}

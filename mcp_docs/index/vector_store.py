@@ -43,7 +43,7 @@ import sqlite_vec
 from ..embedders import Embedder, EmbedderError, local_model, make_embedder, model_name
 from ..markdown import ParsedDocument
 from ..settings import Settings
-from . import integrity, ownership
+from . import integrity, ownership, translations
 from .catalog import SCHEMA_VERSION, SQLITE_SUFFIXES, Catalog, folder_of
 from .chunking import chunk_document
 from .hits import VectorHit
@@ -102,6 +102,14 @@ create index if not exists chunks_pending on chunks(id) where embedded = 0;
 DocFilter = tuple[bool, Sequence[str]] | None
 # A chunk waiting for its vector: (chunk id, text to embed).
 PendingChunk = tuple[int, str]
+
+
+def _by_language(chunks: Iterable[tuple[int, str, str]]) -> dict[str, list[int]]:
+    """(chunk id, document id, language) → the chunk ids of each language, in the order given."""
+    out: dict[str, list[int]] = {}
+    for cid, _, lang in chunks:
+        out.setdefault(lang, []).append(cid)
+    return out
 
 
 def _count(conn: apsw.Connection, sql: str, params: Sequence[str] = ()) -> int:
@@ -733,9 +741,22 @@ class VectorStore:
             return cached[3]
         lang_of = {doc_id: lang for lang, ids in others.items() for doc_id in ids}
         conn = self._conn()
-        chunk_ids: dict[str, list[int]] = {}
-        for cid, doc_id in conn.execute("select id, doc_id from chunks where embedded = 1 order by id"):
-            chunk_ids.setdefault(lang_of.get(doc_id, main), []).append(cid)
+        chunks: list[tuple[int, str, str]] = [
+            (int(cid), str(doc_id), lang_of.get(doc_id, main))
+            for cid, doc_id in conn.execute("select id, doc_id from chunks where embedded = 1 order by id")
+        ]
+        chunk_ids = _by_language(chunks)
+        # Pages and their translations say the same things: their means differ by the language alone. The means
+        # of whole languages also differ by topic (on the OpenTelemetry docs the French pages are the core pages,
+        # the English ones add blogs and every SDK), and that difference was given to the other language as if it
+        # were the language's (benchmarks/REPORT.md, issue 14, deliverable 2). So when every language has enough
+        # chunks in translated pages, the means are taken over those.
+        translated = translations.translated({doc_id: lang for _, doc_id, lang in chunks}.items())
+        paired = _by_language([c for c in chunks if c[1] in translated])
+        if paired.keys() >= {lang for lang, ids in chunk_ids.items() if len(ids) >= MIN_CENTROID_CHUNKS} and all(
+            len(ids) >= MIN_CENTROID_CHUNKS for ids in paired.values()
+        ):
+            chunk_ids = paired
         centroids: dict[str, np.ndarray] = {}
         for lang, ids in chunk_ids.items():
             if len(ids) < MIN_CENTROID_CHUNKS:
