@@ -651,6 +651,29 @@ class VectorStore:
         conn = self._conn()
         q = np.ascontiguousarray(query, dtype=np.float32)
         k = max(1, min(int(k), MAX_K))
+        if docs is not None and not docs[0] and not folder and not tags:
+            # A language's search leaving out the other languages' few documents: listing every chunk of this
+            # language to filter on (thousands) cost more than the search; the nearest k + (chunks left out) hold
+            # the k nearest of the rest, exactly.
+            left_out = {
+                int(r[0])
+                for r in conn.execute(
+                    "select id from chunks where doc_id in (select value from json_each(?))", (json.dumps(docs[1]),)
+                )
+            }
+            # sqlite-vec's cost grows with k: twice k first, which nearly always holds k of the rest
+            for fetch in sorted({min(2 * k, k + len(left_out)), k + len(left_out)}):
+                if fetch > MAX_K:
+                    break
+                kept = [
+                    (int(cid), float(dist))
+                    for cid, dist in conn.execute(
+                        "select chunk_id, distance from vec where embedding match ? and k = ?", (q, fetch)
+                    )
+                    if cid not in left_out and dist is not None
+                ][:k]
+                if len(kept) >= k or fetch == k + len(left_out):
+                    return kept
         where, args = self._filter_sql(folder, tags, docs)
         if not where:
             return [

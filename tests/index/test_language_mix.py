@@ -139,3 +139,14 @@ def test_a_collection_in_one_language_keeps_its_raw_cosines(tmp_path: Path, few_
         query = store.embed_query("Which log level should I choose?")
         assert store.language_view(query) is None  # the cosines are used as they are
         assert store._centroids is None  # no language means computed: an English vault pays nothing
+
+
+def test_a_language_search_leaving_out_the_others_is_exact(mixed: Library) -> None:
+    store = mixed.vectors
+    assert store is not None
+    query = store.embed_query(QUESTION)
+    french = sorted(FRENCH)
+    left_out = {int(r[0]) for r in store._conn().execute("select id from chunks where doc_id like 'fr/%'")}
+    everything = store.knn(query, 100)
+    for k in (1, 2, 3):  # 2k first, then k + the chunks left out when 2k did not hold k of the rest
+        assert store.knn(query, k, docs=(False, french)) == [c for c in everything if c[0] not in left_out][:k]
