@@ -8,8 +8,9 @@
   to documents. Scores, not ranks: a keyword hit far ahead of the next keeps its lead, and with no
   vectors the fused scores are the keyword scores scaled, so documents group exactly as in keyword search.
 - a collection in several languages (both modes): each language's cosines are put on the query's language's
-  scale (language_mix), and in hybrid the vector side gives each rank to a language (`interleave`): BM25 scores
-  do not compare across languages. A collection in one language is ranked exactly as before.
+  scale (language_mix), and in hybrid, when the query's words name its language, the vector side gives each rank
+  to a language (`interleave`): BM25 scores do not compare across languages. The library then lists a page and
+  its translation once (translations.py). A collection in one language is ranked exactly as before.
 
 The constants are tuned on the OpenTelemetry question set and SciFact
 (benchmarks/semantic_eval.py; figures in benchmarks/REPORT.md).

@@ -751,8 +751,9 @@ class VectorStore:
 
     def language_centroids(self, main: str, others: dict[str, list[str]]) -> dict[str, np.ndarray]:
         """Each language's mean chunk vector (over at most CENTROID_SAMPLE embedded chunks, evenly spread), for
-        the languages with at least MIN_CENTROID_CHUNKS; `main`'s chunks are those of no other language. Kept
-        while the languages stay and the embedded chunks change by less than a tenth, looked at every few seconds."""
+        the languages with at least MIN_CENTROID_CHUNKS; `main`'s chunks are those of no other language; only the
+        chunks of translated pages when every such language has that many of them. Kept while the languages stay
+        and the embedded chunks change by less than a tenth, looked at every few seconds."""
         key = (main, *sorted(others))
         cached = self._centroids
         now = time.monotonic()
