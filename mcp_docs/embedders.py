@@ -63,6 +63,10 @@ class Embedder(Protocol):
     model_id: str  # stored with the vectors; a different id means re-embedding
     dim: int | None  # None until known (an OpenAI-compatible endpoint tells on the first call)
     min_similarity: float  # hybrid search ignores vector hits below this cosine similarity
+    # The model puts a text and its translation near each other, so cosines compare across languages once each
+    # language's level is taken out (index/language_mix.py). An English-only model does not: a French text's
+    # cosines say little, and lifting other languages by their mean level only brings unrelated pages in.
+    multilingual: bool
     max_chars: int  # chunk size that fits the model's input limit
     batch_size: int
 
@@ -102,6 +106,7 @@ class MiniLMEmbedder:
     max_chars = 1000
     batch_size = 1  # one input per ONNX run: fastest measured (benchmarks/REPORT.md, "Embedding throughput")
     min_similarity = 0.4  # tuned on SciFact (benchmarks/REPORT.md)
+    multilingual = False
 
     def __init__(
         self,
@@ -214,6 +219,7 @@ class E5Embedder:
     max_chars = 1000
     batch_size = 8
     min_similarity = 0.0  # e5 cosines crowd into 0.7-0.9: no fixed cutoff
+    multilingual = True
 
     def __init__(self, threads: int = DEFAULT_THREADS) -> None:
         try:
@@ -259,6 +265,7 @@ class OpenAIEmbedder:
     max_chars = 1000
     batch_size = 64
     min_similarity = 0.0  # unknown model: no cutoff
+    multilingual = True  # the models people serve this way (OpenAI's, Mistral's, bge-m3, e5) mostly are
 
     def __init__(
         self,

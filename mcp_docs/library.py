@@ -374,9 +374,11 @@ class Library:
                 note = f"{mode} search failed ({exc}): keyword results shown."
         # In a collection of several languages a page and its translation are one answer (index/translations.py):
         # documents are grouped deeper so that the list still holds max_results answers once pairs are merged.
-        # Not in keyword search: a question's words find the pages of its language there, so pairs are rare, and
-        # merging them lost a language-less identifier's French page on the OpenTelemetry questions and won nothing.
-        several = len(self._languages) > 1 and mode_used != "keyword"
+        # In every mode, so that a page is one answer whichever mode the agent picks (and hybrid, merged, is never
+        # compared with an unmerged keyword list). A question's words find the pages of its language, so in keyword
+        # search pairs are rare; on the OpenTelemetry questions the one change is a language-less identifier
+        # (OTEL_PYTHON_EXCLUDED_URLS) whose French page now shows as its English original, the French one named.
+        several = len(self._languages) > 1
         depth = max_results * min(len(self._languages), 4) if several else max_results
         shown: list[DocumentGroup[RankedSection]] | None = None
         if mode_used == "keyword" and self.reranker is None:

@@ -712,6 +712,8 @@ class VectorStore:
     def language_view(self, query: np.ndarray) -> LanguageView | None:
         """For a collection in several languages, where each document is and what each language's cosines gain for
         this query (language_mix); None for a collection in one language, where cosines are used as they are."""
+        if not getattr(self.embedder, "multilingual", True):
+            return None  # MiniLM on a mixed collection: raw cosines (see Embedder.multilingual)
         split = self._language_split()
         if split is None:
             return None

@@ -150,3 +150,22 @@ def test_a_language_search_leaving_out_the_others_is_exact(mixed: Library) -> No
     everything = store.knn(query, 100)
     for k in (1, 2, 3):  # 2k first, then k + the chunks left out when 2k did not hold k of the rest
         assert store.knn(query, k, docs=(False, french)) == [c for c in everything if c[0] not in left_out][:k]
+
+
+def test_an_english_only_model_keeps_raw_cosines_in_a_mixed_collection(
+    tmp_path: Path, few_chunks_make_a_mean: None
+) -> None:
+    # MiniLM does not put a French text near its English translation: lifting French pages by their mean level
+    # brought unrelated English blog posts above French answers (OpenTelemetry questions, semantic).
+    root = tmp_path / "vault"
+    for rel, text in {**ENGLISH, **FRENCH}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    settings = Settings.load(root, tmp_path / "index", environ={"MCP_DOCS_EMBEDDINGS_MODEL": "all-MiniLM-L6-v2"})
+    with Library(settings) as lib:
+        lib.sync()
+        assert lib.embedding is not None and lib.vectors is not None
+        lib.embedding.build()
+        assert lib.vectors.embedder is not None and not lib.vectors.embedder.multilingual
+        assert len(lib.catalog.language_counts()) == 2
+        assert lib.vectors.language_view(lib.vectors.embed_query(QUESTION)) is None

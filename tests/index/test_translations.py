@@ -137,3 +137,12 @@ def test_the_language_means_come_from_translated_pages(vault: Library) -> None:
     ]
     mean = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1).mean(axis=0)
     assert np.allclose(centroids[3]["fr"], mean, atol=1e-5)
+
+
+def test_keyword_search_merges_a_page_and_its_translation_too(vault: Library) -> None:
+    # Every mode shows a page once, so an agent switching modes sees the same answers (and hybrid, merged, is
+    # never measured against an unmerged keyword list).
+    found = vault.search("services", mode="keyword", max_results=10)
+    ids = [r.id for r in found.results]
+    assert sum(i in ("en/traces.md", "fr/traces.md") for i in ids) == 1
+    assert found.note is not None and "traces.md (also " in found.note
