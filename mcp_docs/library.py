@@ -450,9 +450,8 @@ class Library:
         if view is not None:
             language_of = view.language_of
         else:
-            records = {doc_id: self.catalog.document(doc_id) for doc_id in ids}
-            langs = {doc_id: (r.lang if r is not None else "") for doc_id, r in records.items()}
-            language_of = langs.__getitem__
+            langs = self.catalog.languages_of(ids)
+            language_of = lambda doc_id: langs.get(doc_id, "")  # noqa: E731
         answers = translations.collapse(ids, language_of, self.query_language(query))
         answers = answers[:limit]
         if not translations.has_pairs(answers):

@@ -383,6 +383,15 @@ class Catalog:
     def section_total(self) -> int:
         return int(self._conn().execute("select count(*) from sections").fetchone()[0])
 
+    def languages_of(self, doc_ids: list[str]) -> dict[str, str]:
+        """Each known document's language code, in one query (a search merging translations asks for its ~10)."""
+        if not doc_ids:
+            return {}
+        rows = self._conn().execute(
+            "select id, lang from documents where id in (select value from json_each(?))", (json.dumps(doc_ids),)
+        )
+        return {r[0]: r[1] for r in rows}
+
     def language_counts(self) -> dict[str, int]:
         """Documents per language code. Recounted only after a commit, as `count` (vector searches ask each time)."""
         conn = self._conn()

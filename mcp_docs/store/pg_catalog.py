@@ -64,6 +64,12 @@ class PgCatalog:
         )
         return {r[0]: int(r[1]) for r in rows}
 
+    def languages_of(self, doc_ids: list[str]) -> dict[str, str]:
+        if not doc_ids:
+            return {}
+        rows = self.db.rows("select id, lang from mcp_docs_documents where id = any(%s)", (doc_ids,))
+        return {r[0]: r[1] for r in rows}
+
     def ids(self) -> list[str]:
         return [r[0] for r in self.db.rows("select id from mcp_docs_documents order by id")]
 
