@@ -346,14 +346,16 @@ class Library:
         view: LanguageView | None = None
         if mode_used != "keyword":
             assert self.vectors is not None
-            from .index import (
-                hybrid,  # with numpy and the vector store: only once vectors are in use
+            from .index import (  # with numpy and the vector store: only once vectors are in use
+                hybrid,
+                language_mix,
             )
 
             try:
                 covered = self.vectors.coverage()  # once: the fusion weighs by it, the note reports it
                 vector = self.vectors.embed_query(query)
-                view = self.vectors.language_view(vector)  # None in a collection of one language
+                # None in a collection of one language, and while embedding fills in (language_mix.MIN_COVERAGE)
+                view = self.vectors.language_view(vector) if covered >= language_mix.MIN_COVERAGE else None
                 language = self.query_language(query) if view is not None else None
                 ranked = hybrid.search(
                     self.vectors,

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcp_docs.index import vector_store
+from mcp_docs.index import language_mix, vector_store
 from mcp_docs.index.hits import RankedSection, VectorHit
 from mcp_docs.index.hybrid import interleave
 from mcp_docs.index.language_mix import LanguageView, language_shifts, merge
@@ -169,3 +169,17 @@ def test_an_english_only_model_keeps_raw_cosines_in_a_mixed_collection(
         assert lib.vectors.embedder is not None and not lib.vectors.embedder.multilingual
         assert len(lib.catalog.language_counts()) == 2
         assert lib.vectors.language_view(lib.vectors.embed_query(QUESTION)) is None
+
+
+def test_languages_are_compared_only_once_embedding_has_nearly_filled_in(mixed: Library) -> None:
+    assert mixed.search(QUESTION, mode="semantic").results[0].id == "en/log-levels.md"  # compared
+    store = mixed.vectors
+    assert store is not None
+    conn = store._conn()
+    # one French page goes back to waiting for its vectors, as while a first run is under way
+    ids = [r[0] for r in conn.execute("select id from chunks where doc_id = 'fr/velo.md'")]
+    conn.execute(f"update chunks set embedded = 0 where id in ({','.join('?' * len(ids))})", ids)
+    conn.execute(f"delete from vec where chunk_id in ({','.join('?' * len(ids))})", ids)
+    assert store.coverage() < language_mix.MIN_COVERAGE
+    # raw cosines until then: the French pages, about anything, come first (keyword-like order kept meanwhile)
+    assert mixed.search(QUESTION, mode="semantic").results[0].id.startswith("fr/")
