@@ -13,7 +13,7 @@ import pytest
 
 from mcp_docs.index import language_mix, vector_store
 from mcp_docs.index.hits import RankedSection, VectorHit
-from mcp_docs.index.hybrid import interleave
+from mcp_docs.index.hybrid import gives_ranks_to_languages, interleave
 from mcp_docs.index.language_mix import LanguageView, language_shifts, merge
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
@@ -183,3 +183,11 @@ def test_languages_are_compared_only_once_embedding_has_nearly_filled_in(mixed: 
     assert store.coverage() < language_mix.MIN_COVERAGE
     # raw cosines until then: the French pages, about anything, come first (keyword-like order kept meanwhile)
     assert mixed.search(QUESTION, mode="semantic").results[0].id.startswith("fr/")
+
+
+def test_only_a_question_in_another_language_than_the_collections_main_one_gets_ranks_by_language() -> None:
+    view = LanguageView("en", {"fr": ["fr/a"]}, {"en": 0.0, "fr": 0.04})
+    assert gives_ranks_to_languages(view, "fr")
+    assert not gives_ranks_to_languages(view, "en")  # the main language: the usual fusion (its vectors still centred)
+    assert not gives_ranks_to_languages(view, None)  # an identifier: no language named
+    assert not gives_ranks_to_languages(view, "de")  # not a language of the collection
