@@ -404,13 +404,19 @@ class Catalog:
         return dict(cached[1])
 
     def documents_by_language(self, besides: str) -> dict[str, list[str]]:
-        """The ids of the documents in each language other than `besides` (the collection's main language)."""
-        out: dict[str, list[str]] = {}
-        for lang, doc_id in self._conn().execute(
-            "select lang, id from documents where lang != ? order by id", (besides,)
-        ):
-            out.setdefault(lang, []).append(doc_id)
-        return out
+        """The ids of the documents in each language other than `besides` (the collection's main language).
+        Every hybrid search of a collection in several languages asks: read again only after a commit, as
+        `language_counts` (the lists are shared: callers must not change them)."""
+        conn = self._conn()
+        version = (conn.execute("pragma data_version").fetchone()[0], conn.total_changes, besides)
+        cached: tuple[tuple[int, int, str], dict[str, list[str]]] | None = getattr(self._local, "by_language", None)
+        if cached is None or cached[0] != version:
+            out: dict[str, list[str]] = {}
+            for lang, doc_id in conn.execute("select lang, id from documents where lang != ? order by id", (besides,)):
+                out.setdefault(lang, []).append(doc_id)
+            cached = (version, out)
+            self._local.by_language = cached
+        return cached[1]
 
     def problems(self) -> list[Problem]:
         return [Problem(*r) for r in self._conn().execute("select path, kind, detail from problems order by path")]

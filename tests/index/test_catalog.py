@@ -120,3 +120,19 @@ def test_clear_forgets_everything_but_the_meta(catalog: Catalog) -> None:
     catalog.clear()
     assert (catalog.count(), catalog.section_total(), catalog.problems()) == (0, 0, [])
     assert catalog.get_meta("root") == "/docs"
+
+
+def test_documents_by_language_and_languages_of_follow_commits_here_and_elsewhere(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    assert catalog.documents_by_language("en") == {"fr": ["notes/today.md"]}
+    assert catalog.languages_of(["a.md", "notes/today.md", "nope.md"]) == {"a.md": "en", "notes/today.md": "fr"}
+    with catalog.transaction() as conn:  # this connection commits
+        Catalog.upsert(conn, record("fr/a.md", lang="fr"), sections(1))
+    assert catalog.documents_by_language("en") == {"fr": ["fr/a.md", "notes/today.md"]}
+    writer = Catalog.open(tmp_path / "catalog.sqlite")  # another one (a writing worker) commits
+    with writer.transaction() as conn:
+        Catalog.upsert(conn, record("de/b.md", lang="de"), sections(1))
+    writer.close()
+    assert catalog.documents_by_language("en") == {"de": ["de/b.md"], "fr": ["fr/a.md", "notes/today.md"]}
+    assert catalog.documents_by_language("fr") == {"en": [*IDS[:4]], "de": ["de/b.md"]}
