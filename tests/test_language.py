@@ -91,3 +91,21 @@ def test_hostile_lines_cost_about_what_prose_costs(hostile: str) -> None:
         return min(times)
 
     assert best_of_3(hostile) < 50 * best_of_3("the word " * 1_500) + 0.01
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("Les élèves mangeaient à la cantine avec leurs professeurs.", "fr"),
+        ("The pupils ate lunch in the canteen with their teachers.", "en"),
+        ("Die Schüler essen mit den Lehrern in der Kantine.", "de"),
+    ],
+)
+def test_one_sentence_with_three_function_words_of_one_language_is_named(text: str, code: str) -> None:
+    # before: four votes were needed, and a one-line note stayed in the root's language (its stemmer)
+    assert detect_language([text]) == code
+
+
+@pytest.mark.parametrize("text", ["Notes sur le projet", "Casa de la Playa del Carmen", "la la la la"])
+def test_one_short_line_without_a_clear_lead_still_abstains(text: str) -> None:
+    assert detect_language([text]) is None

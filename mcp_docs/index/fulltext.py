@@ -41,7 +41,9 @@ log = logging.getLogger(__name__)
 
 # 6: single CJK letters, or doc_key; 7: both; 8: each document's terms in the catalog (document_signals.py):
 # the version change clears the catalog (Library._check_generation), so every document is indexed again once.
-FULLTEXT_SCHEMA_VERSION = "8"
+# 9: a one-sentence note is named by three function words (language.SHORT_MIN_VOTES): notes indexed before keep
+# the root's language, and so its stemmer, until indexed again.
+FULLTEXT_SCHEMA_VERSION = "9"
 WRITER_HEAP_BYTES = 64 * 1024 * 1024
 MAX_QUERY_TERMS = 64
 MAX_IDENTIFIERS = 200

@@ -138,3 +138,14 @@ def test_a_french_root_stems_its_english_notes_in_english(tmp_path: Path) -> Non
         assert top(lib, "élève")[:1] == ["notes.md"]
     finally:
         lib.close()
+
+
+@pytest.mark.parametrize("query", ["élève", "eleve"])
+def test_a_one_sentence_french_note_of_an_english_vault_is_stemmed_in_french(tmp_path: Path, query: str) -> None:
+    root = tmp_path / "vault"
+    root.mkdir()
+    (root / "cantine.md").write_text("# Cantine\n\nLes élèves mangeaient à la cantine avec leurs professeurs.\n")
+    (root / "lunch.md").write_text("# Lunch\n\nThe pupils ate lunch in the canteen with their teachers.\n")
+    with Library(Settings.load(root, tmp_path / "index", embeddings="none", environ={})) as lib:
+        lib.sync()
+        assert top(lib, query)[:1] == ["cantine.md"]  # before: nothing (the note was stemmed in English)
