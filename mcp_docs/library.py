@@ -454,7 +454,14 @@ class Library:
         else:
             langs = self.catalog.languages_of(ids)
             language_of = lambda doc_id: langs.get(doc_id, "")  # noqa: E731
-        answers = translations.collapse(ids, language_of, self.query_language(query))
+        sections: dict[str, int] = {}
+
+        def same_page(a: str, b: str) -> bool:  # read once, and only when two ids could be a pair
+            if not sections:
+                sections.update(self.catalog.section_counts(ids))
+            return translations.alike(sections.get(a, 0), sections.get(b, 0))
+
+        answers = translations.collapse(ids, language_of, self.query_language(query), same_page)
         answers = answers[:limit]
         if not translations.has_pairs(answers):
             return groups[:limit], None

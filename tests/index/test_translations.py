@@ -5,13 +5,15 @@ sqlite-vec files in a tmp dir, the real multilingual-e5-small) over a vault in E
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mcp_docs.index import vector_store
-from mcp_docs.index.translations import collapse, translated, translation_key
+from mcp_docs.index.translations import alike, collapse, translated, translation_key
 from mcp_docs.library import Library
+from mcp_docs.settings import Settings
 from tests.index.test_language_mix import ENGLISH, FRENCH, QUESTION, build
 
 # -- the pure part --------------------------------------------------------------------------------
@@ -146,3 +148,33 @@ def test_keyword_search_merges_a_page_and_its_translation_too(vault: Library) ->
     ids = [r.id for r in found.results]
     assert sum(i in ("en/traces.md", "fr/traces.md") for i in ids) == 1
     assert found.note is not None and "traces.md (also " in found.note
+
+
+def test_two_notes_that_only_share_a_name_stay_two_answers() -> None:
+    sections = {"en/a.md": 3, "fr/a.md": 3, "en/b.md": 2, "fr/b.md": 9}
+
+    def same_page(x: str, y: str) -> bool:
+        return alike(sections[x], sections[y])
+
+    ids = ["en/a.md", "fr/b.md", "fr/a.md", "en/b.md"]
+    answers = collapse(ids, LANGS.__getitem__, "fr", same_page)
+    # a.md: a translation (same headings); b.md: a French note of 9 sections is not the English one of 2
+    assert [(a.shown, a.others) for a in answers] == [("fr/a.md", ("en/a.md",)), ("fr/b.md", ()), ("en/b.md", ())]
+    assert alike(10, 12) and alike(20, 24) and not alike(2, 9) and not alike(10, 13)
+
+
+def test_a_library_keeps_a_french_note_that_is_not_a_translation(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    notes = {
+        "en/todo.md": "# Todo\n\nRenew the passport and book the train to Paris for the conference.\n",
+        "fr/todo.md": "# À faire\n\n## Lundi\n\nAppeler le plombier pour la fuite.\n\n## Mardi\n\nRéunion avec le "
+        "comptable.\n\n## Mercredi\n\nRendre les livres à la bibliothèque.\n\n## Jeudi\n\nPrendre le train pour Paris.\n",
+    }
+    for rel, text in notes.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    with Library(Settings.load(root, tmp_path / "index", embeddings="none", environ={})) as lib:
+        lib.sync()
+        assert lib.catalog.languages_of(list(notes)) == {"en/todo.md": "en", "fr/todo.md": "fr"}
+        found = lib.search("Paris", mode="keyword")
+        assert sorted(r.id for r in found.results) == ["en/todo.md", "fr/todo.md"]  # before: one, the other in the note
