@@ -12,11 +12,11 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..links import Name
 from ..scan import Problem
@@ -24,6 +24,7 @@ from . import integrity, ownership
 from .document_signals import DocumentTerms
 from .sqlite_tx import immediate_transaction
 
+T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 SQLITE_SUFFIXES = ("", "-wal", "-shm", "-journal")
@@ -368,17 +369,23 @@ class Catalog:
         self._local.seen_version = version
         return bool(last != version)
 
+    def _until_commit(self, name: str, read: Callable[[sqlite3.Connection], T], *key: object) -> T:
+        """`read(conn)`, remembered by this thread (under `name`, for `key`) until the next commit by any
+        process: `data_version` moves when another connection commits, `total_changes` when this one does."""
+        conn = self._conn()
+        version = (conn.execute("pragma data_version").fetchone()[0], conn.total_changes, *key)
+        cached: tuple[tuple[object, ...], T] | None = getattr(self._local, name, None)
+        if cached is None or cached[0] != version:
+            cached = (version, read(conn))
+            setattr(self._local, name, cached)
+        return cached[1]
+
     def count(self) -> int:
         """Documents in the catalog, as committed by any process. Recounted only after a commit (`count(*)` scans
-        the table, ~90 ms at 100k documents, and every search reports it): `data_version` moves when another
-        connection commits, `total_changes` when this one does."""
-        conn = self._conn()
-        version = (conn.execute("pragma data_version").fetchone()[0], conn.total_changes)
-        cached: tuple[tuple[int, int], int] | None = getattr(self._local, "count", None)
-        if cached is None or cached[0] != version:
-            cached = (version, int(conn.execute("select count(*) from documents").fetchone()[0]))
-            self._local.count = cached
-        return cached[1]
+        the table, ~90 ms at 100k documents, and every search reports it)."""
+        return self._until_commit(
+            "count", lambda conn: int(conn.execute("select count(*) from documents").fetchone()[0])
+        )
 
     def section_total(self) -> int:
         return int(self._conn().execute("select count(*) from sections").fetchone()[0])
@@ -394,29 +401,24 @@ class Catalog:
 
     def language_counts(self) -> dict[str, int]:
         """Documents per language code. Recounted only after a commit, as `count` (vector searches ask each time)."""
-        conn = self._conn()
-        version = (conn.execute("pragma data_version").fetchone()[0], conn.total_changes)
-        cached: tuple[tuple[int, int], dict[str, int]] | None = getattr(self._local, "languages", None)
-        if cached is None or cached[0] != version:
-            counts = {r[0]: r[1] for r in conn.execute("select lang, count(*) from documents group by lang")}
-            cached = (version, counts)
-            self._local.languages = cached
-        return dict(cached[1])
+        counts = self._until_commit(
+            "languages",
+            lambda conn: {r[0]: r[1] for r in conn.execute("select lang, count(*) from documents group by lang")},
+        )
+        return dict(counts)
 
     def documents_by_language(self, besides: str) -> dict[str, list[str]]:
         """The ids of the documents in each language other than `besides` (the collection's main language).
         Every hybrid search of a collection in several languages asks: read again only after a commit, as
         `language_counts` (the lists are shared: callers must not change them)."""
-        conn = self._conn()
-        version = (conn.execute("pragma data_version").fetchone()[0], conn.total_changes, besides)
-        cached: tuple[tuple[int, int, str], dict[str, list[str]]] | None = getattr(self._local, "by_language", None)
-        if cached is None or cached[0] != version:
+
+        def read(conn: sqlite3.Connection) -> dict[str, list[str]]:
             out: dict[str, list[str]] = {}
             for lang, doc_id in conn.execute("select lang, id from documents where lang != ? order by id", (besides,)):
                 out.setdefault(lang, []).append(doc_id)
-            cached = (version, out)
-            self._local.by_language = cached
-        return cached[1]
+            return out
+
+        return self._until_commit("by_language", read, besides)
 
     def problems(self) -> list[Problem]:
         return [Problem(*r) for r in self._conn().execute("select path, kind, detail from problems order by path")]
