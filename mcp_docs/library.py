@@ -344,6 +344,8 @@ class Library:
             note = f"{mode} search is unavailable ({reason}): keyword results shown."
         ranked: list[tuple[RankedSection, float]] = []
         view: LanguageView | None = None
+        several = len(self._languages) > 1
+        language = self.query_language(query) if several else None
         if mode_used != "keyword":
             assert self.vectors is not None
             from .index import (  # with numpy and the vector store: only once vectors are in use
@@ -356,7 +358,6 @@ class Library:
                 vector = self.vectors.embed_query(query)
                 # None in a collection of one language, and while embedding fills in (language_mix.MIN_COVERAGE)
                 view = self.vectors.language_view(vector) if covered >= language_mix.MIN_COVERAGE else None
-                language = self.query_language(query) if view is not None else None
                 ranked = hybrid.search(
                     self.vectors,
                     self.keyword_sections,
@@ -380,7 +381,6 @@ class Library:
         # compared with an unmerged keyword list). A question's words find the pages of its language, so in keyword
         # search pairs are rare; on the OpenTelemetry questions the one change is a language-less identifier
         # (OTEL_PYTHON_EXCLUDED_URLS) whose French page now shows as its English original, the French one named.
-        several = len(self._languages) > 1
         depth = max_results * min(len(self._languages), 4) if several else max_results
         shown: list[DocumentGroup[RankedSection]] | None = None
         if mode_used == "keyword" and self.reranker is None:
@@ -409,7 +409,7 @@ class Library:
             )
         )
         if several:
-            groups, versions = self.one_answer_per_translation(groups, query, view, max_results)
+            groups, versions = self.one_answer_per_translation(groups, language, view, max_results)
             if versions:
                 note = " ".join(n for n in (note, versions) if n)
         if self.embedding is not None:  # while embedding is under way, what searches return is embedded first
@@ -441,11 +441,15 @@ class Library:
         )
 
     def one_answer_per_translation(
-        self, groups: list[DocumentGroup[RankedSection]], query: str, view: LanguageView | None, limit: int
+        self,
+        groups: list[DocumentGroup[RankedSection]],
+        language: str | None,
+        view: LanguageView | None,
+        limit: int,
     ) -> tuple[list[DocumentGroup[RankedSection]], str | None]:
         """Documents best first → the first `limit` answers, each page and its translation merged into one entry at
-        the better rank of the two, showing the version in the query's language, or the better-ranked one when the
-        query's words name no language (index/translations.py); and a sentence naming the versions left out (None
+        the better rank of the two, showing the version in `language` (the query's, `query_language`), or the
+        better-ranked one when the query's words name no language (index/translations.py); and a sentence naming the versions left out (None
         when no pair was found: the documents are returned as they are)."""
         ids = [g.doc_id for g in groups]
         language_of: Callable[[str], str]
@@ -461,7 +465,7 @@ class Library:
                 sections.update(self.catalog.section_counts(ids))
             return translations.alike(sections.get(a, 0), sections.get(b, 0))
 
-        answers = translations.collapse(ids, language_of, self.query_language(query), same_page)
+        answers = translations.collapse(ids, language_of, language, same_page)
         answers = answers[:limit]
         if not translations.has_pairs(answers):
             return groups[:limit], None
