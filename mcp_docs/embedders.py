@@ -63,6 +63,10 @@ class Embedder(Protocol):
     model_id: str  # stored with the vectors; a different id means re-embedding
     dim: int | None  # None until known (an OpenAI-compatible endpoint tells on the first call)
     min_similarity: float  # hybrid search ignores vector hits below this cosine similarity
+    # Hybrid's keyword share for a flat BM25 list (index/hybrid.py, `query_keyword_share`): how far this model's
+    # cosines are trusted to reorder keyword hits. Each model's is tuned on the OpenTelemetry questions
+    # (benchmarks/REPORT.md, "Fusion constants per embedder").
+    keyword_share_base: float
     # The model puts a text and its translation near each other, so cosines compare across languages once each
     # language's level is taken out (index/language_mix.py). An English-only model does not: a French text's
     # cosines say little, and lifting other languages by their mean level only brings unrelated pages in.
@@ -106,6 +110,7 @@ class MiniLMEmbedder:
     max_chars = 1000
     batch_size = 1  # one input per ONNX run: fastest measured (benchmarks/REPORT.md, "Embedding throughput")
     min_similarity = 0.4  # tuned on SciFact (benchmarks/REPORT.md)
+    keyword_share_base = 0.2  # SciFact hybrid nDCG@10 0.731 (0.727 at 0.25); OTel doc hit@1 0.800 at 0.2-0.25
     multilingual = False
 
     def __init__(
@@ -219,6 +224,9 @@ class E5Embedder:
     max_chars = 1000
     batch_size = 8
     min_similarity = 0.0  # e5 cosines crowd into 0.7-0.9: no fixed cutoff
+    # At MiniLM's 0.2 hybrid doc hit@1 was under keyword on the English OTel questions (0.750 vs 0.768); at 0.25
+    # 0.786, French and cross-lingual questions unchanged at hit@5 (0.3 loses a cross-lingual one)
+    keyword_share_base = 0.25
     multilingual = True
 
     def __init__(self, threads: int = DEFAULT_THREADS) -> None:
@@ -265,6 +273,7 @@ class OpenAIEmbedder:
     max_chars = 1000
     batch_size = 64
     min_similarity = 0.0  # unknown model: no cutoff
+    keyword_share_base = 0.2  # unknown model: hybrid's default (index/hybrid.py, SHARE_BASE)
     multilingual = True  # the models people serve this way (OpenAI's, Mistral's, bge-m3, e5) mostly are
 
     def __init__(

@@ -41,7 +41,8 @@ CANDIDATES = 50  # per side, at least
 # With the document signals (document_signals.py, applied after fusion) 0.2 is best on both sets: OTel hybrid
 # doc hit@1 0.800 (0.787 at 0.3), SciFact 0.731. While vectors cover only part of the collection the share
 # grows towards pure keyword (`coverage_share`); figures per coverage point in benchmarks/REPORT.md
-# ("Precision at the top: document-level signals").
+# ("Precision at the top: document-level signals"). This is the base for an embedder that does not set its own
+# (`Embedder.keyword_share_base`: e5's cosines earn less weight, 0.25; "Fusion constants per embedder").
 SHARE_BASE = 0.2
 SHARE_GAIN = 2.0
 PEAK_DEPTH = 10
@@ -225,10 +226,21 @@ def search(
     vector_hits = store.section_hits(vector, n, folder, tags, view)
     keyword_hits = keyword(query, n, folder, tags)
     cutoff = getattr(store.embedder, "min_similarity", MIN_SIMILARITY)
+    # each model's cosines earn their own weight against BM25 (embedders.Embedder.keyword_share_base)
+    base = getattr(store.embedder, "keyword_share_base", SHARE_BASE)
+    share = query_keyword_share([score for _, score in keyword_hits], base)
     waiting = store.waiting_sections(
         [(s.doc_id, s.section_idx) for s, _ in keyword_hits] + [(h.doc_id, h.section_idx) for h in vector_hits]
     )
-    fused = fuse(keyword_hits, vector_hits, limit, waiting=waiting, coverage=coverage, min_similarity=cutoff)
+    fused = fuse(
+        keyword_hits,
+        vector_hits,
+        limit,
+        waiting=waiting,
+        keyword_share=share,
+        coverage=coverage,
+        min_similarity=cutoff,
+    )
     if view is None or not gives_ranks_to_languages(view, language):
         return fused
     assert language is not None

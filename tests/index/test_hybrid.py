@@ -303,3 +303,25 @@ def test_barely_embedded_hybrid_keeps_the_keyword_order_of_documents(
         hybrid = lib.search("collector pipeline", mode="hybrid", max_results=10)
         assert hybrid.mode_used == "hybrid" and "Vectors cover" in (hybrid.note or "")
         assert [r.id for r in hybrid.results] == keyword
+
+
+def test_each_embedder_sets_how_far_its_cosines_may_reorder_the_keyword_hits(
+    tmp_path: Path, server: EmbeddingsServer
+) -> None:
+    """A flat BM25 list (ten short notes alike) and one long note that says the query's word six times: BM25
+    discounts it for its length, the cosine likes the repetition. The embedder's `keyword_share_base` decides
+    (e5 0.25, MiniLM and endpoints 0.2; benchmarks/REPORT.md, "Fusion constants per embedder")."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for i in range(10):
+        (vault / f"short{i}.md").write_text(f"collector note{i} word{i} term{i}\n")
+    (vault / "long.md").write_text("collector " * 6 + " ".join(f"filler{j}" for j in range(60)) + "\n")
+    with Library(endpoint_settings(vault, tmp_path / "idx", server)) as lib:
+        lib.sync()
+        lib.embedding.build()
+        assert lib.vectors is not None
+        assert lib.search("collector", mode="keyword").results[0].id == "short0.md"
+        assert lib.vectors.embedder.keyword_share_base == SHARE_BASE
+        assert lib.search("collector", mode="hybrid").results[0].id == "long.md"
+        lib.vectors.embedder.keyword_share_base = 0.9  # a model whose cosines are trusted less
+        assert lib.search("collector", mode="hybrid").results[0].id == "short0.md"
