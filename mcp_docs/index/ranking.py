@@ -93,3 +93,15 @@ def lead_sections(scored: Sequence[tuple[float, H]], n: int) -> list[H]:
                 lead[i] += SUBSECTIONS_WEIGHT * score
     order = sorted(range(len(scored)), key=lambda i: -lead[i])  # stable: ties keep hit order
     return [scored[i][1] for i in order[:n]]
+
+
+def lead_with(groups: list[DocumentGroup[H]], first: DocumentGroup[H]) -> list[DocumentGroup[H]]:
+    """`groups` (best first) with `first`'s document at the top, at the best score: moved up with its own
+    sections when listed, else `first` itself put there. The others keep their order."""
+    if not groups or groups[0].doc_id == first.doc_id:
+        return groups
+    listed = next((g for g in groups if g.doc_id == first.doc_id), None)
+    lead = listed if listed is not None else DocumentGroup(first.doc_id, first.score, first.hits)
+    lead.score = groups[0].score
+    rest = [g for g in groups if g.doc_id != first.doc_id]
+    return [lead, *rest[: len(groups) - 1]]

@@ -325,3 +325,31 @@ def test_each_embedder_sets_how_far_its_cosines_may_reorder_the_keyword_hits(
         assert lib.search("collector", mode="hybrid").results[0].id == "long.md"
         lib.vectors.embedder.keyword_share_base = 0.9  # a model whose cosines are trusted less
         assert lib.search("collector", mode="hybrid").results[0].id == "short0.md"
+
+
+def test_while_embedding_fills_in_the_first_answer_is_keywords_and_the_vectors_order_the_rest(
+    tmp_path: Path, server: EmbeddingsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The vault of the test above, all embedded but one unrelated old note: the vectors would already put the
+    long note first (they do once everything is embedded), but part-way keyword's first answer stays first."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for i in range(10):
+        (vault / f"short{i}.md").write_text(f"collector note{i} word{i} term{i}\n")
+    (vault / "long.md").write_text("collector " * 6 + " ".join(f"filler{j}" for j in range(60)) + "\n")
+    unrelated = vault / "zz-unrelated.md"
+    unrelated.write_text("nothing about the query here\n")
+    old = time.time() - 3600
+    os.utime(unrelated, (old, old))  # the worker embeds the newest documents first: this one last
+    with Library(endpoint_settings(vault, tmp_path / "idx", server)) as lib:
+        lib.sync()
+        embed_part_way(lib, 11, monkeypatch)
+        assert lib.vectors is not None and lib.vectors.pending() == 1
+        keyword = lib.search("collector", mode="keyword")
+        part_way = lib.search("collector", mode="hybrid")
+        assert part_way.mode_used == "hybrid" and "91%" in (part_way.note or "")
+        assert [r.id for r in part_way.results][:1] == [keyword.results[0].id] == ["short0.md"]
+        assert "long.md" in [r.id for r in part_way.results]  # the vectors still bring it in below
+        assert part_way.results[0].score >= part_way.results[1].score
+        lib.embedding.build()
+        assert lib.search("collector", mode="hybrid").results[0].id == "long.md"

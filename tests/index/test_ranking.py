@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mcp_docs.index.hits import RankedSection
-from mcp_docs.index.ranking import group_by_document
+from mcp_docs.index.ranking import DocumentGroup, group_by_document, lead_with
 
 
 def sec(path: str, doc_id: str = "d.md", idx: int = 0) -> RankedSection:
@@ -85,3 +85,25 @@ def test_a_document_bonus_is_a_share_of_the_best_score_given_to_the_leading_docu
     assert asked == [["a.md", "b.md", "c.md"]]
     assert [(g.doc_id, g.score) for g in groups] == [("c.md", 11.0), ("a.md", 10.0), ("b.md", 9.0)]
     assert [g.doc_id for g in group_by_document(hits, 3)] == ["a.md", "b.md", "c.md"]
+
+
+def test_lead_with_moves_a_listed_document_up_with_its_own_sections_at_the_best_score() -> None:
+    groups = [
+        DocumentGroup("a.md", 3.0, ["a1"]),
+        DocumentGroup("b.md", 2.0, ["b1", "b2"]),
+        DocumentGroup("c.md", 1.0, []),
+    ]
+    led = lead_with(groups, DocumentGroup("b.md", 40.0, ["b9"]))
+    assert [(g.doc_id, g.score, g.hits) for g in led] == [
+        ("b.md", 3.0, ["b1", "b2"]),
+        ("a.md", 3.0, ["a1"]),
+        ("c.md", 1.0, []),
+    ]
+
+
+def test_lead_with_puts_an_unlisted_document_first_and_keeps_the_length() -> None:
+    groups = [DocumentGroup("a.md", 3.0, ["a1"]), DocumentGroup("b.md", 2.0, ["b1"])]
+    led = lead_with(groups, DocumentGroup("k.md", 40.0, ["k1"]))
+    assert [(g.doc_id, g.score, g.hits) for g in led] == [("k.md", 3.0, ["k1"]), ("a.md", 3.0, ["a1"])]
+    assert lead_with(led, DocumentGroup("k.md", 1.0, [])) == led  # already first: unchanged
+    assert lead_with([], DocumentGroup("k.md", 1.0, [])) == []
