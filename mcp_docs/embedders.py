@@ -224,8 +224,8 @@ class E5Embedder:
     max_chars = 1000
     batch_size = 8
     min_similarity = 0.0  # e5 cosines crowd into 0.7-0.9: no fixed cutoff
-    # At MiniLM's 0.2 hybrid doc hit@1 was under keyword on the English OTel questions (0.750 vs 0.768); at 0.25
-    # 0.786, French and cross-lingual questions unchanged at hit@5 (0.3 loses a cross-lingual one)
+    # With e5 at MiniLM's 0.2, hybrid doc hit@1 was under keyword on the English OTel questions (0.750 vs 0.768);
+    # at 0.25 0.786, French and cross-lingual questions unchanged at hit@5 (0.3 loses a cross-lingual one)
     keyword_share_base = 0.25
     multilingual = True
 
