@@ -478,14 +478,25 @@ def serving_line(settings: Settings, host: str, listener: socket.socket, token: 
 # equal times, a client reuses a connection at the instant the server closes it and the call fails with a
 # connection reset (seen under load in tests/security/test_concurrency.py).
 HTTP_KEEP_ALIVE_SECONDS = 30
+# On SIGTERM/Ctrl-C, requests in flight get this long to finish, then are cancelled: without a bound, one
+# client holding a request half-sent (or an open stream) kept the server from exiting for as long as it liked.
+# Below workers.STOP_SECONDS, so a worker stops by itself before it is killed.
+HTTP_SHUTDOWN_SECONDS = 5
 
 
 def uvicorn_config(app: ASGIApp, **options: Any) -> uvicorn.Config:
     import uvicorn
 
-    return uvicorn.Config(
-        app, log_level="warning", lifespan="on", timeout_keep_alive=HTTP_KEEP_ALIVE_SECONDS, **options
-    )
+    from .http_connections import guarded_protocol
+
+    defaults: dict[str, Any] = {
+        "log_level": "warning",
+        "lifespan": "on",
+        "timeout_keep_alive": HTTP_KEEP_ALIVE_SECONDS,
+        "timeout_graceful_shutdown": HTTP_SHUTDOWN_SECONDS,
+        "http": guarded_protocol(),  # a deadline to send each request, a cap on connections (http_connections.py)
+    }
+    return uvicorn.Config(app, **{**defaults, **options})
 
 
 def bind_listener(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
