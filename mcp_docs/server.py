@@ -42,7 +42,7 @@ from .render import (
 )
 from .server_middleware import DocsMiddleware
 from .settings import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_SECONDS, Settings
-from .stdio_transport import serve_stdio
+from .stdio_transport import run_stdio
 from .tools import DEFAULT_SEARCH_CHARS, MAX_LIST_LIMIT, READ_MODES, SEARCH_MODES, DocsTools
 
 if TYPE_CHECKING:
@@ -400,7 +400,6 @@ def serve_one_process(settings: Settings, host: str, listener: socket.socket | N
     """One process: open the library, reconcile and watch it, and serve MCP over `listener` (Streamable HTTP)
     or, without one, over stdio; closes the listener at the end. (`mcp-docs serve --workers N` runs N of these
     through workers.py.)"""
-    import anyio
 
     from .store import open_library
 
@@ -423,7 +422,7 @@ def serve_one_process(settings: Settings, host: str, listener: socket.socket | N
     mcp = build_server(library, state)
     try:
         if listener is None:
-            anyio.run(serve_stdio, mcp)
+            run_stdio(mcp)
         else:
             print(serving_line(settings, host, listener, token), file=sys.stderr, flush=True)
             serve_http(mcp, settings, host, listener, token)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
+import signal
+import threading
 from types import TracebackType
 from typing import Any, Self
 
@@ -150,6 +152,22 @@ def lowlevel_server(mcp: MCPServer) -> Server[Any]:
     return server
 
 
+def run_stdio(mcp: MCPServer) -> None:
+    """Serve MCP over stdin/stdout until the client closes stdin, or a signal ends the process.
+
+    Ctrl-C (SIGINT) ends the process at once, as SIGTERM does: the SDK reads stdin in a worker thread that no
+    cancellation reaches, so a clean stop would wait for the client to close stdin, and a client that keeps it
+    open got a server that no longer answered yet never exited. Ending mid-way is safe: every index write is
+    committed whole or rolled back (tests/security/test_crash.py kills the indexer at any point)."""
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_DFL) if main else None
+    try:
+        anyio.run(serve_stdio, mcp)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
 async def serve_stdio(mcp: MCPServer) -> None:
     """What `MCPServer.run_stdio_async` does, with unreadable lines answered."""
     server = lowlevel_server(mcp)
@@ -159,4 +177,4 @@ async def serve_stdio(mcp: MCPServer) -> None:
         )
 
 
-__all__ = ["error_reply", "lowlevel_server", "serve_stdio"]
+__all__ = ["error_reply", "lowlevel_server", "run_stdio", "serve_stdio"]

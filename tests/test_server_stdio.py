@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -79,3 +80,35 @@ def test_stdout_carries_only_protocol_messages(vault, tmp_path) -> None:
         assert message.get("jsonrpc") == "2.0"
     assert any(json.loads(line).get("id") == 3 and "result" in json.loads(line) for line in out)
     assert "Traceback" not in proc.stdout
+
+
+@pytest.mark.anyio
+async def test_ctrl_c_stops_a_stdio_server_at_once_and_the_index_opens_again(vault, tmp_path) -> None:
+    """SIGINT (Ctrl-C in the terminal that started it) while the client keeps stdin open: before, the server stopped
+    answering but did not exit until the client closed stdin (the SDK's stdin reader cannot be cancelled)."""
+    proc = subprocess.Popen(
+        [sys.executable, *serve_args(vault, tmp_path / "index")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=child_env(),
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(initialize_request(1).encode() + b"\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 1
+        proc.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        proc.wait(10)
+        assert time.monotonic() - started < 3
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                stream.close()
+    async with Client(stdio_params(vault, tmp_path / "index", "--no-watch", cwd=tmp_path)) as client:
+        r = await client.call_tool("search_documents", {"query": "swappiness", "mode": "keyword"})
+        assert r.structured_content["results"][0]["id"] == "guides/install.md"
