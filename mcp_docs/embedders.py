@@ -26,7 +26,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
@@ -263,6 +263,13 @@ class E5Embedder:
         self._model = None
 
 
+def _without_userinfo(url: str) -> str:
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url  # unchanged, so are the ids of existing indexes
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+
+
 class OpenAIEmbedder:
     """Any OpenAI-compatible embeddings endpoint, through the `openai` package."""
 
@@ -294,7 +301,8 @@ class OpenAIEmbedder:
         self._key = key
         self.timeout = timeout
         self.max_retries = max_retries
-        host = (self.base_url or "https://api.openai.com/v1").rstrip("/")
+        # the endpoint without user:password@: the id is stored in the index and shown by `status`
+        host = _without_userinfo(self.base_url or "https://api.openai.com/v1").rstrip("/")
         self.model_id = f"openai:{host}:{self.model}"
         self.dim: int | None = None
         self._client: Any = None
@@ -344,8 +352,8 @@ class OpenAIEmbedder:
         text = str(exc)[:ENDPOINT_ERROR_CHARS]
         secrets = [self._key, urlsplit(self.base_url or "").password or ""]
         for secret in sorted((s for s in secrets if len(s) >= 4), key=len, reverse=True):
-            text = text.replace(secret, "[redacted]")
-        return _CREDENTIAL.sub(r"\1 [redacted]", text)
+            text = text.replace(secret, "***")  # not "[redacted]": status prints through rich, which eats [tags]
+        return _CREDENTIAL.sub(r"\1 ***", text)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

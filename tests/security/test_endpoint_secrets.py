@@ -67,9 +67,9 @@ def _leaks(text: str) -> list[str]:
     return [s for s in (KEY, URL_PASSWORD) if s in text]
 
 
-def _index(vault: Path, index: Path, url: str) -> str:
-    env = child_env(OPENAI_API_KEY=KEY, MCP_DOCS_EMBEDDINGS_BASE_URL=url, MCP_DOCS_EMBEDDINGS="openai")
-    args = ["-m", "mcp_docs", "index", "--root", str(vault), "--index-dir", str(index)]
+def _index(vault: Path, index: Path, url: str, command: str = "index") -> str:
+    env = child_env(OPENAI_API_KEY=KEY, MCP_DOCS_EMBEDDINGS_BASE_URL=url, MCP_DOCS_EMBEDDINGS="openai", COLUMNS="300")
+    args = ["-m", "mcp_docs", command, "--root", str(vault), "--index-dir", str(index)]
     done = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=120)
     return done.stdout + done.stderr
 
@@ -98,3 +98,6 @@ async def test_an_echoed_key_reaches_no_tool_result_and_no_log(vault: Path, tmp_
         output = _index(vault, tmp_path / "fresh", url)
         assert "401" in output  # what went wrong is still said
         assert not _leaks(output), output
+        status = _index(vault, tmp_path / "fresh", url, "status")  # the model's name there holds the endpoint
+        assert "openai:http://127.0.0.1" in status, status
+        assert not _leaks(status), status
