@@ -11,15 +11,22 @@ write stream as every other reply: -32700 (parse error, id null) for text that i
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import contextvars
 import json
 import logging
+import os
 import signal
+import sys
 import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, BinaryIO, Self, cast
 
 import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp.server import MCPServer
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
@@ -153,28 +160,82 @@ def lowlevel_server(mcp: MCPServer) -> Server[Any]:
 
 
 def run_stdio(mcp: MCPServer) -> None:
-    """Serve MCP over stdin/stdout until the client closes stdin, or a signal ends the process.
+    """Serve MCP over stdin/stdout until the client closes stdin or stdout, or a signal ends the process.
 
-    Ctrl-C (SIGINT) ends the process at once, as SIGTERM does: the SDK reads stdin in a worker thread that no
-    cancellation reaches, so a clean stop would wait for the client to close stdin, and a client that keeps it
-    open got a server that no longer answered yet never exited. Ending mid-way is safe: every index write is
-    committed whole or rolled back (tests/security/test_crash.py kills the indexer at any point)."""
+    Ctrl-C (SIGINT) ends the process at once, as SIGTERM does: a clean stop would wait for a reply being written
+    to a client that does not read it (the SDK writes in a worker thread that no cancellation reaches), and before
+    stdin was read here, for the client to close stdin (a server that no longer answered yet never exited).
+    Ending mid-way is safe: every index write is committed whole or rolled back (tests/security/test_crash.py)."""
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, signal.SIG_DFL) if main else None
     try:
         anyio.run(serve_stdio, mcp)
+    except* BrokenPipeError:  # the client closed our stdout: it is gone, there is nobody left to answer
+        log.info("the client closed the server's stdout: stopping")
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
 
 
 async def serve_stdio(mcp: MCPServer) -> None:
-    """What `MCPServer.run_stdio_async` does, with unreadable lines answered."""
+    """What `MCPServer.run_stdio_async` does, with unreadable lines answered and stdin read by `_stdin_lines`."""
     server = lowlevel_server(mcp)
-    async with stdio_server() as (read_stream, write_stream):
+    async with _stdin_lines() as lines, stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
         await server.run(
             _AnsweringReadStream(read_stream, write_stream), write_stream, server.create_initialization_options()
         )
+
+
+@asynccontextmanager
+async def _stdin_lines() -> AsyncIterator[MemoryObjectReceiveStream[str]]:
+    """The lines of stdin, as the SDK's transport reads them (UTF-8, bad bytes replaced), from a daemon thread.
+
+    The SDK reads stdin in an AnyIO worker thread that cancellation cannot reach, so when anything else ended the
+    session (the client closed stdout, an error), the server stopped answering yet waited for one more line
+    before it could exit: for ever, with a client that keeps stdin open. Here waiting for a line is an ordinary
+    receive, which a stop cancels; the thread left blocked on the pipe is a daemon and does not hold the process.
+    While serving, fd 0 points at the null device, as the SDK does, so nothing else reads the protocol stream."""
+    send, receive = anyio.create_memory_object_stream[str](0)
+    loop = asyncio.get_running_loop()
+    source, restore = _claim_stdin()
+
+    def pump() -> None:
+        try:
+            for raw in source:
+                line = raw.decode("utf-8", errors="replace")
+                asyncio.run_coroutine_threadsafe(send.send(line), loop).result()  # one line at a time
+        except Exception:  # the server stopped (loop closed, stream closed): nobody wants the rest
+            return
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(send.aclose(), loop).result()  # end of stdin
+
+    threading.Thread(target=pump, name="mcp-docs-stdin", daemon=True).start()
+    try:
+        async with receive:
+            yield receive
+    finally:
+        restore()
+
+
+def _claim_stdin() -> tuple[BinaryIO, Callable[[], None]]:
+    """A private duplicate of fd 0 to read the protocol from, with fd 0 pointed at the null device meanwhile;
+    the function that points it back. The duplicate is never closed: the reading thread may still block on it."""
+    try:
+        private = os.dup(0)
+    except OSError:  # no usable fd 0: read sys.stdin as it is
+        return sys.stdin.buffer, lambda: None
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        try:
+            os.dup2(devnull, 0)
+        finally:
+            os.close(devnull)
+
+    def restore() -> None:
+        with contextlib.suppress(OSError):
+            os.dup2(private, 0)
+
+    return os.fdopen(private, "rb", closefd=False), restore
 
 
 __all__ = ["error_reply", "lowlevel_server", "run_stdio", "serve_stdio"]

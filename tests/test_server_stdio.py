@@ -112,3 +112,31 @@ async def test_ctrl_c_stops_a_stdio_server_at_once_and_the_index_opens_again(vau
     async with Client(stdio_params(vault, tmp_path / "index", "--no-watch", cwd=tmp_path)) as client:
         r = await client.call_tool("search_documents", {"query": "swappiness", "mode": "keyword"})
         assert r.structured_content["results"][0]["id"] == "guides/install.md"
+
+
+def test_a_client_that_closes_stdout_stops_the_server_quietly(vault, tmp_path) -> None:
+    """Before: the next reply hit a broken pipe and the server died with exit status 1 and a 40-line traceback."""
+    proc = subprocess.Popen(
+        [sys.executable, *serve_args(vault, tmp_path / "index", "--no-watch")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=child_env(),
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        proc.stdin.write(initialize_request(1).encode() + b"\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 1
+        proc.stdout.close()
+        proc.stdin.write(b'{"jsonrpc": "2.0", "id": 2, "method": "ping"}\n')
+        proc.stdin.flush()
+        assert proc.wait(20) == 0
+        assert "Traceback" not in proc.stderr.read().decode()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdin, proc.stderr):
+            if stream is not None:
+                stream.close()
