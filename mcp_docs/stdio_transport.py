@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import io
 import json
 import logging
 import os
@@ -220,10 +221,17 @@ async def _stdin_lines() -> AsyncIterator[MemoryObjectReceiveStream[str]]:
 def _claim_stdin() -> tuple[BinaryIO, Callable[[], None]]:
     """A private duplicate of fd 0 to read the protocol from, with fd 0 pointed at the null device meanwhile;
     the function that points it back. The duplicate is never closed: the reading thread may still block on it."""
+    stdin = sys.stdin
     try:
-        private = os.dup(0)
-    except OSError:  # no usable fd 0: read sys.stdin as it is
-        return sys.stdin.buffer, lambda: None
+        # Started with fd 0 closed, Python has no sys.stdin and fd 0 is whatever file the process opened first
+        # (the catalog, say): never read it, nor point it elsewhere.
+        claimable = stdin is not None and stdin.fileno() == 0
+        private = os.dup(0) if claimable else -1
+    except (AttributeError, OSError, ValueError):
+        claimable = False
+    if not claimable:
+        buffer = getattr(stdin, "buffer", None)  # a replaced sys.stdin (tests), or none at all: end of input
+        return (buffer if buffer is not None else io.BytesIO()), lambda: None
     with contextlib.suppress(OSError):
         devnull = os.open(os.devnull, os.O_RDONLY)
         try:

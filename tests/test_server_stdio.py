@@ -140,3 +140,20 @@ def test_a_client_that_closes_stdout_stops_the_server_quietly(vault, tmp_path) -
         for stream in (proc.stdin, proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+@pytest.mark.anyio
+async def test_started_without_stdin_the_server_exits_and_leaves_the_index_whole(vault, tmp_path) -> None:
+    """fd 0 closed at start: the first file the server opens gets fd 0. It must not be read as the protocol nor
+    pointed at the null device (SQLite writing its catalog into /dev/null)."""
+    import shlex
+
+    command = shlex.join([sys.executable, *serve_args(vault, tmp_path / "index", "--no-watch")])
+    for _ in range(2):  # the second start reads what the first wrote
+        done = subprocess.run(["sh", "-c", f"exec {command} 0<&-"], capture_output=True, timeout=60, env=child_env())
+        assert done.returncode == 0, done.stderr.decode()[-2000:]
+        assert b"Traceback" not in done.stderr, done.stderr.decode()[-2000:]
+    async with Client(stdio_params(vault, tmp_path / "index", "--no-watch", cwd=tmp_path)) as client:
+        r = await client.call_tool("search_documents", {"query": "swappiness", "mode": "keyword"})
+        assert r.structured_content["results"][0]["id"] == "guides/install.md"
+        assert r.structured_content["index"]["documents"] > 10
