@@ -19,10 +19,12 @@ with one request body left half-sent, SIGTERM waited until that client gave up.
 from __future__ import annotations
 
 import asyncio
+import logging
 import resource
 from typing import Any
 
 import h11
+from starlette.requests import ClientDisconnect
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 # Generous for a tool call's few KB from a slow network, short for a client that holds a connection half-sent.
@@ -106,6 +108,25 @@ class GuardedH11Protocol(H11Protocol):
             self.transport.close()
 
 
+class ClientGoneFilter(logging.Filter):
+    """Drops the SDK's error record, with its traceback, for a request whose client left before sending it whole
+    (Starlette's ClientDisconnect): the client's doing, not a server error, and with the read deadline closing
+    half-sent requests, a flood of them would write ~700 bytes of traceback each."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], ClientDisconnect))
+
+
+_CLIENT_GONE = ClientGoneFilter()
+
+
+def quiet_client_disconnects() -> None:
+    """Install ClientGoneFilter on the SDK's Streamable HTTP logger (once)."""
+    logger = logging.getLogger("mcp.server.streamable_http")
+    if _CLIENT_GONE not in logger.filters:
+        logger.addFilter(_CLIENT_GONE)
+
+
 def guarded_protocol(
     read_seconds: float = REQUEST_READ_SECONDS, max_connections: int | None = None
 ) -> type[GuardedH11Protocol]:
@@ -114,4 +135,12 @@ def guarded_protocol(
     return type("GuardedH11Protocol", (GuardedH11Protocol,), {"read_seconds": read_seconds, "max_connections": cap})
 
 
-__all__ = ["MAX_CONNECTIONS", "REQUEST_READ_SECONDS", "GuardedH11Protocol", "connection_cap", "guarded_protocol"]
+__all__ = [
+    "MAX_CONNECTIONS",
+    "REQUEST_READ_SECONDS",
+    "ClientGoneFilter",
+    "GuardedH11Protocol",
+    "connection_cap",
+    "guarded_protocol",
+    "quiet_client_disconnects",
+]

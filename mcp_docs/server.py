@@ -316,6 +316,9 @@ def http_app(
         session_idle_timeout=session_idle_seconds,
         max_sessions=max_sessions,
     )
+    from .http_connections import quiet_client_disconnects  # uvicorn's protocol: not imported for stdio
+
+    quiet_client_disconnects()
     sessions = SessionLimiter(app, max_sessions=max_sessions, idle_seconds=session_idle_seconds)
     app.state.sessions = sessions  # /health reports the count
     app.state.stateless = stateless
