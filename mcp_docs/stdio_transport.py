@@ -32,7 +32,15 @@ from mcp.server import MCPServer
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+from mcp.types import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+)
 from pydantic import ValidationError
 
 log = logging.getLogger(__name__)
@@ -104,12 +112,72 @@ def _usable_id(value: Any) -> bool:
     return True
 
 
-class _AnsweringReadStream:
-    """The transport's read stream with rejected lines answered on the write stream and not passed on."""
+# At the end of stdin, how long the calls already read may take to be answered before the server stops.
+DRAIN_SECONDS = 10.0
 
-    def __init__(self, inner: Any, write_stream: Any) -> None:
+
+class _Pending:
+    """The requests read from the client and not answered yet, by id.
+
+    At the end of stdin the SDK cancels the calls still running, and their replies are lost: a client that writes
+    its requests and closes stdin (a script, `... | mcp-docs serve`) got 1 to 3 of 8. The end of stdin is passed
+    on only once those are answered (or after DRAIN_SECONDS)."""
+
+    def __init__(self) -> None:
+        self._ids: set[tuple[str, object]] = set()
+
+    @staticmethod
+    def _key(request_id: object) -> tuple[str, object]:
+        return (type(request_id).__name__, request_id)  # 1 and "1" are two ids
+
+    def read(self, message: object) -> None:
+        if isinstance(message, JSONRPCRequest):
+            self._ids.add(self._key(message.id))
+        elif isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
+            params = message.params if isinstance(message.params, dict) else {}
+            self._ids.discard(self._key(params.get("requestId")))  # a cancelled request is never answered
+
+    def answered(self, message: object) -> None:
+        if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id is not None:
+            self._ids.discard(self._key(message.id))
+
+    async def drained(self, seconds: float) -> None:
+        with anyio.move_on_after(seconds):
+            while self._ids:
+                await anyio.sleep(0.01)
+
+
+class _AnswerNotingWriteStream:
+    """The transport's write stream, noting each reply in `_Pending`."""
+
+    def __init__(self, inner: Any, pending: _Pending) -> None:
+        self._inner = inner
+        self._pending = pending
+
+    async def send(self, item: SessionMessage) -> None:
+        await self._inner.send(item)
+        self._pending.answered(item.message)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+class _AnsweringReadStream:
+    """The transport's read stream with rejected lines answered on the write stream and not passed on, and the
+    end of stdin held back until the requests already read are answered (`_Pending`)."""
+
+    def __init__(self, inner: Any, write_stream: Any, pending: _Pending | None = None) -> None:
         self._inner = inner
         self._write = write_stream
+        self._pending = pending
 
     @property
     def last_context(self) -> contextvars.Context | None:
@@ -117,8 +185,15 @@ class _AnsweringReadStream:
 
     async def receive(self) -> SessionMessage | Exception:
         while True:
-            item = await self._inner.receive()
+            try:
+                item = await self._inner.receive()
+            except anyio.EndOfStream:
+                if self._pending is not None:
+                    await self._pending.drained(DRAIN_SECONDS)
+                raise
             if not isinstance(item, Exception):
+                if self._pending is not None:
+                    self._pending.read(item.message)
                 return item
             reply = error_reply(item)
             why = reply.error.message if reply else "no reply due (not a request)"
@@ -181,10 +256,11 @@ def run_stdio(mcp: MCPServer) -> None:
 async def serve_stdio(mcp: MCPServer) -> None:
     """What `MCPServer.run_stdio_async` does, with unreadable lines answered and stdin read by `_stdin_lines`."""
     server = lowlevel_server(mcp)
+    pending = _Pending()
     async with _stdin_lines() as lines, stdio_server(stdin=cast(Any, lines)) as (read_stream, write_stream):
-        await server.run(
-            _AnsweringReadStream(read_stream, write_stream), write_stream, server.create_initialization_options()
-        )
+        writer = _AnswerNotingWriteStream(write_stream, pending)
+        reader = _AnsweringReadStream(read_stream, writer, pending)
+        await server.run(reader, writer, server.create_initialization_options())
 
 
 @asynccontextmanager

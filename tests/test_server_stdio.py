@@ -157,3 +157,26 @@ async def test_started_without_stdin_the_server_exits_and_leaves_the_index_whole
         r = await client.call_tool("search_documents", {"query": "swappiness", "mode": "keyword"})
         assert r.structured_content["results"][0]["id"] == "guides/install.md"
         assert r.structured_content["index"]["documents"] > 10
+
+
+def test_every_request_read_before_stdin_closes_is_answered(vault, tmp_path) -> None:
+    """A client that writes its requests and closes stdin (a script, `... | mcp-docs serve`) gets every reply.
+    Before: the SDK cancelled the calls still running at end of input, and their replies were lost (1-3 of 8)."""
+    calls = [
+        json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": name, "arguments": args}})
+        for i, (name, args) in enumerate(
+            [("search_documents", {"query": "collector"}), ("read_document", {"id": "notes/long.md"})] * 4, start=1
+        )
+    ]
+    lines = [initialize_request(0), '{"jsonrpc": "2.0", "method": "notifications/initialized"}', *calls]
+    done = subprocess.run(
+        [sys.executable, *serve_args(vault, tmp_path / "index", "--no-watch")],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=child_env(),
+    )
+    replies = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    assert sorted(r["id"] for r in replies) == list(range(9)), done.stderr[-2000:]
+    assert not any(r.get("result", {}).get("isError") for r in replies)
