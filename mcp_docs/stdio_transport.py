@@ -49,11 +49,12 @@ _STRICT_JSON = (
     "the message is not strict JSON (an unpaired surrogate escape such as \\ud800, or NaN/Infinity); "
     "send valid UTF-8 text"
 )
+_TOO_DEEP = "the message is nested too deeply (arrays or objects more than about 200 levels deep)"
 
 
 def error_reply(exc: Exception) -> JSONRPCError | None:
     """The JSON-RPC error a client should get for a line the SDK rejected with `exc`, or None for no reply."""
-    message, strict_json_failed = _rejected_message(exc)
+    message, strict_detail = _rejected_message(exc)
     if message is _BLANK:
         return None
     if message is _UNREADABLE:
@@ -72,7 +73,7 @@ def error_reply(exc: Exception) -> JSONRPCError | None:
             request_id = None
     else:
         request_id = None
-    detail = _STRICT_JSON if strict_json_failed else "not a JSON-RPC 2.0 request (check jsonrpc, id, method and params)"
+    detail = strict_detail or "not a JSON-RPC 2.0 request (check jsonrpc, id, method and params)"
     error = ErrorData(code=INVALID_REQUEST, message=f"Invalid request: {detail}.")
     return JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
 
@@ -81,24 +82,26 @@ _UNREADABLE = object()
 _BLANK = object()
 
 
-def _rejected_message(exc: Exception) -> tuple[Any, bool]:
-    """The rejected message as far as it can be read, and whether strict JSON parsing was what failed."""
+def _rejected_message(exc: Exception) -> tuple[Any, str | None]:
+    """The rejected message as far as it can be read, and why strict JSON parsing failed (None: it did not)."""
     if not isinstance(exc, ValidationError):
-        return _UNREADABLE, False
+        return _UNREADABLE, None
     for error in exc.errors():
         if error["type"] == "json_invalid":
             line = error.get("input")
             if isinstance(line, str) and not line.strip():
-                return _BLANK, False
+                return _BLANK, None
+            # pydantic's parser stops at a depth Python's json reads fine: say so, not "not strict JSON"
+            why = _TOO_DEEP if "recursion limit" in str(error.get("msg", "")) else _STRICT_JSON
             try:
-                return json.loads(line), True  # lenient: accepts lone surrogates, NaN
+                return json.loads(line), why  # lenient: accepts lone surrogates, NaN
             except (TypeError, ValueError, RecursionError):
-                return _UNREADABLE, False
+                return _UNREADABLE, None
         # each union member reports the whole message: as its own input (not an object) or as the
         # object a top-level field is missing from
         if len(error["loc"]) == 1 or (len(error["loc"]) == 2 and error["type"] == "missing"):
-            return error.get("input"), False
-    return _UNREADABLE, False
+            return error.get("input"), None
+    return _UNREADABLE, None
 
 
 def _usable_id(value: Any) -> bool:
