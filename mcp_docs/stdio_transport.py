@@ -7,6 +7,10 @@ pydantic's strict parser. Here those exceptions become JSON-RPC errors written t
 write stream as every other reply: -32700 (parse error, id null) for text that is not JSON, and
 -32600 (invalid request) with the request's id when the id can be recovered. A line without an id
 (a notification) or that looks like a response gets no reply, as JSON-RPC requires.
+
+Around the SDK's transport, also: stdin is read by a daemon thread so that a session ending for any reason ends
+the server (`_stdin_lines`); every request read before stdin closes is answered before the server stops
+(`_Pending`); a closed stdout is a quiet exit and Ctrl-C ends the process at once (`run_stdio`).
 """
 
 from __future__ import annotations
