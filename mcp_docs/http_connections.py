@@ -121,10 +121,13 @@ _CLIENT_GONE = ClientGoneFilter()
 
 
 def quiet_client_disconnects() -> None:
-    """Install ClientGoneFilter on the SDK's Streamable HTTP logger (once)."""
-    logger = logging.getLogger("mcp.server.streamable_http")
-    if _CLIENT_GONE not in logger.filters:
-        logger.addFilter(_CLIENT_GONE)
+    """Install ClientGoneFilter (once) on the loggers that report it: the SDK's handshake-era path catches the
+    exception and logs it; its sessionless (2026) path lets it reach uvicorn, which logs "Exception in ASGI
+    application" with a longer traceback."""
+    for name in ("mcp.server.streamable_http", "uvicorn.error"):
+        logger = logging.getLogger(name)
+        if _CLIENT_GONE not in logger.filters:
+            logger.addFilter(_CLIENT_GONE)
 
 
 def guarded_protocol(

@@ -69,11 +69,16 @@ def test_connections_that_never_finish_a_request_are_closed(port: int, caplog: p
     half_head.sendall(HALF_HEAD)
     half_body = socket.create_connection(("127.0.0.1", port))
     half_body.sendall(HALF_BODY)
+    half_modern = socket.create_connection(("127.0.0.1", port))  # the sessionless protocol: another SDK path
+    half_modern.sendall(HALF_BODY.replace(b"Content-Length", b"MCP-Protocol-Version: 2026-07-28\r\nContent-Length"))
     trickle = socket.create_connection(("127.0.0.1", port))
     for _ in range(3):  # a byte now and then: every byte is news, yet the request never comes
-        trickle.sendall(b"P")
-        time.sleep(READ_SECONDS / 3)
-    for sock in (idle, half_head, half_body, trickle):
+        try:
+            trickle.sendall(b"P")
+        except OSError:  # already closed by the server
+            break
+        time.sleep(READ_SECONDS / 4)
+    for sock in (idle, half_head, half_body, half_modern, trickle):
         assert closed_within(sock, 5) is not None
         sock.close()
     time.sleep(0.2)
