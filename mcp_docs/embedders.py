@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import logging
+import re
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +26,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
@@ -39,6 +41,9 @@ MINILM_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab01
 MINILM_MAX_TOKENS = 256
 DEFAULT_THREADS = 2
 DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
+ENDPOINT_ERROR_CHARS = 300  # an endpoint's error text, as much as a message shows (an HTML error page is long)
+# an Authorization value however it is echoed: 'Bearer sk-…', 'Basic dXNlcjpw…' (user:password from the URL)
+_CREDENTIAL = re.compile(r"(?i)\b(bearer|basic)\s+[^\s\"',;)]+")
 
 MINILM = "all-MiniLM-L6-v2"
 E5 = "multilingual-e5-small"
@@ -266,6 +271,13 @@ class E5Embedder:
         self._model = None
 
 
+def _without_userinfo(url: str) -> str:
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url  # unchanged, so are the ids of existing indexes
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+
+
 class OpenAIEmbedder:
     """Any OpenAI-compatible embeddings endpoint, through the `openai` package."""
 
@@ -298,7 +310,8 @@ class OpenAIEmbedder:
         self._key = key
         self.timeout = timeout
         self.max_retries = max_retries
-        host = (self.base_url or "https://api.openai.com/v1").rstrip("/")
+        # the endpoint without user:password@: the id is stored in the index and shown by `status`
+        host = _without_userinfo(self.base_url or "https://api.openai.com/v1").rstrip("/")
         self.model_id = f"openai:{host}:{self.model}"
         self.dim: int | None = None
         self._client: Any = None
@@ -322,7 +335,7 @@ class OpenAIEmbedder:
         try:
             response = self._client.embeddings.create(model=self.model, input=list(texts), encoding_format="float")
         except openai.APIError as exc:
-            raise EmbedderError(f"embeddings endpoint {self.base_url or 'OpenAI'} failed: {exc}") from exc
+            raise EmbedderError(f"embeddings endpoint {self._where()} failed: {self._failure(exc)}") from exc
         data = sorted(response.data, key=lambda d: d.index)
         if len(data) != len(texts):
             raise EmbedderError(f"embeddings endpoint returned {len(data)} vectors for {len(texts)} inputs")
@@ -332,6 +345,24 @@ class OpenAIEmbedder:
         elif vectors.shape[1] != self.dim:
             raise EmbedderError(f"embeddings endpoint changed dimension: {vectors.shape[1]} instead of {self.dim}")
         return vectors
+
+    def _where(self) -> str:
+        """The endpoint as messages show it: no user:password@, query or fragment."""
+        if self.base_url is None:
+            return "OpenAI"
+        from .rerank.http import display_url
+
+        return display_url(self.base_url)
+
+    def _failure(self, exc: Exception) -> str:
+        """What went wrong, with every credential taken out: these messages reach the log, `status`, `index`'s
+        output and the notes of searches (the model), and an endpoint's error page may repeat what it was sent
+        (a proxy echoing the Authorization header put the whole API key into a search result)."""
+        text = str(exc)[:ENDPOINT_ERROR_CHARS]
+        secrets = [self._key, urlsplit(self.base_url or "").password or ""]
+        for secret in sorted((s for s in secrets if len(s) >= 4), key=len, reverse=True):
+            text = text.replace(secret, "***")  # not "[redacted]": status prints through rich, which eats [tags]
+        return _CREDENTIAL.sub(r"\1 ***", text)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

@@ -42,7 +42,7 @@ from .render import (
 )
 from .server_middleware import DocsMiddleware
 from .settings import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_SECONDS, Settings
-from .stdio_transport import serve_stdio
+from .stdio_transport import run_stdio
 from .tools import DEFAULT_SEARCH_CHARS, MAX_LIST_LIMIT, READ_MODES, SEARCH_MODES, DocsTools
 
 if TYPE_CHECKING:
@@ -316,6 +316,9 @@ def http_app(
         session_idle_timeout=session_idle_seconds,
         max_sessions=max_sessions,
     )
+    from .http_connections import quiet_client_disconnects  # uvicorn's protocol: not imported for stdio
+
+    quiet_client_disconnects()
     sessions = SessionLimiter(app, max_sessions=max_sessions, idle_seconds=session_idle_seconds)
     app.state.sessions = sessions  # /health reports the count
     app.state.stateless = stateless
@@ -400,7 +403,6 @@ def serve_one_process(settings: Settings, host: str, listener: socket.socket | N
     """One process: open the library, reconcile and watch it, and serve MCP over `listener` (Streamable HTTP)
     or, without one, over stdio; closes the listener at the end. (`mcp-docs serve --workers N` runs N of these
     through workers.py.)"""
-    import anyio
 
     from .store import open_library
 
@@ -423,7 +425,7 @@ def serve_one_process(settings: Settings, host: str, listener: socket.socket | N
     mcp = build_server(library, state)
     try:
         if listener is None:
-            anyio.run(serve_stdio, mcp)
+            run_stdio(mcp)
         else:
             print(serving_line(settings, host, listener, token), file=sys.stderr, flush=True)
             serve_http(mcp, settings, host, listener, token)
@@ -478,14 +480,25 @@ def serving_line(settings: Settings, host: str, listener: socket.socket, token: 
 # equal times, a client reuses a connection at the instant the server closes it and the call fails with a
 # connection reset (seen under load in tests/security/test_concurrency.py).
 HTTP_KEEP_ALIVE_SECONDS = 30
+# On SIGTERM/Ctrl-C, requests in flight get this long to finish, then are cancelled: without a bound, one
+# client holding a request half-sent (or an open stream) kept the server from exiting for as long as it liked.
+# Below workers.STOP_SECONDS, so a worker stops by itself before it is killed.
+HTTP_SHUTDOWN_SECONDS = 5
 
 
 def uvicorn_config(app: ASGIApp, **options: Any) -> uvicorn.Config:
     import uvicorn
 
-    return uvicorn.Config(
-        app, log_level="warning", lifespan="on", timeout_keep_alive=HTTP_KEEP_ALIVE_SECONDS, **options
-    )
+    from .http_connections import guarded_protocol
+
+    defaults: dict[str, Any] = {
+        "log_level": "warning",
+        "lifespan": "on",
+        "timeout_keep_alive": HTTP_KEEP_ALIVE_SECONDS,
+        "timeout_graceful_shutdown": HTTP_SHUTDOWN_SECONDS,
+        "http": guarded_protocol(),  # a deadline to send each request, a cap on connections (http_connections.py)
+    }
+    return uvicorn.Config(app, **{**defaults, **options})
 
 
 def bind_listener(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -79,3 +80,103 @@ def test_stdout_carries_only_protocol_messages(vault, tmp_path) -> None:
         assert message.get("jsonrpc") == "2.0"
     assert any(json.loads(line).get("id") == 3 and "result" in json.loads(line) for line in out)
     assert "Traceback" not in proc.stdout
+
+
+@pytest.mark.anyio
+async def test_ctrl_c_stops_a_stdio_server_at_once_and_the_index_opens_again(vault, tmp_path) -> None:
+    """SIGINT (Ctrl-C in the terminal that started it) while the client keeps stdin open: before, the server stopped
+    answering but did not exit until the client closed stdin (the SDK's stdin reader cannot be cancelled)."""
+    proc = subprocess.Popen(
+        [sys.executable, *serve_args(vault, tmp_path / "index")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=child_env(),
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(initialize_request(1).encode() + b"\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 1
+        proc.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        proc.wait(10)
+        assert time.monotonic() - started < 3
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                stream.close()
+    async with Client(stdio_params(vault, tmp_path / "index", "--no-watch", cwd=tmp_path)) as client:
+        r = await client.call_tool("search_documents", {"query": "swappiness", "mode": "keyword"})
+        assert r.structured_content["results"][0]["id"] == "guides/install.md"
+
+
+def test_a_client_that_closes_stdout_stops_the_server_quietly(vault, tmp_path) -> None:
+    """Before: the next reply hit a broken pipe and the server died with exit status 1 and a 40-line traceback."""
+    proc = subprocess.Popen(
+        [sys.executable, *serve_args(vault, tmp_path / "index", "--no-watch")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=child_env(),
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        proc.stdin.write(initialize_request(1).encode() + b"\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 1
+        proc.stdout.close()
+        proc.stdin.write(b'{"jsonrpc": "2.0", "id": 2, "method": "ping"}\n')
+        proc.stdin.flush()
+        assert proc.wait(20) == 0
+        assert "Traceback" not in proc.stderr.read().decode()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdin, proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+@pytest.mark.anyio
+async def test_started_without_stdin_the_server_exits_and_leaves_the_index_whole(vault, tmp_path) -> None:
+    """fd 0 closed at start: the first file the server opens gets fd 0. It must not be read as the protocol nor
+    pointed at the null device (SQLite writing its catalog into /dev/null)."""
+    import shlex
+
+    command = shlex.join([sys.executable, *serve_args(vault, tmp_path / "index", "--no-watch")])
+    for _ in range(2):  # the second start reads what the first wrote
+        done = subprocess.run(["sh", "-c", f"exec {command} 0<&-"], capture_output=True, timeout=60, env=child_env())
+        assert done.returncode == 0, done.stderr.decode()[-2000:]
+        assert b"Traceback" not in done.stderr, done.stderr.decode()[-2000:]
+    async with Client(stdio_params(vault, tmp_path / "index", "--no-watch", cwd=tmp_path)) as client:
+        r = await client.call_tool("search_documents", {"query": "swappiness", "mode": "keyword"})
+        assert r.structured_content["results"][0]["id"] == "guides/install.md"
+        assert r.structured_content["index"]["documents"] > 10
+
+
+def test_every_request_read_before_stdin_closes_is_answered(vault, tmp_path) -> None:
+    """A client that writes its requests and closes stdin (a script, `... | mcp-docs serve`) gets every reply.
+    Before: the SDK cancelled the calls still running at end of input, and their replies were lost (1-3 of 8)."""
+    calls = [
+        json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": name, "arguments": args}})
+        for i, (name, args) in enumerate(
+            [("search_documents", {"query": "collector"}), ("read_document", {"id": "notes/long.md"})] * 4, start=1
+        )
+    ]
+    lines = [initialize_request(0), '{"jsonrpc": "2.0", "method": "notifications/initialized"}', *calls]
+    done = subprocess.run(
+        [sys.executable, *serve_args(vault, tmp_path / "index", "--no-watch")],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=child_env(),
+    )
+    replies = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    assert sorted(r["id"] for r in replies) == list(range(9)), done.stderr[-2000:]
+    assert not any(r.get("result", {}).get("isError") for r in replies)

@@ -195,6 +195,8 @@ def test_r5_unreadable_requests_get_an_error_and_the_server_keeps_serving(vault:
         *[(text + "\n").encode() for text in lone],
         b"not json at all\n",
         b'{"id": 204, "method": "ping"}\n',  # JSON, but not JSON-RPC 2.0
+        # strict JSON nested deeper than pydantic's parser goes (Python's json reads it): it was called "not strict"
+        _line({"jsonrpc": "2.0", "id": 205, "method": "ping", "params": {"a": json.loads("[" * 300 + "]" * 300)}}),
         b"\n",
         _line(
             {
@@ -212,7 +214,7 @@ def test_r5_unreadable_requests_get_an_error_and_the_server_keeps_serving(vault:
     try:
         proc.stdin.write(b"".join(stream))
         proc.stdin.flush()
-        _read_until(proc, lines, {"init", 201, 202, 203, 204, "after"}, timeout=60)
+        _read_until(proc, lines, {"init", 201, 202, 203, 204, 205, "after"}, timeout=60)
         time.sleep(0.5)  # let anything unexpected arrive too
         assert proc.poll() is None
     finally:
@@ -224,6 +226,7 @@ def test_r5_unreadable_requests_get_an_error_and_the_server_keeps_serving(vault:
         assert by_id[request_id]["error"]["code"] == -32600, by_id[request_id]
         assert "surrogate" in by_id[request_id]["error"]["message"]
     assert by_id[204]["error"]["code"] == -32600
+    assert by_id[205]["error"]["code"] == -32600 and "nested" in by_id[205]["error"]["message"], by_id[205]
     anonymous = [m["error"]["code"] for m in messages if m.get("id") is None]
     assert sorted(anonymous) == [-32700, -32600]  # "not json at all", and the request whose id was unreadable
     assert by_id["after"]["result"]["structuredContent"]["results"], by_id["after"]  # and it serves on
