@@ -71,6 +71,7 @@ MAX_MAX_CHARS = 50_000
 MAX_SEARCH_RESULTS = 20
 MAX_QUERY_CHARS = 1000
 MAX_TAGS = 20
+_NO_TAG = "Tag '{tag}' names no tag (only '#' and spaces): give a tag name such as 'project' or '#project'."
 MAX_LIST_LIMIT = 200
 DEFAULT_SEARCH_CHARS = (
     24_000  # JSON; ~5k chars for five typical results, and 20 fit (~12k tokens with the text, worst case)
@@ -133,6 +134,9 @@ class DocsTools:
         if isinstance(tags, str):
             tags = [tags]
         tag_list = [t for t in (tags or []) if isinstance(t, str) and normalize_tag(t)]
+        for t in tags or []:
+            if isinstance(t, str) and t.strip() and not normalize_tag(t):
+                raise ToolInputError(_NO_TAG.format(tag=printable(t, ID_CHARS)))
         if len(tag_list) > MAX_TAGS:
             raise ToolInputError(f"Too many tags ({len(tag_list)}): give at most {MAX_TAGS}.")
         folder = self._folder(folder) if folder else None
@@ -170,6 +174,8 @@ class DocsTools:
         self._require_root()
         folder = self._folder(folder or "")
         tag_norm = normalize_tag(tag) if isinstance(tag, str) and tag.strip() else None
+        if tag_norm == "":  # '#' alone: filtering by it would silently list everything
+            raise ToolInputError(_NO_TAG.format(tag=printable(str(tag), ID_CHARS)))
         notes: list[str] = []
         linking: list[str] | None = None
         linked_id: str | None = None

@@ -252,3 +252,13 @@ def test_read_section_continuation(tools: DocsTools) -> None:
     assert r.truncated and r.next_offset and r.total_chars == len(full)
     rest = tools.read_section("notes/long.md", "Operations handbook", max_chars=MAX_MAX_CHARS, offset=r.next_offset)
     assert r.content + rest.content == full
+
+
+def test_a_tag_that_names_no_tag_is_an_error_not_a_dropped_filter(tools: DocsTools) -> None:
+    """'#' alone reduced to nothing and the filter was dropped: list_documents listed every note, without a note."""
+    everything = tools.list_documents()
+    assert everything.documents
+    for call in (lambda: tools.list_documents(tag="#"), lambda: tools.search_documents("snapshots", tags=["# "])):
+        with pytest.raises(ToolInputError, match="names no tag"):
+            call()
+    assert [d.id for d in tools.list_documents(tag="#backup").documents] == ["notes/backups.md"]
