@@ -24,6 +24,7 @@ from .mcp_session import DEFAULT_TOKEN_ENV, DocsFolder, ServerCommand, ServerTar
 from .memory import describe, exchanges, forget, remember
 from .models import Message, RunResult
 from .providers import (
+    ANTHROPIC_EXTRA,
     DETECTION_ORDER,
     FALLBACK_PROVIDER,
     PROVIDERS,
@@ -32,6 +33,7 @@ from .providers import (
     get_provider,
     make_model,
     resolve,
+    unusable_keys,
 )
 from .redaction import scrubbed_stdio
 from .render import TerminalObserver, notes, summary_line, unverified_citations
@@ -278,13 +280,26 @@ async def _ask(args: argparse.Namespace, settings: Settings) -> RunResult:
         setup = _setup(args, settings, provider)
     except AgentError as exc:
         return _failed(exc, provider, args)
+    skipped = unusable_keys(settings.environ) if not args.provider and not settings.provider else []
+    for spec in skipped:  # the user set this key on purpose: say why another provider answers
+        print(
+            f"note: {spec.key_env} is set, but the {spec.name} provider needs its SDK: {ANTHROPIC_EXTRA}. "
+            f"Using {provider.name} instead.",
+            file=sys.stderr,
+        )
     observer = TerminalObserver(stream_text=not args.json, show_tools=not args.quiet, verbose=args.verbose)
     try:
         async with _agent(setup, args, observer) as agent:
             result = await agent.ask(args.question)
     except AgentError as exc:
         return _failed(exc, provider, args)
-    if result.error_kind == "network" and not args.provider and provider.name == FALLBACK_PROVIDER:
+    if (
+        result.error_kind == "network"
+        and not args.provider
+        and not settings.provider
+        and provider.name == FALLBACK_PROVIDER
+        and not skipped
+    ):
         result.error = (
             f"{result.error} No provider key is set (see `docs-agent providers`), so docs-agent "
             f"tried the local {FALLBACK_PROVIDER} server."
@@ -447,9 +462,12 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_providers(args: argparse.Namespace, settings: Settings) -> int:
     detected = detect_provider(settings.environ)
+    unusable = unusable_keys(settings.environ)
     rows = []
     for spec in PROVIDERS.values():
         key_state = "not needed" if spec.key_env is None else ("set" if settings.value(spec.key_env) else "not set")
+        if spec in unusable:
+            key_state = f"set, needs {ANTHROPIC_EXTRA}"
         rows.append(
             {
                 "name": spec.name,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, ChatModel
 from .pricing import cost_usd
 from .registry import (
+    ANTHROPIC_EXTRA,
     DETECTION_ORDER,
     FALLBACK_PROVIDER,
     PROVIDERS,
@@ -14,6 +15,7 @@ from .registry import (
     detect_provider,
     get_provider,
     resolve,
+    unusable_keys,
 )
 
 
@@ -42,6 +44,7 @@ def make_model(
 
 
 __all__ = [
+    "ANTHROPIC_EXTRA",
     "DETECTION_ORDER",
     "FALLBACK_PROVIDER",
     "PROVIDERS",
@@ -54,4 +57,5 @@ __all__ = [
     "get_provider",
     "make_model",
     "resolve",
+    "unusable_keys",
 ]

@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import AgentError, ErrorKind, bad_response, classify, content_filtered
 from ..models import AssistantMessage, Message, ModelTurn, ToolCall, ToolResultMessage, ToolSpec, Usage, UserMessage
 from .base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, TextSink
-from .registry import ResolvedProvider
+from .registry import ANTHROPIC_EXTRA, ResolvedProvider
 
 
 def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -69,7 +69,7 @@ class AnthropicModel:
         except ImportError:
             raise AgentError(
                 ErrorKind.CONFIGURATION,
-                "The anthropic provider needs the optional extra: pip install 'mcp-docs[anthropic]'.",
+                f"The anthropic provider needs the optional extra: {ANTHROPIC_EXTRA}.",
                 retryable=False,
             ) from None
         self.provider = provider.name

@@ -342,3 +342,26 @@ def test_unverified_citations_in_json_and_flagged_on_the_terminal(llm: FakeLLM, 
     code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm))
     assert code == 0 and answer in stdout
     assert "unverified citation: guides/setup.md — Installation" in stderr and "ops/backup.md — Schedule" not in stderr
+
+
+def test_an_anthropic_key_without_its_sdk_is_named_not_silently_skipped(tmp_path: Path) -> None:
+    """Found following the README in a fresh `pip install .` (no [anthropic] extra): ANTHROPIC_API_KEY set, and
+    `docs-agent ask` went to ollama and said "No provider key is set" — the one key the user had set."""
+    without_sdk = "import sys; sys.modules['anthropic'] = None; from agent_client.cli import main; sys.exit(main())"
+    env = {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-test-0123456789", "DOCS_AGENT_MAX_RETRIES": "0"}
+    table = subprocess.run(
+        [sys.executable, "-c", without_sdk, "providers"], capture_output=True, text=True, timeout=60, cwd=REPO, env=env
+    )
+    line = next(ln for ln in table.stdout.splitlines() if ln.startswith("anthropic "))
+    assert "mcp-docs[anthropic]" in line, table.stdout
+    asked = subprocess.run(
+        [sys.executable, "-c", without_sdk, "ask", "?", "--server-cmd", TINY, "--timeout", "20", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env=env,
+    )
+    assert "Traceback" not in asked.stderr
+    assert "ANTHROPIC_API_KEY is set" in asked.stderr and "mcp-docs[anthropic]" in asked.stderr, asked.stderr
+    assert "No provider key is set" not in asked.stdout + asked.stderr
