@@ -142,3 +142,13 @@ def bad_response(provider: str, what: str) -> AgentError:
 
 def content_filtered(provider: str) -> AgentError:
     return AgentError(ErrorKind.CONTENT_FILTER, f"{provider}: {_ADVICE[ErrorKind.CONTENT_FILTER]}", retryable=False)
+
+
+def stream_cut(provider: str) -> AgentError:
+    """A stream that closed cleanly before the model said it was done (no finish / stop reason): a proxy or a
+    server that gave up. Retrying may help, and another provider would not repeat it."""
+    return AgentError(
+        ErrorKind.NETWORK,
+        f"{provider}: the response stream ended before the model finished, so the answer may be cut. "
+        f"{_ADVICE[ErrorKind.NETWORK]}",
+    )

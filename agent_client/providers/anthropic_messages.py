@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import AgentError, ErrorKind, bad_response, classify, content_filtered
+from ..errors import AgentError, ErrorKind, bad_response, classify, content_filtered, stream_cut
 from ..models import AssistantMessage, Message, ModelTurn, ToolCall, ToolResultMessage, ToolSpec, Usage, UserMessage
 from .base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, TextSink
 from .registry import ANTHROPIC_EXTRA, ResolvedProvider
@@ -160,6 +160,8 @@ class AnthropicModel:
                 raise bad_response(self.provider, "an event of the response stream is not JSON") from None
         if not started:  # a 200 whose body is no event stream at all (HTML, plain JSON, text)
             raise bad_response(self.provider, "the response held no message_start event")
+        if stop is None:  # a complete message always ends with a message_delta naming its stop_reason
+            raise stream_cut(self.provider)
         if stop == "refusal":
             raise content_filtered(self.provider)
         if stop == "model_context_window_exceeded":

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import AgentError, bad_response, classify, content_filtered
+from ..errors import AgentError, bad_response, classify, content_filtered, stream_cut
 from ..models import AssistantMessage, Message, ModelTurn, ToolCall, ToolResultMessage, ToolSpec, Usage, UserMessage
 from .base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, TextSink
 from .registry import ResolvedProvider
@@ -116,7 +116,7 @@ class OpenAICompatModel:
         calls: dict[int, dict[str, Any]] = {}
         usage = Usage()
         finish: str | None = None
-        chunks = 0
+        chunks = choices = 0
         async with stream:
             try:
                 async for chunk in stream:
@@ -130,6 +130,7 @@ class OpenAICompatModel:
                             cached_tokens=(getattr(details, "cached_tokens", None) or 0) if details else 0,
                         )
                     for choice in chunk.choices or []:
+                        choices += 1
                         delta = choice.delta
                         if delta is not None and delta.content:
                             text.append(delta.content)
@@ -153,6 +154,10 @@ class OpenAICompatModel:
                 raise bad_response(self.provider, "an event of the response stream is not JSON") from None
         if not chunks:  # a 200 whose body is no event stream at all (HTML, plain JSON, text)
             raise bad_response(self.provider, "the response held no stream events")
+        if not choices:  # events, but not one choice: nothing was answered
+            raise bad_response(self.provider, "the model sent an empty reply (no choices)")
+        if finish is None:  # every OpenAI-compatible server ends a complete stream with a finish_reason
+            raise stream_cut(self.provider)
         if finish == "content_filter":
             raise content_filtered(self.provider)
         tool_calls = [

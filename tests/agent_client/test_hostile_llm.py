@@ -8,7 +8,7 @@ import pytest
 from agent_client.mcp_session import connect
 
 from . import tiny_docs_server
-from .fake_llm import FakeLLM, Reply, an_text, an_tools, oa_text, oa_tools
+from .fake_llm import FakeLLM, Reply, _chunk, _sse, an_text, an_tools, oa_text, oa_tools
 from .helpers import ask
 
 pytestmark = pytest.mark.anyio
@@ -22,6 +22,17 @@ def text(wire: str, t: str, **kw) -> Reply:
 
 def tools(wire: str, calls, **kw) -> Reply:
     return oa_tools(calls, **kw) if wire == "openai" else an_tools(calls, **kw)
+
+
+def oa_events(*chunks: dict, done: bool = True) -> Reply:
+    """An OpenAI stream of exactly these chunks (and `[DONE]` unless told otherwise)."""
+    events: list = [(None, c) for c in chunks] + ([(None, "[DONE]")] if done else [])
+    return Reply(body=_sse(events), content_type="text/event-stream")
+
+
+def an_cut_before(marker: bytes, reply: Reply) -> Reply:
+    """An Anthropic stream closed cleanly just before the first event named `marker` (a proxy that gave up)."""
+    return Reply(body=reply.body[: reply.body.index(marker)], content_type="text/event-stream")
 
 
 @pytest.fixture
@@ -43,3 +54,19 @@ async def test_negative_usage_counts_as_zero_and_cannot_buy_budget(llm: FakeLLM,
     result = await ask("When are backups?", llm, docs, wire, max_tokens=200)
     assert result.usage.prompt_tokens >= 0 and result.usage.completion_tokens >= 0 and result.cost_usd >= 0
     assert result.stopped_reason == "budget" and len(llm.requests) == 3, result
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_a_stream_that_ends_before_the_model_finished_is_an_error(llm: FakeLLM, docs, wire: str) -> None:
+    """Found with a server that closes a streamed answer cleanly halfway (no finish_reason and no [DONE]; no
+    message_delta / message_stop): the half answer was taken as final, exit 0, and stored in the session."""
+    if wire == "openai":
+        llm.push(
+            oa_events(_chunk({"role": "assistant", "content": ""}), _chunk({"content": "Backups run ni"}), done=False)
+        )
+    else:
+        llm.push(an_cut_before(b"event: message_delta", an_text("Backups run nightly at 02:00 UTC.")))
+    result = await ask("When are backups?", llm, docs, wire)
+    assert result.stopped_reason == "error" and result.error_kind == "network", result
+    assert "ended before the model finished" in (result.error or "")
+    assert len(llm.requests) == 1
