@@ -27,6 +27,7 @@ from .models import (
     ReflectionReport,
     RunResult,
     StepReport,
+    StoppedReason,
     ToolCall,
     ToolCallRecord,
     ToolResultMessage,
@@ -218,8 +219,7 @@ class Agent:
             turn = await self._call(messages, result, allow_tools=True)
             calls = _unique_ids(turn.tool_calls, iteration)
             if not calls:
-                messages.append(AssistantMessage(content=turn.text))
-                result.answer, result.stopped_reason = turn.text, "final"
+                self._final(turn, messages, result, "final")
                 return
             if self._over_budget(result):
                 messages.append(AssistantMessage(content=turn.text))
@@ -242,8 +242,28 @@ class Agent:
             return
         # Iteration limit: one last call without tools, for the best answer from what was gathered.
         turn = await self._call(messages, result, allow_tools=False, system=self.system_prompt + FINAL_CALL_NOTE)
+        self._final(turn, messages, result, "max_iterations")
+
+    @staticmethod
+    def _final(turn: ModelTurn, messages: list[Message], result: RunResult, reason: StoppedReason) -> None:
+        """Store the answer. An empty one is an error (nothing to show or store), or a note after the iteration
+        limit (that stop is already the outcome); one cut at the output limit is kept with a note."""
+        if not turn.text.strip() and reason == "max_iterations":
+            result.notes.append(
+                "The model gave no answer after the iteration limit"
+                + (" (it asked for more tool calls instead)." if turn.tool_calls else ".")
+            )
+        elif not turn.text.strip():
+            raise AgentError(
+                ErrorKind.BAD_RESPONSE,
+                f"{result.provider}: the model sent an empty reply (finish reason: {turn.finish_reason}), "
+                "neither an answer nor a tool call; retry, or try another model.",
+                retryable=True,
+            )
+        if turn.finish_reason in ("length", "max_tokens"):
+            result.notes.append("The model stopped at its output limit: the answer may be cut.")
         messages.append(AssistantMessage(content=turn.text))
-        result.answer, result.stopped_reason = turn.text, "max_iterations"
+        result.answer, result.stopped_reason = turn.text, reason
 
     # ------------------------------------------------------------ --strategy plan
 
@@ -278,8 +298,7 @@ class Agent:
             return
         result.iterations += 1
         turn = await self._call(messages, result, allow_tools=False, system=self.system_prompt + PLAN_ANSWER_NOTE)
-        messages.append(AssistantMessage(content=turn.text))
-        result.answer, result.stopped_reason = turn.text, "final"
+        self._final(turn, messages, result, "final")
 
     async def _make_plan(self, messages: list[Message], result: RunResult) -> tuple[Plan | None, str | None]:
         max_steps = self.limits.max_tool_calls_per_turn

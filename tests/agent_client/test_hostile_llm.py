@@ -70,3 +70,27 @@ async def test_a_stream_that_ends_before_the_model_finished_is_an_error(llm: Fak
     assert result.stopped_reason == "error" and result.error_kind == "network", result
     assert "ended before the model finished" in (result.error or "")
     assert len(llm.requests) == 1
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_an_empty_reply_is_an_error_not_an_empty_answer(llm: FakeLLM, docs, wire: str) -> None:
+    """Found with a server answering 200 with no choices at all (only a usage chunk), and with an empty text
+    block: 'final', exit 0, nothing printed."""
+    if wire == "openai":
+        llm.push(oa_events(_chunk(None, usage={"prompt_tokens": 5, "completion_tokens": 0, "total_tokens": 5})))
+    else:
+        llm.push(an_text(""))
+    result = await ask("When are backups?", llm, docs, wire)
+    assert result.stopped_reason == "error" and result.error_kind == "bad_response", result
+    assert "empty reply" in (result.error or "")
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_an_answer_cut_at_the_output_limit_says_so(llm: FakeLLM, docs, wire: str) -> None:
+    """finish_reason length / stop_reason max_tokens: the answer is kept, with a note that it may be cut."""
+    llm.push(
+        oa_text("Backups run ni", finish="length") if wire == "openai" else an_text("Backups run ni", stop="max_tokens")
+    )
+    result = await ask("When are backups?", llm, docs, wire)
+    assert result.stopped_reason == "final" and result.answer == "Backups run ni"
+    assert any("output limit" in n for n in result.notes), result.notes
