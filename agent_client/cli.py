@@ -39,7 +39,7 @@ from .redaction import scrubbed_stdio
 from .render import TerminalObserver, notes, summary_line, unverified_citations
 from .sessions import SessionStore
 from .settings import DEFAULT_MAX_RETRIES, Settings
-from .text import terminal_safe
+from .text import json_safe, terminal_safe
 
 
 def _connection_args(p: argparse.ArgumentParser) -> None:
@@ -310,7 +310,7 @@ async def _ask(args: argparse.Namespace, settings: Settings) -> RunResult:
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     result = anyio.run(_ask, args, settings)
     if args.json:
-        print(json.dumps(result.contract(), ensure_ascii=False))
+        print(json_safe(result.contract()))
     else:
         _report(result, args)
     return 1 if result.stopped_reason == "error" else 0

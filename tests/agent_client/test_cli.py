@@ -365,3 +365,22 @@ def test_an_anthropic_key_without_its_sdk_is_named_not_silently_skipped(tmp_path
     assert "Traceback" not in asked.stderr
     assert "ANTHROPIC_API_KEY is set" in asked.stderr and "mcp-docs[anthropic]" in asked.stderr, asked.stderr
     assert "No provider key is set" not in asked.stdout + asked.stderr
+
+
+SPOOFING = "\x9b\x85\x7f\u202e\u2066\u2028"  # C1 CSI and NEL, DEL, a bidi override and isolate, a line separator
+
+
+def test_json_and_terminal_output_carry_no_raw_c1_or_bidi_control(llm: FakeLLM, capsys, monkeypatch) -> None:
+    """Found with a hostile model answering 'evil \\x9b31m \\u202e txt.exe': `ask --json` printed the C1 CSI and
+    DEL raw (JSON escapes only U+0000-U+001F, and ensure_ascii=False kept the rest), and the terminal kept the
+    right-to-left override that makes 'exe.txt' read as 'txt.exe'. The JSON still decodes to the model's text."""
+    answer = f"Nightly{SPOOFING}2J (ops/backup.md — Schedule)."
+    llm.push(oa_text(answer), oa_text(answer))
+    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm), "--json")
+    assert code == 0, stderr
+    assert not any(ch in stdout for ch in SPOOFING), repr(stdout)
+    assert json.loads(stdout)["answer"] == answer  # escaped, not lost
+    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm))
+    assert code == 0, stderr
+    assert not any(ch in stdout + stderr for ch in SPOOFING), repr(stdout)
+    assert "Nightly" in stdout and "(ops/backup.md — Schedule)." in stdout
