@@ -215,9 +215,8 @@ class Agent:
         """The react loop; iterations already spent (by a plan that failed) count against the limit."""
         while result.iterations < self.limits.max_iterations:
             result.iterations += 1
-            iteration = result.iterations
             turn = await self._call(messages, result, allow_tools=True)
-            calls = _unique_ids(turn.tool_calls, iteration)
+            calls = _unique_ids(turn.tool_calls, messages)
             if not calls:
                 self._final(turn, messages, result, "final")
                 return
@@ -326,12 +325,15 @@ class Agent:
             if self._over_budget(result):
                 return None
             result.iterations += 1
-            calls = [
-                ToolCall(
-                    id=f"plan_{result.iterations}_{s.id}", name=s.tool, arguments_json=resolve_arguments(s, outputs)
-                )
-                for s in round_steps
-            ]
+            calls = _unique_ids(
+                [
+                    ToolCall(
+                        id=f"plan_{result.iterations}_{s.id}", name=s.tool, arguments_json=resolve_arguments(s, outputs)
+                    )
+                    for s in round_steps
+                ],
+                messages,
+            )
             messages.append(AssistantMessage(tool_calls=[self._bounded(c) for c in calls]))
             results = await self._run_tools(calls, result)
             messages.extend(results)
@@ -379,6 +381,7 @@ class Agent:
         ]
         found = [r.content for r in await self._run_tools(calls, result) if not r.is_error]
         call = ToolCall(id="expand", name=search.wire_name, arguments_json=json.dumps({"query": question}))
+        (call,) = _unique_ids([call], messages)
         messages.append(AssistantMessage(tool_calls=[call]))
         messages.append(
             ToolResultMessage(
@@ -543,12 +546,18 @@ class Agent:
         return [msg for msg, _ in done]
 
 
-def _unique_ids(calls: list[ToolCall], iteration: int) -> list[ToolCall]:
-    seen: set[str] = set()
+def _unique_ids(calls: list[ToolCall], history: Sequence[Message]) -> list[ToolCall]:
+    """The calls with ids unique across the whole history: some servers number calls per turn ('call_0' every
+    time), docs-agent's own ids restart with each question of a session, and the Anthropic Messages API rejects
+    a history (a session or a --fallback carried over) in which two tool calls share an id."""
+    taken = {c.id for m in history if isinstance(m, AssistantMessage) for c in m.tool_calls}
     out = []
     for i, call in enumerate(calls):
-        if not call.id or call.id in seen:
-            call = call.model_copy(update={"id": f"call_{iteration}_{i}"})
-        seen.add(call.id)
+        if not call.id or call.id in taken:
+            base, n = call.id or f"call_{i}", 1
+            while f"{base}_{n}" in taken:
+                n += 1
+            call = call.model_copy(update={"id": f"{base}_{n}"})
+        taken.add(call.id)
         out.append(call)
     return out

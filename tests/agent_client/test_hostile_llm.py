@@ -94,3 +94,47 @@ async def test_an_answer_cut_at_the_output_limit_says_so(llm: FakeLLM, docs, wir
     result = await ask("When are backups?", llm, docs, wire)
     assert result.stopped_reason == "final" and result.answer == "Backups run ni"
     assert any("output limit" in n for n in result.notes), result.notes
+
+
+def _ids(body: dict) -> tuple[list[str], list[str]]:
+    """(tool call ids, tool result ids) of a request, in order, for either wire format."""
+    calls, results = [], []
+    for m in body["messages"]:
+        if isinstance(m.get("content"), list):  # anthropic blocks
+            calls += [b["id"] for b in m["content"] if b["type"] == "tool_use"]
+            results += [b["tool_use_id"] for b in m["content"] if b["type"] == "tool_result"]
+        calls += [c["id"] for c in m.get("tool_calls") or []]
+        results += [m["tool_call_id"]] if m.get("role") == "tool" else []
+    return calls, results
+
+
+async def test_tool_call_ids_reused_across_turns_stay_unique_in_the_history(llm: FakeLLM, docs) -> None:
+    """Found with a server that numbers tool calls per turn ('call_0' every time, as some local servers do):
+    the history then held two calls and two results with one id, which the Anthropic Messages API rejects
+    (tool_use ids must be unique) once a chat session or a --fallback carries that history over to it."""
+    llm.push(
+        oa_tools([("call_0", "search_documents", '{"query": "backup"}')]),
+        oa_tools([("call_0", "search_documents", '{"query": "port"}')]),
+        oa_text("Nightly (ops/backup.md — Schedule)."),
+        an_text("7420 (guides/setup.md — Installation)."),
+    )
+    first = await ask("When are backups?", llm, docs, "openai")
+    assert first.stopped_reason == "final", first.error
+    again = await ask("And the port?", llm, docs, "anthropic", history=first.new_messages)
+    assert again.stopped_reason == "final", again.error
+    for request in (llm.requests[2], llm.requests[3]):
+        calls, results = _ids(request.body)
+        assert len(calls) == 2 and len(set(calls)) == 2 and results == calls, request.body
+
+
+async def test_docs_agent_own_ids_stay_unique_across_the_questions_of_a_session(llm: FakeLLM, docs) -> None:
+    """docs-agent names the --expand search 'expand' in every question: the second question of a session
+    carried two tool_use blocks with that id to the Anthropic API."""
+    rewrites = '{"queries": ["widget port", "backup schedule"]}'
+    llm.push(an_text(rewrites), an_text("7420 (guides/setup.md — Installation)."))
+    llm.push(an_text(rewrites), an_text("Nightly (ops/backup.md — Schedule)."))
+    first = await ask("default port?", llm, docs, "anthropic", expand=True)
+    again = await ask("backups?", llm, docs, "anthropic", expand=True, history=first.new_messages)
+    assert again.stopped_reason == "final", again.error
+    calls, results = _ids(llm.requests[3].body)
+    assert len(calls) == 2 and len(set(calls)) == 2 and results == calls, llm.requests[3].body
