@@ -225,7 +225,6 @@ class Agent:
                 result.answer, result.stopped_reason = turn.text, "budget"
                 return
             calls, dropped = calls[: self.limits.max_tool_calls_per_turn], calls[self.limits.max_tool_calls_per_turn :]
-            # the history keeps no oversized arguments: they would be re-sent with every later call
             messages.append(AssistantMessage(content=turn.text, tool_calls=[self._bounded(c) for c in calls]))
             results = await self._run_tools(calls, result)
             if dropped:
@@ -430,7 +429,12 @@ class Agent:
         return size if size > self.limits.max_tool_argument_bytes else None
 
     def _bounded(self, call: ToolCall) -> ToolCall:
-        return call.model_copy(update={"arguments_json": "{}"}) if self._oversized(call) else call
+        """The call as the history keeps it: oversized arguments would be re-sent with every later call, and
+        arguments that are no JSON object make servers that parse the history (vLLM templates, Mistral) answer
+        400 to every later request of the session. Either is kept as `{}`; the error result says what was wrong."""
+        if self._oversized(call) or call.parsed_arguments()[0] is None:
+            return call.model_copy(update={"arguments_json": "{}"})
+        return call
 
     def _over_budget(self, result: RunResult) -> bool:
         lim = self.limits

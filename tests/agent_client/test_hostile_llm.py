@@ -138,3 +138,22 @@ async def test_docs_agent_own_ids_stay_unique_across_the_questions_of_a_session(
     assert again.stopped_reason == "final", again.error
     calls, results = _ids(llm.requests[3].body)
     assert len(calls) == 2 and len(set(calls)) == 2 and results == calls, llm.requests[3].body
+
+
+@pytest.mark.parametrize("bad", ['{"query": "ba', "[1, 2]", '"backup"', "nul"])
+async def test_arguments_that_are_no_json_object_are_not_replayed(llm: FakeLLM, docs, bad: str) -> None:
+    """Found with a server cut at its output limit mid tool call (finish_reason length): the broken arguments
+    went back in every later request of the question and of the chat session, and servers that parse the
+    history's arguments (vLLM's chat templates, Mistral) then answer 400 to each of them: the session is dead.
+    The model still gets the error result that tells it what was wrong."""
+    llm.push(oa_tools([("c1", "search_documents", bad)]), oa_text("Nightly (ops/backup.md — Schedule)."))
+    result = await ask("When are backups?", llm, docs, "openai")
+    assert result.stopped_reason == "final" and result.tool_calls[0].is_error
+    replayed = [c["function"]["arguments"] for m in llm.requests[1].body["messages"] for c in m.get("tool_calls") or []]
+    assert replayed == ["{}"], replayed
+    stored = [c.arguments_json for m in result.new_messages if m.role == "assistant" for c in m.tool_calls]
+    assert stored == ["{}"]
+    assert (
+        "not valid JSON" in llm.requests[1].body["messages"][-1]["content"]
+        or "JSON object" in (llm.requests[1].body["messages"][-1]["content"])
+    )
