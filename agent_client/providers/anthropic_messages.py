@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import AgentError, ErrorKind, bad_response, classify, content_filtered, stream_cut
 from ..models import AssistantMessage, Message, ModelTurn, ToolCall, ToolResultMessage, ToolSpec, Usage, UserMessage
-from .base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, TextSink
+from .base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, MAX_REPLY_CHARS, TOO_LONG, TextSink
 from .registry import ANTHROPIC_EXTRA, ResolvedProvider
 
 
@@ -125,6 +125,7 @@ class AnthropicModel:
         input_tokens = cache_read = cache_write = output_tokens = 0
         stop: str | None = None
         started = False
+        size = 0
         async with stream:
             try:
                 async for event in stream:
@@ -142,6 +143,9 @@ class AnthropicModel:
                             blocks[event.index] = {"id": block.id, "name": block.name, "json": ""}
                     elif kind == "content_block_delta":
                         delta = event.delta
+                        size += len(getattr(delta, "text", None) or getattr(delta, "partial_json", None) or "")
+                        if size > MAX_REPLY_CHARS:
+                            raise bad_response(self.provider, TOO_LONG)
                         if delta.type == "text_delta":
                             text.append(delta.text)
                             if on_text:

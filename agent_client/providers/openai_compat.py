@@ -8,7 +8,7 @@ from typing import Any
 
 from ..errors import AgentError, bad_response, classify, content_filtered, stream_cut
 from ..models import AssistantMessage, Message, ModelTurn, ToolCall, ToolResultMessage, ToolSpec, Usage, UserMessage
-from .base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, TextSink
+from .base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, MAX_REPLY_CHARS, TOO_LONG, TextSink
 from .registry import ResolvedProvider
 
 
@@ -116,7 +116,7 @@ class OpenAICompatModel:
         calls: dict[int, dict[str, Any]] = {}
         usage = Usage()
         finish: str | None = None
-        chunks = choices = 0
+        chunks = choices = size = 0
         async with stream:
             try:
                 async for chunk in stream:
@@ -133,6 +133,9 @@ class OpenAICompatModel:
                         choices += 1
                         delta = choice.delta
                         if delta is not None and delta.content:
+                            size += len(delta.content)
+                            if size > MAX_REPLY_CHARS:
+                                raise bad_response(self.provider, TOO_LONG)
                             text.append(delta.content)
                             if on_text:
                                 on_text(delta.content)
@@ -147,6 +150,9 @@ class OpenAICompatModel:
                                 if tc.function.name:
                                     slot["name"] += tc.function.name
                                 if tc.function.arguments:
+                                    size += len(tc.function.arguments)
+                                    if size > MAX_REPLY_CHARS:
+                                        raise bad_response(self.provider, TOO_LONG)
                                     slot["arguments"] += tc.function.arguments
                         if choice.finish_reason:
                             finish = choice.finish_reason

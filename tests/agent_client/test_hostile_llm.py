@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agent_client.mcp_session import connect
+from agent_client.providers.base import MAX_REPLY_CHARS
 
 from . import tiny_docs_server
 from .fake_llm import FakeLLM, Reply, _chunk, _sse, an_text, an_tools, oa_text, oa_tools
@@ -157,3 +158,21 @@ async def test_arguments_that_are_no_json_object_are_not_replayed(llm: FakeLLM, 
         "not valid JSON" in llm.requests[1].body["messages"][-1]["content"]
         or "JSON object" in (llm.requests[1].body["messages"][-1]["content"])
     )
+
+
+@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("where", ["text", "arguments"])
+async def test_a_gigantic_reply_is_cut_off_with_an_error(llm: FakeLLM, docs, wire: str, where: str) -> None:
+    """Found with a server streaming megabytes of text (or of one tool call's arguments): all of it was kept in
+    memory, printed, stored in the session and sent back with every later call; an endless stream only stopped
+    at --timeout. No model writes 2 million characters in one reply."""
+    big = "A" * (MAX_REPLY_CHARS + 10)
+    if where == "text":
+        reply = oa_text(big, chunks=[big[i : i + 500_000] for i in range(0, len(big), 500_000)])
+        llm.push(reply if wire == "openai" else an_text(big))
+    else:
+        llm.push(tools(wire, [("c1", "search_documents", '{"query": "' + big + '"}')]))
+    result = await ask("When are backups?", llm, docs, wire)
+    assert result.stopped_reason == "error" and result.error_kind == "bad_response", result.error
+    assert "2,000,000 characters" in (result.error or "") and not result.answer
+    assert len(llm.requests) == 1
