@@ -109,14 +109,53 @@ def _body_message(body: object) -> str | None:
     return None
 
 
+# The status an error type stands for (Anthropic's and OpenAI's names), for errors sent inside a 200 stream.
+_TYPE_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "rate_limit_exceeded": 429,
+    "api_error": 500,
+    "server_error": 500,
+    "overloaded_error": 529,
+}
+
+
+def _body_status(body: object) -> int | None:
+    """The HTTP status an error body names (`code` 502, as OpenRouter sends; `type` overloaded_error…)."""
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    if not isinstance(inner, dict):
+        return None
+    code = inner.get("code")
+    if isinstance(code, (int, str)) and str(code).isdigit() and 400 <= int(code) < 600:
+        return int(code)
+    kind = inner.get("type")
+    return _TYPE_STATUS.get(kind) if isinstance(kind, str) else None
+
+
 def classify(exc: BaseException, *, provider: str = "", base_url: str | None = None) -> AgentError:
     """Turn an SDK or transport exception into an AgentError (duck-typed: works for openai and anthropic)."""
     if isinstance(exc, AgentError):
         return exc
     who = f"{provider}: " if provider else ""
     status = getattr(exc, "status_code", None)
-    raw = _body_message(getattr(exc, "body", None)) or str(getattr(exc, "message", None) or exc) or type(exc).__name__
+    body = getattr(exc, "body", None)
+    raw = _body_message(body) or str(getattr(exc, "message", None) or exc) or type(exc).__name__
     detail = " ".join(raw.split())[:300].rstrip(".")
+    if body is not None and (not isinstance(status, int) or status < 400):
+        # an error event inside a stream that began with 200 (Anthropic's overloads, OpenRouter's upstream
+        # failures): the body says what it was; one we cannot place is the provider's failure
+        named = _body_status(body) or 500
+        kind = _status_kind(named, raw)
+        return AgentError(
+            kind,
+            f"{who}error inside the response stream: {detail}. {_ADVICE[kind]}",
+            retryable=kind in _RETRYABLE,
+            status=named,
+        )
     if isinstance(status, int):
         kind = _status_kind(status, raw)
         retryable = kind in _RETRYABLE or status in (408, 409)

@@ -9,7 +9,7 @@ from agent_client.mcp_session import connect
 from agent_client.providers.base import MAX_REPLY_CHARS
 
 from . import tiny_docs_server
-from .fake_llm import FakeLLM, Reply, _chunk, _sse, an_text, an_tools, oa_text, oa_tools
+from .fake_llm import FakeLLM, Reply, _an_start, _chunk, _sse, an_text, an_tools, oa_text, oa_tools
 from .helpers import ask
 
 pytestmark = pytest.mark.anyio
@@ -176,3 +176,21 @@ async def test_a_gigantic_reply_is_cut_off_with_an_error(llm: FakeLLM, docs, wir
     assert result.stopped_reason == "error" and result.error_kind == "bad_response", result.error
     assert "2,000,000 characters" in (result.error or "") and not result.answer
     assert len(llm.requests) == 1
+
+
+@pytest.mark.parametrize("wire", WIRES)
+async def test_an_overload_reported_inside_the_stream_is_a_server_error(llm: FakeLLM, docs, wire: str) -> None:
+    """Found with a server that starts a 200 stream and then sends an error event, as Anthropic documents for
+    overloads and OpenRouter for upstream failures: Anthropic's was 'bad_request: HTTP 200: Overloaded ... check
+    the model name', OpenAI's 'unknown: APIError' — neither retryable nor a reason for --fallback to move on."""
+    if wire == "openai":
+        error_event = {"error": {"message": "upstream overloaded", "type": "server_error", "code": 502}}
+        body = _sse([(None, _chunk({"content": "Back"})), (None, error_event)])
+    else:
+        error_event = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+        body = _sse([_an_start(10, 0), ("error", error_event)])
+    llm.push(Reply(body=body, content_type="text/event-stream"))
+    result = await ask("When are backups?", llm, docs, wire)
+    assert result.stopped_reason == "error" and result.error_kind == "server_error", result.error
+    assert result.retryable and "HTTP 200" not in (result.error or "")
+    assert "overloaded" in (result.error or "").lower()
