@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+from urllib.parse import urlsplit
+
 from .base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, ChatModel
 from .pricing import cost_usd
 from .registry import (
@@ -30,6 +33,9 @@ def make_model(
     from ..redaction import register_secret
 
     register_secret(provider.api_key)  # never shown in errors, logs or session files, whatever its shape
+    if provider.base_url:  # a proxy's basic-auth password in the URL (http://user:pass@host/v1) is one too
+        with contextlib.suppress(ValueError):
+            register_secret(urlsplit(provider.base_url).password)
     if provider.spec.wire == "anthropic":
         from .anthropic_messages import AnthropicModel
 

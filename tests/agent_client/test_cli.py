@@ -6,6 +6,7 @@ import importlib.util
 import io
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -384,3 +385,23 @@ def test_json_and_terminal_output_carry_no_raw_c1_or_bidi_control(llm: FakeLLM, 
     assert code == 0, stderr
     assert not any(ch in stdout + stderr for ch in SPOOFING), repr(stdout)
     assert "Nightly" in stdout and "(ops/backup.md — Schedule)." in stdout
+
+
+def test_a_password_in_the_base_url_is_never_shown(capsys, monkeypatch, isolated_env: Path) -> None:
+    """Found pointing --base-url at a proxy with basic auth (http://user:pass@host/v1): the network error
+    printed the URL with its password on the terminal, in ask --json, in the session and in the call log."""
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    password = "hunter2-proxy-pass"
+    url = f"http://proxyuser:{password}@127.0.0.1:{port}/v1"
+    for extra in ([], ["--json"]):
+        code, stdout, stderr = cli(
+            capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, "--base-url", url, "--max-retries", "0", *extra
+        )
+        assert code == 1 and "error" in stdout + stderr
+        assert password not in stdout + stderr, stdout + stderr
+        assert f"127.0.0.1:{port}" in stdout + stderr  # the address itself is worth showing
+    for path in isolated_env.rglob("*"):
+        if path.is_file():
+            assert password.encode() not in path.read_bytes(), path
