@@ -3,6 +3,7 @@ Ollama, LM Studio, vLLM…) through the official `openai` SDK, streamed, with it
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,6 +11,8 @@ from ..errors import AgentError, bad_response, classify, content_filtered, strea
 from ..models import AssistantMessage, Message, ModelTurn, ToolCall, ToolResultMessage, ToolSpec, Usage, UserMessage
 from .base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, MAX_REPLY_CHARS, TOO_LONG, TextSink
 from .registry import ResolvedProvider
+
+WRONG_SHAPE = "an event of the response stream is not in the chat-completions format"
 
 
 def to_openai_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -133,6 +136,8 @@ class OpenAICompatModel:
                         choices += 1
                         delta = choice.delta
                         if delta is not None and delta.content:
+                            if not isinstance(delta.content, str):
+                                raise TypeError("content")
                             size += len(delta.content)
                             if size > MAX_REPLY_CHARS:
                                 raise bad_response(self.provider, TOO_LONG)
@@ -140,6 +145,8 @@ class OpenAICompatModel:
                             if on_text:
                                 on_text(delta.content)
                         for tc in (delta.tool_calls or []) if delta is not None else []:
+                            if tc.index is not None and not isinstance(tc.index, int):
+                                raise TypeError("tool call index")
                             slot = calls.setdefault(
                                 tc.index if tc.index is not None else len(calls),
                                 {"id": None, "name": "", "arguments": ""},
@@ -149,6 +156,8 @@ class OpenAICompatModel:
                             if tc.function is not None:
                                 if tc.function.name:
                                     slot["name"] += tc.function.name
+                                if isinstance(tc.function.arguments, dict):  # some servers send the object
+                                    tc.function.arguments = json.dumps(tc.function.arguments)
                                 if tc.function.arguments:
                                     size += len(tc.function.arguments)
                                     if size > MAX_REPLY_CHARS:
@@ -158,6 +167,8 @@ class OpenAICompatModel:
                             finish = choice.finish_reason
             except ValueError:  # an event whose data is not JSON
                 raise bad_response(self.provider, "an event of the response stream is not JSON") from None
+            except (TypeError, AttributeError, KeyError):  # JSON, not shaped like a chunk (the SDK does not check)
+                raise bad_response(self.provider, WRONG_SHAPE) from None
         if not chunks:  # a 200 whose body is no event stream at all (HTML, plain JSON, text)
             raise bad_response(self.provider, "the response held no stream events")
         if not choices:  # events, but not one choice: nothing was answered

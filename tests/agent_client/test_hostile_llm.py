@@ -194,3 +194,42 @@ async def test_an_overload_reported_inside_the_stream_is_a_server_error(llm: Fak
     assert result.stopped_reason == "error" and result.error_kind == "server_error", result.error
     assert result.retryable and "HTTP 200" not in (result.error or "")
     assert "overloaded" in (result.error or "").lower()
+
+
+def _oa_chunk_raw(**fields) -> dict:
+    return {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m", **fields}
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        _chunk({"content": 42}),  # content not a string
+        _chunk({"content": [{"type": "text", "text": "hi"}]}),
+        _oa_chunk_raw(choices={"a": 1}),  # choices not a list
+        [1, 2, 3],  # a chunk that is no object
+        _oa_chunk_raw(choices=[], usage="lots"),
+        _chunk({"tool_calls": [{"index": 0, "id": "a"}, {"index": "zero", "id": "b"}]}),  # an index not a number
+    ],
+    ids=["content-int", "content-list", "choices-dict", "chunk-list", "usage-str", "index-str"],
+)
+async def test_a_chunk_in_the_wrong_shape_is_a_bad_response(llm: FakeLLM, docs, first: object) -> None:
+    """Found with a server sending JSON events of the wrong shape: each ended as 'error (unknown): openai:
+    TypeError: can only concatenate str ...' or 'AttributeError: ...' - Python internals, not what happened."""
+    llm.push(oa_events(first, _chunk({"content": "ok"}), _chunk({}, "stop")))  # type: ignore[arg-type]
+    result = await ask("When are backups?", llm, docs, "openai")
+    assert result.stopped_reason == "error" and result.error_kind == "bad_response", result.error
+    assert "chat-completions format" in (result.error or "")
+    assert "Error" not in (result.error or "").split(".")[0]  # no exception class name
+
+
+async def test_tool_arguments_sent_as_an_object_are_accepted(llm: FakeLLM, docs) -> None:
+    """Some OpenAI-compatible servers send `arguments` as a JSON object instead of a string: it failed the
+    answer with 'TypeError: can only concatenate str (not "dict") to str'."""
+    call = {"index": 0, "id": "c1", "type": "function", "function": {"name": "search_documents"}}
+    call["function"]["arguments"] = {"query": "backup"}  # type: ignore[index]
+    llm.push(oa_events(_chunk({"tool_calls": [call]}), _chunk({}, "tool_calls")), oa_text("Nightly."))
+    result = await ask("When are backups?", llm, docs, "openai")
+    assert result.stopped_reason == "final", result.error
+    assert [(c.name, c.arguments, c.is_error) for c in result.tool_calls] == [
+        ("search_documents", {"query": "backup"}, False)
+    ]
