@@ -7,6 +7,7 @@ into one message), `max_tokens` is required, and a history holding tool blocks m
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -140,7 +141,9 @@ class AnthropicModel:
                     elif kind == "content_block_start":
                         block = event.content_block
                         if block.type == "tool_use":
-                            blocks[event.index] = {"id": block.id, "name": block.name, "json": ""}
+                            # the input comes in input_json_delta events; some compatible servers give it whole here
+                            given = getattr(block, "input", None)
+                            blocks[event.index] = {"id": block.id, "name": block.name, "json": "", "given": given}
                     elif kind == "content_block_delta":
                         delta = event.delta
                         size += len(getattr(delta, "text", None) or getattr(delta, "partial_json", None) or "")
@@ -162,6 +165,10 @@ class AnthropicModel:
                         raise AgentError(ErrorKind.SERVER_ERROR, f"{self.provider}: stream error")
             except ValueError:  # an event whose data is not JSON
                 raise bad_response(self.provider, "an event of the response stream is not JSON") from None
+            except (TypeError, AttributeError, KeyError):  # JSON, not shaped like an event (the SDK does not check)
+                raise bad_response(
+                    self.provider, "an event of the response stream is not in the Messages format"
+                ) from None
         if not started:  # a 200 whose body is no event stream at all (HTML, plain JSON, text)
             raise bad_response(self.provider, "the response held no message_start event")
         if stop is None:  # a complete message always ends with a message_delta naming its stop_reason
@@ -171,7 +178,8 @@ class AnthropicModel:
         if stop == "model_context_window_exceeded":
             raise AgentError(ErrorKind.CONTEXT_LENGTH, f"{self.provider}: the model's context window is full.")
         calls = [
-            ToolCall(id=b["id"], name=b["name"], arguments_json=b["json"] or "{}") for _, b in sorted(blocks.items())
+            ToolCall(id=b["id"], name=b["name"], arguments_json=b["json"] or _given(b["given"]))
+            for _, b in sorted(blocks.items())
         ]
         usage = Usage(
             prompt_tokens=input_tokens + cache_read + cache_write,
@@ -179,3 +187,8 @@ class AnthropicModel:
             completion_tokens=output_tokens,
         )
         return ModelTurn(text="".join(text), tool_calls=calls, usage=usage, finish_reason=stop)
+
+
+def _given(value: object) -> str:
+    """The input a tool_use block carried in its start event, as JSON ("{}" when none)."""
+    return json.dumps(value) if isinstance(value, dict) and value else "{}"

@@ -9,7 +9,7 @@ from agent_client.mcp_session import connect
 from agent_client.providers.base import MAX_REPLY_CHARS
 
 from . import tiny_docs_server
-from .fake_llm import FakeLLM, Reply, _an_start, _chunk, _sse, an_text, an_tools, oa_text, oa_tools
+from .fake_llm import FakeLLM, Reply, _an_end, _an_start, _chunk, _sse, an_text, an_tools, oa_text, oa_tools
 from .helpers import ask
 
 pytestmark = pytest.mark.anyio
@@ -233,3 +233,33 @@ async def test_tool_arguments_sent_as_an_object_are_accepted(llm: FakeLLM, docs)
     assert [(c.name, c.arguments, c.is_error) for c in result.tool_calls] == [
         ("search_documents", {"query": "backup"}, False)
     ]
+
+
+def an_events(*events: tuple[str, dict], stop: str = "end_turn") -> Reply:
+    return Reply(body=_sse([_an_start(10, 0), *events, *_an_end(stop, 5)]), content_type="text/event-stream")
+
+
+async def test_anthropic_tool_input_given_whole_in_the_block_start_is_used(llm: FakeLLM, docs) -> None:
+    """Some Anthropic-compatible servers put the whole `input` in content_block_start and send no
+    input_json_delta: the call ran with {} ('query' missing) every time, so the model could never search."""
+    block = {"type": "tool_use", "id": "t1", "name": "search_documents", "input": {"query": "backup"}}
+    llm.push(
+        an_events(
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            stop="tool_use",
+        ),
+        an_text("Nightly."),
+    )
+    result = await ask("When are backups?", llm, docs, "anthropic")
+    assert [(c.name, c.arguments, c.is_error) for c in result.tool_calls] == [
+        ("search_documents", {"query": "backup"}, False)
+    ]
+
+
+async def test_anthropic_event_in_the_wrong_shape_is_a_bad_response(llm: FakeLLM, docs) -> None:
+    """A content_block_delta whose delta is a string: 'error (unknown): anthropic: AttributeError: ...'."""
+    llm.push(an_events(("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": "oops"})))
+    result = await ask("When are backups?", llm, docs, "anthropic")
+    assert result.stopped_reason == "error" and result.error_kind == "bad_response", result.error
+    assert "Messages format" in (result.error or "")
