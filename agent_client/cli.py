@@ -150,6 +150,13 @@ def _target(args: argparse.Namespace) -> ServerTarget:
 def _limits(args: argparse.Namespace, settings: Settings) -> Limits:
     if args.max_iterations < 1:
         raise AgentError(ErrorKind.CONFIGURATION, "--max-iterations must be at least 1.")
+    # `not x > 0` also refuses nan, which every comparison would let through (a budget never reached)
+    if not args.timeout > 0:
+        raise AgentError(ErrorKind.CONFIGURATION, f"--timeout must be a number of seconds above 0, not {args.timeout}.")
+    if args.max_cost is not None and not args.max_cost > 0:
+        raise AgentError(ErrorKind.CONFIGURATION, f"--max-cost must be an amount in USD above 0, not {args.max_cost}.")
+    if args.max_tokens is not None and args.max_tokens < 1:
+        raise AgentError(ErrorKind.CONFIGURATION, f"--max-tokens must be at least 1, not {args.max_tokens}.")
     return Limits(
         max_iterations=args.max_iterations,
         max_cost_usd=args.max_cost,

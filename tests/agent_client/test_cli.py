@@ -405,3 +405,25 @@ def test_a_password_in_the_base_url_is_never_shown(capsys, monkeypatch, isolated
     for path in isolated_env.rglob("*"):
         if path.is_file():
             assert password.encode() not in path.read_bytes(), path
+
+
+@pytest.mark.parametrize(
+    "flag, value",
+    [
+        ("--timeout", "nan"),
+        ("--timeout", "0"),
+        ("--timeout", "-1"),
+        ("--max-cost", "nan"),
+        ("--max-cost", "-1"),
+        ("--max-tokens", "0"),
+    ],
+)
+def test_a_limit_that_cannot_work_is_one_sentence_before_any_call(llm: FakeLLM, flag: str, value: str) -> None:
+    """Found trying odd values: `--timeout nan` printed a traceback (ValueError: deadline must not be NaN),
+    `--timeout 0` asked the model anyway and then reported 'No answer within the 0 s deadline', and
+    `--max-cost nan` silently disabled the budget (no cost is >= nan)."""
+    proc = run("ask", "?", "--server-cmd", TINY, *llm_args(llm), f"{flag}={value}")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("error (configuration):") and flag in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not llm.requests
