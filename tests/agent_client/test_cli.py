@@ -427,3 +427,34 @@ def test_a_limit_that_cannot_work_is_one_sentence_before_any_call(llm: FakeLLM, 
     assert proc.stderr.startswith("error (configuration):") and flag in proc.stderr, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert not llm.requests
+
+
+def test_docs_uses_the_index_that_mcp_docs_index_built(llm: FakeLLM, tmp_path: Path) -> None:
+    """Found following the README with XDG_CACHE_HOME set: `mcp-docs index --root DIR` built the index under
+    it, but the server `docs-agent --docs DIR` starts got only HOME, PATH, … and MCP_DOCS_*, so it built a
+    second index under ~/.cache and re-embedded the collection in the background of every question."""
+    if importlib.util.find_spec("mcp_docs.server") is None:
+        pytest.skip("mcp_docs.server (the MCP server) is not built yet")
+    cache = tmp_path / "xdg-cache"
+    home = tmp_path / "home"
+    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(cache), "MCP_DOCS_EMBEDDINGS": "none"}
+    env.pop("MCP_DOCS_INDEX_DIR", None)
+    docs = tmp_path / "notes"
+    docs.mkdir()
+    (docs / "backup.md").write_text("# Backups\n\nBackups run nightly at 02:00 UTC.\n")
+    subprocess.run(
+        [sys.executable, "-m", "mcp_docs", "index", "--root", str(docs)], env=env, check=True, capture_output=True
+    )
+    (built,) = (cache / "mcp-docs").iterdir()
+    llm.push(oa_tools([("c1", "search_documents", '{"query": "backups"}')]), oa_text("Nightly (backup.md — Backups)."))
+    proc = subprocess.run(
+        [sys.executable, "-m", "agent_client", "ask", "When?", "--docs", str(docs), *llm_args(llm), "--json"],
+        env={**env, "DOCS_AGENT_MAX_RETRIES": "0"},
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert list((cache / "mcp-docs").iterdir()) == [built]
+    assert not (home / ".cache" / "mcp-docs").exists()  # no second index where XDG_CACHE_HOME was not seen
+    assert "backup.md" in llm.requests[1].body["messages"][-1]["content"]
