@@ -458,3 +458,20 @@ def test_docs_uses_the_index_that_mcp_docs_index_built(llm: FakeLLM, tmp_path: P
     assert list((cache / "mcp-docs").iterdir()) == [built]
     assert not (home / ".cache" / "mcp-docs").exists()  # no second index where XDG_CACHE_HOME was not seen
     assert "backup.md" in llm.requests[1].body["messages"][-1]["content"]
+
+
+@pytest.mark.parametrize("junk", [b"\x00\xffnot a database" * 300, b"SQLite format 3\x00" + b"\x13" * 3000])
+def test_a_damaged_data_file_is_one_sentence_and_is_left_alone(
+    llm: FakeLLM, capsys, monkeypatch, isolated_env: Path, junk: bytes
+) -> None:
+    """Found writing garbage over docs-agent.sqlite3 (a disk error, a sync tool): `docs-agent logs` and
+    `docs-agent chat` ended in a traceback (sqlite3.DatabaseError: file is not a database)."""
+    isolated_env.mkdir(parents=True, exist_ok=True)
+    damaged = isolated_env / "docs-agent.sqlite3"
+    damaged.write_bytes(junk)
+    for args in (["logs"], ["chat", "--server-cmd", TINY, *llm_args(llm), "--session", "s"]):
+        code, _, stderr = cli(capsys, monkeypatch, *args, stdin="hello\n/exit\n")
+        assert code == 1 and "Traceback" not in stderr, stderr
+        assert stderr.startswith("error (configuration):") and "docs-agent.sqlite3" in stderr, stderr
+        assert "DOCS_AGENT_HOME" in stderr
+    assert damaged.read_bytes() == junk  # nothing the user may want back was overwritten
