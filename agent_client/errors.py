@@ -7,6 +7,10 @@ Every message passes through the scrubber (`redaction.redact`) so an API key nev
 
 from __future__ import annotations
 
+import contextlib
+import email.utils
+import time
+from collections.abc import Mapping
 from enum import Enum
 
 from .redaction import redact
@@ -136,6 +140,36 @@ def _body_status(body: object) -> int | None:
     return _TYPE_STATUS.get(kind) if isinstance(kind, str) else None
 
 
+# The longest server-directed wait docs-agent honours (the openai SDK's own cap; the anthropic SDK has none
+# short of 50 days, see providers/anthropic_messages.py). Longer: give up at once and say so.
+MAX_RETRY_AFTER_S = 120.0
+
+
+def retry_after_s(headers: Mapping[str, str] | None) -> float | None:
+    """The wait a response asks for, in seconds (`retry-after-ms`, `retry-after` as seconds or a date)."""
+    if not headers:
+        return None
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return float(value) / divisor
+        except ValueError:
+            with contextlib.suppress(TypeError, ValueError, OverflowError):
+                when = email.utils.parsedate_to_datetime(value)
+                return when.timestamp() - time.time()
+    return None
+
+
+def _too_long_a_wait(exc: BaseException) -> str:
+    wait = retry_after_s(getattr(getattr(exc, "response", None), "headers", None))
+    if wait is None or not wait > MAX_RETRY_AFTER_S:
+        return ""
+    shown = f"{wait:,.0f} s" if wait < 1e12 else "forever"
+    return f" The provider asked to wait {shown}, longer than docs-agent waits ({MAX_RETRY_AFTER_S:g} s)."
+
+
 def classify(exc: BaseException, *, provider: str = "", base_url: str | None = None) -> AgentError:
     """Turn an SDK or transport exception into an AgentError (duck-typed: works for openai and anthropic)."""
     if isinstance(exc, AgentError):
@@ -159,7 +193,12 @@ def classify(exc: BaseException, *, provider: str = "", base_url: str | None = N
     if isinstance(status, int):
         kind = _status_kind(status, raw)
         retryable = kind in _RETRYABLE or status in (408, 409)
-        return AgentError(kind, f"{who}HTTP {status}: {detail}. {_ADVICE[kind]}", retryable=retryable, status=status)
+        return AgentError(
+            kind,
+            f"{who}HTTP {status}: {detail}. {_ADVICE[kind]}{_too_long_a_wait(exc)}",
+            retryable=retryable,
+            status=status,
+        )
     name = type(exc).__name__
     try:
         import httpx2

@@ -11,7 +11,16 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import AgentError, ErrorKind, bad_response, classify, content_filtered, stream_cut
+from ..errors import (
+    MAX_RETRY_AFTER_S,
+    AgentError,
+    ErrorKind,
+    bad_response,
+    classify,
+    content_filtered,
+    retry_after_s,
+    stream_cut,
+)
 from ..models import AssistantMessage, Message, ModelTurn, ToolCall, ToolResultMessage, ToolSpec, Usage, UserMessage
 from .base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, MAX_REPLY_CHARS, TOO_LONG, TextSink
 from .registry import ANTHROPIC_EXTRA, ResolvedProvider
@@ -82,6 +91,7 @@ class AnthropicModel:
             base_url=provider.base_url,
             max_retries=max_retries,
             timeout=timeout_s,
+            http_client=anthropic.DefaultAsyncHttpxClient(event_hooks={"response": [_refuse_long_waits]}),
         )
 
     async def aclose(self) -> None:
@@ -192,3 +202,11 @@ class AnthropicModel:
 def _given(value: object) -> str:
     """The input a tool_use block carried in its start event, as JSON ("{}" when none)."""
     return json.dumps(value) if isinstance(value, dict) and value else "{}"
+
+
+async def _refuse_long_waits(response: Any) -> None:
+    """The anthropic SDK sleeps whatever Retry-After says, up to 50 days: a wait over MAX_RETRY_AFTER_S is
+    not retried (as the openai SDK does), so the error comes at once, and --fallback can take over."""
+    wait = retry_after_s(response.headers)
+    if wait is not None and wait > MAX_RETRY_AFTER_S:
+        response.headers["x-should-retry"] = "false"

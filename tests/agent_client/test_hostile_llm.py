@@ -3,13 +3,15 @@ whatever it sends, the loop ends with a clear outcome, never a traceback, a hang
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from agent_client.mcp_session import connect
 from agent_client.providers.base import MAX_REPLY_CHARS
 
 from . import tiny_docs_server
-from .fake_llm import FakeLLM, Reply, _an_end, _an_start, _chunk, _sse, an_text, an_tools, oa_text, oa_tools
+from .fake_llm import FakeLLM, Reply, _an_end, _an_start, _chunk, _sse, an_text, an_tools, error, oa_text, oa_tools
 from .helpers import ask
 
 pytestmark = pytest.mark.anyio
@@ -263,3 +265,17 @@ async def test_anthropic_event_in_the_wrong_shape_is_a_bad_response(llm: FakeLLM
     result = await ask("When are backups?", llm, docs, "anthropic")
     assert result.stopped_reason == "error" and result.error_kind == "bad_response", result.error
     assert "Messages format" in (result.error or "")
+
+
+@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("header", [{"retry-after": "1000000000"}, {"retry-after-ms": "99999999999999"}])
+async def test_a_huge_retry_after_is_not_slept(llm: FakeLLM, docs, wire: str, header: dict[str, str]) -> None:
+    """Found with a server answering 429 with Retry-After: 1000000000: the anthropic SDK honours any wait up to
+    50 days, so docs-agent slept until --timeout (300 s by default), then blamed the deadline, and --fallback
+    never got its turn. Both wires now give up at once over 120 s (the openai SDK's own cap) and say why."""
+    llm.push(error(429, "slow down", headers=header, kind="rate_limit_error"), text(wire, "never"))
+    started = time.monotonic()
+    result = await ask("When are backups?", llm, docs, wire, deadline_s=30)
+    assert time.monotonic() - started < 10 and len(llm.requests) == 1
+    assert result.stopped_reason == "error" and result.error_kind == "rate_limit", result.error
+    assert "asked to wait" in (result.error or "")
