@@ -341,7 +341,7 @@ class ChatSession:
         self.out = out
 
     def _say(self, text: str) -> None:
-        print(text, file=self.out)
+        print(terminal_safe(text), file=self.out)  # session names and stored text are data, never escapes
 
     def command(self, line: str) -> bool:
         """Run one slash command; False when it ends the chat."""
@@ -544,7 +544,11 @@ def cmd_logs(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps([r.model_dump() for r in records]))
         return 0
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
+
+    def cell(text: str) -> str:  # a session or model name as typed: no escape sequence, no rich markup
+        return escape(terminal_safe(text))
 
     table = Table(title=f"last {len(records)} LLM calls")
     for col in ("time", "session", "provider/model", "tokens in (cached) / out", "latency", "status", "cost"):
@@ -553,8 +557,8 @@ def cmd_logs(args: argparse.Namespace, settings: Settings) -> int:
         status = r.status if r.status == "ok" else f"{r.status}: {r.error_kind}"
         table.add_row(
             datetime.fromtimestamp(r.time).strftime("%m-%d %H:%M:%S"),
-            r.session or "—",
-            f"{r.provider}/{r.model}",
+            cell(r.session or "—"),
+            cell(f"{r.provider}/{r.model}"),
             f"{r.prompt_tokens:,} ({r.cached_tokens:,}) / {r.completion_tokens:,}",
             f"{r.latency_ms} ms",
             status,

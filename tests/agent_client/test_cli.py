@@ -475,3 +475,18 @@ def test_a_damaged_data_file_is_one_sentence_and_is_left_alone(
         assert stderr.startswith("error (configuration):") and "docs-agent.sqlite3" in stderr, stderr
         assert "DOCS_AGENT_HOME" in stderr
     assert damaged.read_bytes() == junk  # nothing the user may want back was overwritten
+
+
+def test_session_names_are_printed_without_their_control_characters(llm: FakeLLM, capsys, monkeypatch) -> None:
+    """`/sessions` and `docs-agent logs` printed a session name as stored: `--session $'w\\e[2J'` (a script's
+    variable) cleared the screen each time the list was shown."""
+    llm.push(oa_text("First answer."))
+    name = "w\x1b[2J\x9b31m"
+    code, stdout, stderr = cli(
+        capsys, monkeypatch, "chat", "--server-cmd", TINY, *llm_args(llm), "--session", name, stdin="hi\n/sessions\n"
+    )
+    assert code == 0, stderr
+    code, logs, _ = cli(capsys, monkeypatch, "logs")
+    assert code == 0
+    for text in (stdout, stderr, logs):
+        assert "\x1b" not in text and "\x9b" not in text, repr(text)
