@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from .errors import AgentError, ErrorKind
 from .home import db_path
 from .redaction import scrub
 
@@ -46,9 +47,25 @@ class CallRecord(BaseModel):
 
 
 def connect_db(path: Path | None = None) -> sqlite3.Connection:
-    conn = sqlite3.connect(path or db_path(), timeout=10)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.executescript(SCHEMA)
+    """The sessions and call-log database. One that cannot be opened is one sentence naming the file; it is
+    never overwritten (it may hold the user's sessions)."""
+    path = path or db_path()
+    try:
+        conn = sqlite3.connect(path, timeout=10)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.executescript(SCHEMA)
+            conn.execute("SELECT count(*) FROM calls").fetchone()  # reads a page: garbage after a valid header
+        except BaseException:
+            conn.close()
+            raise
+    except sqlite3.DatabaseError as exc:
+        raise AgentError(
+            ErrorKind.CONFIGURATION,
+            f"docs-agent's data file {path} cannot be used ({exc}). Move it away (sessions and the call log then "
+            "start afresh) or set DOCS_AGENT_HOME to another folder.",
+            retryable=False,
+        ) from None
     return conn
 
 

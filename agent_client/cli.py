@@ -24,6 +24,7 @@ from .mcp_session import DEFAULT_TOKEN_ENV, DocsFolder, ServerCommand, ServerTar
 from .memory import describe, exchanges, forget, remember
 from .models import Message, RunResult
 from .providers import (
+    ANTHROPIC_EXTRA,
     DETECTION_ORDER,
     FALLBACK_PROVIDER,
     PROVIDERS,
@@ -32,12 +33,13 @@ from .providers import (
     get_provider,
     make_model,
     resolve,
+    unusable_keys,
 )
 from .redaction import scrubbed_stdio
 from .render import TerminalObserver, notes, summary_line, unverified_citations
 from .sessions import SessionStore
 from .settings import DEFAULT_MAX_RETRIES, Settings
-from .text import terminal_safe
+from .text import json_safe, terminal_safe
 
 
 def _connection_args(p: argparse.ArgumentParser) -> None:
@@ -148,6 +150,13 @@ def _target(args: argparse.Namespace) -> ServerTarget:
 def _limits(args: argparse.Namespace, settings: Settings) -> Limits:
     if args.max_iterations < 1:
         raise AgentError(ErrorKind.CONFIGURATION, "--max-iterations must be at least 1.")
+    # `not x > 0` also refuses nan, which every comparison would let through (a budget never reached)
+    if not args.timeout > 0:
+        raise AgentError(ErrorKind.CONFIGURATION, f"--timeout must be a number of seconds above 0, not {args.timeout}.")
+    if args.max_cost is not None and not args.max_cost > 0:
+        raise AgentError(ErrorKind.CONFIGURATION, f"--max-cost must be an amount in USD above 0, not {args.max_cost}.")
+    if args.max_tokens is not None and args.max_tokens < 1:
+        raise AgentError(ErrorKind.CONFIGURATION, f"--max-tokens must be at least 1, not {args.max_tokens}.")
     return Limits(
         max_iterations=args.max_iterations,
         max_cost_usd=args.max_cost,
@@ -278,13 +287,26 @@ async def _ask(args: argparse.Namespace, settings: Settings) -> RunResult:
         setup = _setup(args, settings, provider)
     except AgentError as exc:
         return _failed(exc, provider, args)
+    skipped = unusable_keys(settings.environ) if not args.provider and not settings.provider else []
+    for spec in skipped:  # the user set this key on purpose: say why another provider answers
+        print(
+            f"note: {spec.key_env} is set, but the {spec.name} provider needs its SDK: {ANTHROPIC_EXTRA}. "
+            f"Using {provider.name} instead.",
+            file=sys.stderr,
+        )
     observer = TerminalObserver(stream_text=not args.json, show_tools=not args.quiet, verbose=args.verbose)
     try:
         async with _agent(setup, args, observer) as agent:
             result = await agent.ask(args.question)
     except AgentError as exc:
         return _failed(exc, provider, args)
-    if result.error_kind == "network" and not args.provider and provider.name == FALLBACK_PROVIDER:
+    if (
+        result.error_kind == "network"
+        and not args.provider
+        and not settings.provider
+        and provider.name == FALLBACK_PROVIDER
+        and not skipped
+    ):
         result.error = (
             f"{result.error} No provider key is set (see `docs-agent providers`), so docs-agent "
             f"tried the local {FALLBACK_PROVIDER} server."
@@ -295,7 +317,7 @@ async def _ask(args: argparse.Namespace, settings: Settings) -> RunResult:
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     result = anyio.run(_ask, args, settings)
     if args.json:
-        print(json.dumps(result.contract(), ensure_ascii=False))
+        print(json_safe(result.contract()))
     else:
         _report(result, args)
     return 1 if result.stopped_reason == "error" else 0
@@ -319,7 +341,7 @@ class ChatSession:
         self.out = out
 
     def _say(self, text: str) -> None:
-        print(text, file=self.out)
+        print(terminal_safe(text), file=self.out)  # session names and stored text are data, never escapes
 
     def command(self, line: str) -> bool:
         """Run one slash command; False when it ends the chat."""
@@ -447,9 +469,12 @@ def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_providers(args: argparse.Namespace, settings: Settings) -> int:
     detected = detect_provider(settings.environ)
+    unusable = unusable_keys(settings.environ)
     rows = []
     for spec in PROVIDERS.values():
         key_state = "not needed" if spec.key_env is None else ("set" if settings.value(spec.key_env) else "not set")
+        if spec in unusable:
+            key_state = f"set, needs {ANTHROPIC_EXTRA}"
         rows.append(
             {
                 "name": spec.name,
@@ -519,7 +544,11 @@ def cmd_logs(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps([r.model_dump() for r in records]))
         return 0
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
+
+    def cell(text: str) -> str:  # a session or model name as typed: no escape sequence, no rich markup
+        return escape(terminal_safe(text))
 
     table = Table(title=f"last {len(records)} LLM calls")
     for col in ("time", "session", "provider/model", "tokens in (cached) / out", "latency", "status", "cost"):
@@ -528,8 +557,8 @@ def cmd_logs(args: argparse.Namespace, settings: Settings) -> int:
         status = r.status if r.status == "ok" else f"{r.status}: {r.error_kind}"
         table.add_row(
             datetime.fromtimestamp(r.time).strftime("%m-%d %H:%M:%S"),
-            r.session or "—",
-            f"{r.provider}/{r.model}",
+            cell(r.session or "—"),
+            cell(f"{r.provider}/{r.model}"),
             f"{r.prompt_tokens:,} ({r.cached_tokens:,}) / {r.completion_tokens:,}",
             f"{r.latency_ms} ms",
             status,

@@ -7,6 +7,10 @@ Every message passes through the scrubber (`redaction.redact`) so an API key nev
 
 from __future__ import annotations
 
+import contextlib
+import email.utils
+import time
+from collections.abc import Mapping
 from enum import Enum
 
 from .redaction import redact
@@ -109,18 +113,92 @@ def _body_message(body: object) -> str | None:
     return None
 
 
+# The status an error type stands for (Anthropic's and OpenAI's names), for errors sent inside a 200 stream.
+_TYPE_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "rate_limit_exceeded": 429,
+    "api_error": 500,
+    "server_error": 500,
+    "overloaded_error": 529,
+}
+
+
+def _body_status(body: object) -> int | None:
+    """The HTTP status an error body names (`code` 502, as OpenRouter sends; `type` overloaded_error…)."""
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    if not isinstance(inner, dict):
+        return None
+    code = inner.get("code")
+    if isinstance(code, (int, str)) and str(code).isdigit() and 400 <= int(code) < 600:
+        return int(code)
+    kind = inner.get("type")
+    return _TYPE_STATUS.get(kind) if isinstance(kind, str) else None
+
+
+# The longest server-directed wait docs-agent honours (the openai SDK's own cap; the anthropic SDK has none
+# short of 50 days, see providers/anthropic_messages.py). Longer: give up at once and say so.
+MAX_RETRY_AFTER_S = 120.0
+
+
+def retry_after_s(headers: Mapping[str, str] | None) -> float | None:
+    """The wait a response asks for, in seconds (`retry-after-ms`, `retry-after` as seconds or a date)."""
+    if not headers:
+        return None
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return float(value) / divisor
+        except ValueError:
+            with contextlib.suppress(TypeError, ValueError, OverflowError):
+                when = email.utils.parsedate_to_datetime(value)
+                return when.timestamp() - time.time()
+    return None
+
+
+def _too_long_a_wait(exc: BaseException) -> str:
+    wait = retry_after_s(getattr(getattr(exc, "response", None), "headers", None))
+    if wait is None or not wait > MAX_RETRY_AFTER_S:
+        return ""
+    shown = f"{wait:,.0f} s" if wait < 1e12 else "forever"
+    return f" The provider asked to wait {shown}, longer than docs-agent waits ({MAX_RETRY_AFTER_S:g} s)."
+
+
 def classify(exc: BaseException, *, provider: str = "", base_url: str | None = None) -> AgentError:
     """Turn an SDK or transport exception into an AgentError (duck-typed: works for openai and anthropic)."""
     if isinstance(exc, AgentError):
         return exc
     who = f"{provider}: " if provider else ""
     status = getattr(exc, "status_code", None)
-    raw = _body_message(getattr(exc, "body", None)) or str(getattr(exc, "message", None) or exc) or type(exc).__name__
+    body = getattr(exc, "body", None)
+    raw = _body_message(body) or str(getattr(exc, "message", None) or exc) or type(exc).__name__
     detail = " ".join(raw.split())[:300].rstrip(".")
+    if body is not None and (not isinstance(status, int) or status < 400):
+        # an error event inside a stream that began with 200 (Anthropic's overloads, OpenRouter's upstream
+        # failures): the body says what it was; one we cannot place is the provider's failure
+        named = _body_status(body) or 500
+        kind = _status_kind(named, raw)
+        return AgentError(
+            kind,
+            f"{who}error inside the response stream: {detail}. {_ADVICE[kind]}",
+            retryable=kind in _RETRYABLE,
+            status=named,
+        )
     if isinstance(status, int):
         kind = _status_kind(status, raw)
         retryable = kind in _RETRYABLE or status in (408, 409)
-        return AgentError(kind, f"{who}HTTP {status}: {detail}. {_ADVICE[kind]}", retryable=retryable, status=status)
+        return AgentError(
+            kind,
+            f"{who}HTTP {status}: {detail}. {_ADVICE[kind]}{_too_long_a_wait(exc)}",
+            retryable=retryable,
+            status=status,
+        )
     name = type(exc).__name__
     try:
         import httpx2
@@ -142,3 +220,13 @@ def bad_response(provider: str, what: str) -> AgentError:
 
 def content_filtered(provider: str) -> AgentError:
     return AgentError(ErrorKind.CONTENT_FILTER, f"{provider}: {_ADVICE[ErrorKind.CONTENT_FILTER]}", retryable=False)
+
+
+def stream_cut(provider: str) -> AgentError:
+    """A stream that closed cleanly before the model said it was done (no finish / stop reason): a proxy or a
+    server that gave up. Retrying may help, and another provider would not repeat it."""
+    return AgentError(
+        ErrorKind.NETWORK,
+        f"{provider}: the response stream ended before the model finished, so the answer may be cut. "
+        f"{_ADVICE[ErrorKind.NETWORK]}",
+    )

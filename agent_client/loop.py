@@ -27,6 +27,7 @@ from .models import (
     ReflectionReport,
     RunResult,
     StepReport,
+    StoppedReason,
     ToolCall,
     ToolCallRecord,
     ToolResultMessage,
@@ -214,19 +215,16 @@ class Agent:
         """The react loop; iterations already spent (by a plan that failed) count against the limit."""
         while result.iterations < self.limits.max_iterations:
             result.iterations += 1
-            iteration = result.iterations
             turn = await self._call(messages, result, allow_tools=True)
-            calls = _unique_ids(turn.tool_calls, iteration)
+            calls = _unique_ids(turn.tool_calls, messages)
             if not calls:
-                messages.append(AssistantMessage(content=turn.text))
-                result.answer, result.stopped_reason = turn.text, "final"
+                self._final(turn, messages, result, "final")
                 return
             if self._over_budget(result):
                 messages.append(AssistantMessage(content=turn.text))
                 result.answer, result.stopped_reason = turn.text, "budget"
                 return
             calls, dropped = calls[: self.limits.max_tool_calls_per_turn], calls[self.limits.max_tool_calls_per_turn :]
-            # the history keeps no oversized arguments: they would be re-sent with every later call
             messages.append(AssistantMessage(content=turn.text, tool_calls=[self._bounded(c) for c in calls]))
             results = await self._run_tools(calls, result)
             if dropped:
@@ -242,8 +240,28 @@ class Agent:
             return
         # Iteration limit: one last call without tools, for the best answer from what was gathered.
         turn = await self._call(messages, result, allow_tools=False, system=self.system_prompt + FINAL_CALL_NOTE)
+        self._final(turn, messages, result, "max_iterations")
+
+    @staticmethod
+    def _final(turn: ModelTurn, messages: list[Message], result: RunResult, reason: StoppedReason) -> None:
+        """Store the answer. An empty one is an error (nothing to show or store), or a note after the iteration
+        limit (that stop is already the outcome); one cut at the output limit is kept with a note."""
+        if not turn.text.strip() and reason == "max_iterations":
+            result.notes.append(
+                "The model gave no answer after the iteration limit"
+                + (" (it asked for more tool calls instead)." if turn.tool_calls else ".")
+            )
+        elif not turn.text.strip():
+            raise AgentError(
+                ErrorKind.BAD_RESPONSE,
+                f"{result.provider}: the model sent an empty reply (finish reason: {turn.finish_reason}), "
+                "neither an answer nor a tool call; retry, or try another model.",
+                retryable=True,
+            )
+        if turn.finish_reason in ("length", "max_tokens"):
+            result.notes.append("The model stopped at its output limit: the answer may be cut.")
         messages.append(AssistantMessage(content=turn.text))
-        result.answer, result.stopped_reason = turn.text, "max_iterations"
+        result.answer, result.stopped_reason = turn.text, reason
 
     # ------------------------------------------------------------ --strategy plan
 
@@ -278,8 +296,7 @@ class Agent:
             return
         result.iterations += 1
         turn = await self._call(messages, result, allow_tools=False, system=self.system_prompt + PLAN_ANSWER_NOTE)
-        messages.append(AssistantMessage(content=turn.text))
-        result.answer, result.stopped_reason = turn.text, "final"
+        self._final(turn, messages, result, "final")
 
     async def _make_plan(self, messages: list[Message], result: RunResult) -> tuple[Plan | None, str | None]:
         max_steps = self.limits.max_tool_calls_per_turn
@@ -307,12 +324,15 @@ class Agent:
             if self._over_budget(result):
                 return None
             result.iterations += 1
-            calls = [
-                ToolCall(
-                    id=f"plan_{result.iterations}_{s.id}", name=s.tool, arguments_json=resolve_arguments(s, outputs)
-                )
-                for s in round_steps
-            ]
+            calls = _unique_ids(
+                [
+                    ToolCall(
+                        id=f"plan_{result.iterations}_{s.id}", name=s.tool, arguments_json=resolve_arguments(s, outputs)
+                    )
+                    for s in round_steps
+                ],
+                messages,
+            )
             messages.append(AssistantMessage(tool_calls=[self._bounded(c) for c in calls]))
             results = await self._run_tools(calls, result)
             messages.extend(results)
@@ -360,6 +380,7 @@ class Agent:
         ]
         found = [r.content for r in await self._run_tools(calls, result) if not r.is_error]
         call = ToolCall(id="expand", name=search.wire_name, arguments_json=json.dumps({"query": question}))
+        (call,) = _unique_ids([call], messages)
         messages.append(AssistantMessage(tool_calls=[call]))
         messages.append(
             ToolResultMessage(
@@ -408,7 +429,12 @@ class Agent:
         return size if size > self.limits.max_tool_argument_bytes else None
 
     def _bounded(self, call: ToolCall) -> ToolCall:
-        return call.model_copy(update={"arguments_json": "{}"}) if self._oversized(call) else call
+        """The call as the history keeps it: oversized arguments would be re-sent with every later call, and
+        arguments that are no JSON object make servers that parse the history (vLLM templates, Mistral) answer
+        400 to every later request of the session. Either is kept as `{}`; the error result says what was wrong."""
+        if self._oversized(call) or call.parsed_arguments()[0] is None:
+            return call.model_copy(update={"arguments_json": "{}"})
+        return call
 
     def _over_budget(self, result: RunResult) -> bool:
         lim = self.limits
@@ -524,12 +550,18 @@ class Agent:
         return [msg for msg, _ in done]
 
 
-def _unique_ids(calls: list[ToolCall], iteration: int) -> list[ToolCall]:
-    seen: set[str] = set()
+def _unique_ids(calls: list[ToolCall], history: Sequence[Message]) -> list[ToolCall]:
+    """The calls with ids unique across the whole history: some servers number calls per turn ('call_0' every
+    time), docs-agent's own ids restart with each question of a session, and the Anthropic Messages API rejects
+    a history (a session or a --fallback carried over) in which two tool calls share an id."""
+    taken = {c.id for m in history if isinstance(m, AssistantMessage) for c in m.tool_calls}
     out = []
     for i, call in enumerate(calls):
-        if not call.id or call.id in seen:
-            call = call.model_copy(update={"id": f"call_{iteration}_{i}"})
-        seen.add(call.id)
+        if not call.id or call.id in taken:
+            base, n = call.id or f"call_{i}", 1
+            while f"{base}_{n}" in taken:
+                n += 1
+            call = call.model_copy(update={"id": f"{base}_{n}"})
+        taken.add(call.id)
         out.append(call)
     return out

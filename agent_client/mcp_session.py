@@ -55,16 +55,26 @@ class ToolOutcome(BaseModel):
     is_error: bool = False
 
 
+# Where things live and how text is encoded: without XDG_CACHE_HOME the server would look for its index
+# somewhere else than `mcp-docs index` put it (and build a second one). None of these is a secret.
+_LOCATIONS = ("XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "TMPDIR", "LANG", "LC_ALL", "LC_CTYPE")
+# What an OpenAI-compatible embeddings endpoint may need to be reached (a proxy, a company CA).
+_NETWORK = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy", "SSL_CERT_FILE")
+
+
 def passthrough_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The `MCP_DOCS_*` settings (index dir, embeddings, language…) for the server; with
-    `MCP_DOCS_EMBEDDINGS=openai`, also the one key variable the embedder reads. Nothing else."""
+    """The `MCP_DOCS_*` settings (index dir, embeddings, language…) and the file locations and locale for the
+    server; with `MCP_DOCS_EMBEDDINGS=openai`, also the one key variable the embedder reads and the proxy and
+    CA settings. No provider key, nothing else (the SDK adds HOME, PATH, SHELL, TERM, USER, LOGNAME)."""
     settings = Settings.load(environ)
     out = settings.mcp_docs_env()
+    out |= {k: v for k in _LOCATIONS if (v := settings.environ.get(k))}
     if out.get("MCP_DOCS_EMBEDDINGS") == "openai":
         key_env = out.get("MCP_DOCS_EMBEDDINGS_API_KEY_ENV", "OPENAI_API_KEY")
         key = settings.value(key_env)
         if key:
             out[key_env] = key
+        out |= {k: v for k in _NETWORK if (v := settings.environ.get(k))}
     out.setdefault("PYTHONIOENCODING", "utf-8")
     return out
 

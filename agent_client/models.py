@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 StoppedReason = Literal["final", "max_iterations", "budget", "error"]
 
@@ -70,6 +70,15 @@ class Usage(BaseModel):
     prompt_tokens: int = 0
     cached_tokens: int = 0
     completion_tokens: int = 0
+
+    @field_validator("prompt_tokens", "cached_tokens", "completion_tokens", mode="before")
+    @classmethod
+    def _count(cls, value: object) -> int:
+        """The provider's counts are untrusted: a negative one would buy budget (--max-tokens, --max-cost) and
+        show a negative cost, and a missing or non-numeric one must not fail the answer. Either counts as 0."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            return 0
+        return int(min(value, 1e15))
 
     @property
     def total_tokens(self) -> int:

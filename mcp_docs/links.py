@@ -225,9 +225,12 @@ def resolve(target: Target, source: str | None, names: Iterable[Name], extension
         if rel == ".." or rel.startswith("../") or rel.startswith("/"):
             return UNRESOLVED  # out of the root: nothing to look up
         rel = "" if rel == "." else rel
-        if path.endswith("/") and rel:  # a folder: its index note, never the file of the same name
+        folder = bool(rel) and path.endswith("/")
+        if folder:  # a folder: its index note before the file of the same name
             rel += "/"
         found = _by_path(rel, docs, extensions)
+        if found is None and folder:  # Hugo's pretty URL: `/docs/setup/` is the page docs/setup.md
+            found = _by_path(rel.rstrip("/"), docs, extensions)
         if found is None and target.kind == "wiki" and not path.startswith((".", "/")):
             # Obsidian also accepts the end of a path ('setup/install') and a path relative to the note.
             found = _by_path(posixpath.normpath(posixpath.join(base, path)), docs, extensions)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+from urllib.parse import urlsplit
+
 from .base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, ChatModel
 from .pricing import cost_usd
 from .registry import (
+    ANTHROPIC_EXTRA,
     DETECTION_ORDER,
     FALLBACK_PROVIDER,
     PROVIDERS,
@@ -14,6 +18,7 @@ from .registry import (
     detect_provider,
     get_provider,
     resolve,
+    unusable_keys,
 )
 
 
@@ -28,6 +33,9 @@ def make_model(
     from ..redaction import register_secret
 
     register_secret(provider.api_key)  # never shown in errors, logs or session files, whatever its shape
+    if provider.base_url:  # a proxy's basic-auth password in the URL (http://user:pass@host/v1) is one too
+        with contextlib.suppress(ValueError):
+            register_secret(urlsplit(provider.base_url).password)
     if provider.spec.wire == "anthropic":
         from .anthropic_messages import AnthropicModel
 
@@ -42,6 +50,7 @@ def make_model(
 
 
 __all__ = [
+    "ANTHROPIC_EXTRA",
     "DETECTION_ORDER",
     "FALLBACK_PROVIDER",
     "PROVIDERS",
@@ -54,4 +63,5 @@ __all__ = [
     "get_provider",
     "make_model",
     "resolve",
+    "unusable_keys",
 ]

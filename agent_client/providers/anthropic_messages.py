@@ -7,13 +7,23 @@ into one message), `max_tokens` is required, and a history holding tool blocks m
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import AgentError, ErrorKind, bad_response, classify, content_filtered
+from ..errors import (
+    MAX_RETRY_AFTER_S,
+    AgentError,
+    ErrorKind,
+    bad_response,
+    classify,
+    content_filtered,
+    retry_after_s,
+    stream_cut,
+)
 from ..models import AssistantMessage, Message, ModelTurn, ToolCall, ToolResultMessage, ToolSpec, Usage, UserMessage
-from .base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, TextSink
-from .registry import ResolvedProvider
+from .base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, MAX_REPLY_CHARS, TOO_LONG, TextSink
+from .registry import ANTHROPIC_EXTRA, ResolvedProvider
 
 
 def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -69,7 +79,7 @@ class AnthropicModel:
         except ImportError:
             raise AgentError(
                 ErrorKind.CONFIGURATION,
-                "The anthropic provider needs the optional extra: pip install 'mcp-docs[anthropic]'.",
+                f"The anthropic provider needs the optional extra: {ANTHROPIC_EXTRA}.",
                 retryable=False,
             ) from None
         self.provider = provider.name
@@ -81,6 +91,7 @@ class AnthropicModel:
             base_url=provider.base_url,
             max_retries=max_retries,
             timeout=timeout_s,
+            http_client=anthropic.DefaultAsyncHttpxClient(event_hooks={"response": [_refuse_long_waits]}),
         )
 
     async def aclose(self) -> None:
@@ -125,6 +136,7 @@ class AnthropicModel:
         input_tokens = cache_read = cache_write = output_tokens = 0
         stop: str | None = None
         started = False
+        size = 0
         async with stream:
             try:
                 async for event in stream:
@@ -139,9 +151,14 @@ class AnthropicModel:
                     elif kind == "content_block_start":
                         block = event.content_block
                         if block.type == "tool_use":
-                            blocks[event.index] = {"id": block.id, "name": block.name, "json": ""}
+                            # the input comes in input_json_delta events; some compatible servers give it whole here
+                            given = getattr(block, "input", None)
+                            blocks[event.index] = {"id": block.id, "name": block.name, "json": "", "given": given}
                     elif kind == "content_block_delta":
                         delta = event.delta
+                        size += len(getattr(delta, "text", None) or getattr(delta, "partial_json", None) or "")
+                        if size > MAX_REPLY_CHARS:
+                            raise bad_response(self.provider, TOO_LONG)
                         if delta.type == "text_delta":
                             text.append(delta.text)
                             if on_text:
@@ -158,14 +175,21 @@ class AnthropicModel:
                         raise AgentError(ErrorKind.SERVER_ERROR, f"{self.provider}: stream error")
             except ValueError:  # an event whose data is not JSON
                 raise bad_response(self.provider, "an event of the response stream is not JSON") from None
+            except (TypeError, AttributeError, KeyError):  # JSON, not shaped like an event (the SDK does not check)
+                raise bad_response(
+                    self.provider, "an event of the response stream is not in the Messages format"
+                ) from None
         if not started:  # a 200 whose body is no event stream at all (HTML, plain JSON, text)
             raise bad_response(self.provider, "the response held no message_start event")
+        if stop is None:  # a complete message always ends with a message_delta naming its stop_reason
+            raise stream_cut(self.provider)
         if stop == "refusal":
             raise content_filtered(self.provider)
         if stop == "model_context_window_exceeded":
             raise AgentError(ErrorKind.CONTEXT_LENGTH, f"{self.provider}: the model's context window is full.")
         calls = [
-            ToolCall(id=b["id"], name=b["name"], arguments_json=b["json"] or "{}") for _, b in sorted(blocks.items())
+            ToolCall(id=b["id"], name=b["name"], arguments_json=b["json"] or _given(b["given"]))
+            for _, b in sorted(blocks.items())
         ]
         usage = Usage(
             prompt_tokens=input_tokens + cache_read + cache_write,
@@ -173,3 +197,16 @@ class AnthropicModel:
             completion_tokens=output_tokens,
         )
         return ModelTurn(text="".join(text), tool_calls=calls, usage=usage, finish_reason=stop)
+
+
+def _given(value: object) -> str:
+    """The input a tool_use block carried in its start event, as JSON ("{}" when none)."""
+    return json.dumps(value) if isinstance(value, dict) and value else "{}"
+
+
+async def _refuse_long_waits(response: Any) -> None:
+    """The anthropic SDK sleeps whatever Retry-After says, up to 50 days: a wait over MAX_RETRY_AFTER_S is
+    not retried (as the openai SDK does), so the error comes at once, and --fallback can take over."""
+    wait = retry_after_s(response.headers)
+    if wait is not None and wait > MAX_RETRY_AFTER_S:
+        response.headers["x-should-retry"] = "false"

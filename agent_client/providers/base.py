@@ -11,6 +11,10 @@ TextSink = Callable[[str], None]
 
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MAX_RETRIES = 3
+# No model writes this much in one reply (128k output tokens are ~500k characters): a stream that does is a
+# broken or hostile server, cut off before it fills the memory, the terminal and the session.
+MAX_REPLY_CHARS = 2_000_000
+TOO_LONG = f"the reply passed {MAX_REPLY_CHARS:,} characters, more than any model writes in one reply"
 
 
 class ChatModel(Protocol):

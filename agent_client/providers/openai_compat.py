@@ -3,13 +3,16 @@ Ollama, LM Studio, vLLM…) through the official `openai` SDK, streamed, with it
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import AgentError, bad_response, classify, content_filtered
+from ..errors import AgentError, bad_response, classify, content_filtered, stream_cut
 from ..models import AssistantMessage, Message, ModelTurn, ToolCall, ToolResultMessage, ToolSpec, Usage, UserMessage
-from .base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, TextSink
+from .base import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_S, MAX_REPLY_CHARS, TOO_LONG, TextSink
 from .registry import ResolvedProvider
+
+WRONG_SHAPE = "an event of the response stream is not in the chat-completions format"
 
 
 def to_openai_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -116,7 +119,7 @@ class OpenAICompatModel:
         calls: dict[int, dict[str, Any]] = {}
         usage = Usage()
         finish: str | None = None
-        chunks = 0
+        chunks = choices = size = 0
         async with stream:
             try:
                 async for chunk in stream:
@@ -130,12 +133,20 @@ class OpenAICompatModel:
                             cached_tokens=(getattr(details, "cached_tokens", None) or 0) if details else 0,
                         )
                     for choice in chunk.choices or []:
+                        choices += 1
                         delta = choice.delta
                         if delta is not None and delta.content:
+                            if not isinstance(delta.content, str):
+                                raise TypeError("content")
+                            size += len(delta.content)
+                            if size > MAX_REPLY_CHARS:
+                                raise bad_response(self.provider, TOO_LONG)
                             text.append(delta.content)
                             if on_text:
                                 on_text(delta.content)
                         for tc in (delta.tool_calls or []) if delta is not None else []:
+                            if tc.index is not None and not isinstance(tc.index, int):
+                                raise TypeError("tool call index")
                             slot = calls.setdefault(
                                 tc.index if tc.index is not None else len(calls),
                                 {"id": None, "name": "", "arguments": ""},
@@ -145,14 +156,25 @@ class OpenAICompatModel:
                             if tc.function is not None:
                                 if tc.function.name:
                                     slot["name"] += tc.function.name
+                                if isinstance(tc.function.arguments, dict):  # some servers send the object
+                                    tc.function.arguments = json.dumps(tc.function.arguments)
                                 if tc.function.arguments:
+                                    size += len(tc.function.arguments)
+                                    if size > MAX_REPLY_CHARS:
+                                        raise bad_response(self.provider, TOO_LONG)
                                     slot["arguments"] += tc.function.arguments
                         if choice.finish_reason:
                             finish = choice.finish_reason
             except ValueError:  # an event whose data is not JSON
                 raise bad_response(self.provider, "an event of the response stream is not JSON") from None
+            except (TypeError, AttributeError, KeyError):  # JSON, not shaped like a chunk (the SDK does not check)
+                raise bad_response(self.provider, WRONG_SHAPE) from None
         if not chunks:  # a 200 whose body is no event stream at all (HTML, plain JSON, text)
             raise bad_response(self.provider, "the response held no stream events")
+        if not choices:  # events, but not one choice: nothing was answered
+            raise bad_response(self.provider, "the model sent an empty reply (no choices)")
+        if finish is None:  # every OpenAI-compatible server ends a complete stream with a finish_reason
+            raise stream_cut(self.provider)
         if finish == "content_filter":
             raise content_filtered(self.provider)
         tool_calls = [

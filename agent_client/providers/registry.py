@@ -138,6 +138,20 @@ def anthropic_available() -> bool:
     return True
 
 
+ANTHROPIC_EXTRA = "pip install 'mcp-docs[anthropic]'"
+
+
+def unusable_keys(environ: Mapping[str, str] | None = None) -> list[ProviderSpec]:
+    """Providers whose key is set but that detection skips: their SDK is not installed (the anthropic extra).
+    Named to the user, who set that key on purpose and would otherwise see another provider answer."""
+    settings = Settings.load(environ)
+    return [
+        PROVIDERS[name]
+        for name in DETECTION_ORDER
+        if PROVIDERS[name].wire == "anthropic" and settings.value(PROVIDERS[name].key_env) and not anthropic_available()
+    ]
+
+
 def detect_provider(environ: Mapping[str, str] | None = None) -> ProviderSpec:
     settings = Settings.load(environ)
     if settings.provider:

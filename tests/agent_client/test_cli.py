@@ -6,6 +6,7 @@ import importlib.util
 import io
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -342,3 +343,150 @@ def test_unverified_citations_in_json_and_flagged_on_the_terminal(llm: FakeLLM, 
     code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm))
     assert code == 0 and answer in stdout
     assert "unverified citation: guides/setup.md — Installation" in stderr and "ops/backup.md — Schedule" not in stderr
+
+
+def test_an_anthropic_key_without_its_sdk_is_named_not_silently_skipped(tmp_path: Path) -> None:
+    """Found following the README in a fresh `pip install .` (no [anthropic] extra): ANTHROPIC_API_KEY set, and
+    `docs-agent ask` went to ollama and said "No provider key is set" — the one key the user had set."""
+    without_sdk = "import sys; sys.modules['anthropic'] = None; from agent_client.cli import main; sys.exit(main())"
+    env = {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-test-0123456789", "DOCS_AGENT_MAX_RETRIES": "0"}
+    table = subprocess.run(
+        [sys.executable, "-c", without_sdk, "providers"], capture_output=True, text=True, timeout=60, cwd=REPO, env=env
+    )
+    line = next(ln for ln in table.stdout.splitlines() if ln.startswith("anthropic "))
+    assert "mcp-docs[anthropic]" in line, table.stdout
+    asked = subprocess.run(
+        [sys.executable, "-c", without_sdk, "ask", "?", "--server-cmd", TINY, "--timeout", "20", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env=env,
+    )
+    assert "Traceback" not in asked.stderr
+    assert "ANTHROPIC_API_KEY is set" in asked.stderr and "mcp-docs[anthropic]" in asked.stderr, asked.stderr
+    assert "No provider key is set" not in asked.stdout + asked.stderr
+
+
+SPOOFING = "\x9b\x85\x7f\u202e\u2066\u2028"  # C1 CSI and NEL, DEL, a bidi override and isolate, a line separator
+
+
+def test_json_and_terminal_output_carry_no_raw_c1_or_bidi_control(llm: FakeLLM, capsys, monkeypatch) -> None:
+    """Found with a hostile model answering 'evil \\x9b31m \\u202e txt.exe': `ask --json` printed the C1 CSI and
+    DEL raw (JSON escapes only U+0000-U+001F, and ensure_ascii=False kept the rest), and the terminal kept the
+    right-to-left override that makes 'exe.txt' read as 'txt.exe'. The JSON still decodes to the model's text."""
+    answer = f"Nightly{SPOOFING}2J (ops/backup.md — Schedule)."
+    llm.push(oa_text(answer), oa_text(answer))
+    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm), "--json")
+    assert code == 0, stderr
+    assert not any(ch in stdout for ch in SPOOFING), repr(stdout)
+    assert json.loads(stdout)["answer"] == answer  # escaped, not lost
+    code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm))
+    assert code == 0, stderr
+    assert not any(ch in stdout + stderr for ch in SPOOFING), repr(stdout)
+    assert "Nightly" in stdout and "(ops/backup.md — Schedule)." in stdout
+
+
+def test_a_password_in_the_base_url_is_never_shown(capsys, monkeypatch, isolated_env: Path) -> None:
+    """Found pointing --base-url at a proxy with basic auth (http://user:pass@host/v1): the network error
+    printed the URL with its password on the terminal, in ask --json, in the session and in the call log."""
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    password = "hunter2-proxy-pass"
+    url = f"http://proxyuser:{password}@127.0.0.1:{port}/v1"
+    for extra in ([], ["--json"]):
+        code, stdout, stderr = cli(
+            capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, "--base-url", url, "--max-retries", "0", *extra
+        )
+        assert code == 1 and "error" in stdout + stderr
+        assert password not in stdout + stderr, stdout + stderr
+        assert f"127.0.0.1:{port}" in stdout + stderr  # the address itself is worth showing
+    for path in isolated_env.rglob("*"):
+        if path.is_file():
+            assert password.encode() not in path.read_bytes(), path
+
+
+@pytest.mark.parametrize(
+    "flag, value",
+    [
+        ("--timeout", "nan"),
+        ("--timeout", "0"),
+        ("--timeout", "-1"),
+        ("--max-cost", "nan"),
+        ("--max-cost", "-1"),
+        ("--max-tokens", "0"),
+    ],
+)
+def test_a_limit_that_cannot_work_is_one_sentence_before_any_call(llm: FakeLLM, flag: str, value: str) -> None:
+    """Found trying odd values: `--timeout nan` printed a traceback (ValueError: deadline must not be NaN),
+    `--timeout 0` asked the model anyway and then reported 'No answer within the 0 s deadline', and
+    `--max-cost nan` silently disabled the budget (no cost is >= nan)."""
+    proc = run("ask", "?", "--server-cmd", TINY, *llm_args(llm), f"{flag}={value}")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("error (configuration):") and flag in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not llm.requests
+
+
+def test_docs_uses_the_index_that_mcp_docs_index_built(llm: FakeLLM, tmp_path: Path) -> None:
+    """Found following the README with XDG_CACHE_HOME set: `mcp-docs index --root DIR` built the index under
+    it, but the server `docs-agent --docs DIR` starts got only HOME, PATH, … and MCP_DOCS_*, so it built a
+    second index under ~/.cache and re-embedded the collection in the background of every question."""
+    if importlib.util.find_spec("mcp_docs.server") is None:
+        pytest.skip("mcp_docs.server (the MCP server) is not built yet")
+    cache = tmp_path / "xdg-cache"
+    home = tmp_path / "home"
+    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(cache), "MCP_DOCS_EMBEDDINGS": "none"}
+    env.pop("MCP_DOCS_INDEX_DIR", None)
+    docs = tmp_path / "notes"
+    docs.mkdir()
+    (docs / "backup.md").write_text("# Backups\n\nBackups run nightly at 02:00 UTC.\n")
+    subprocess.run(
+        [sys.executable, "-m", "mcp_docs", "index", "--root", str(docs)], env=env, check=True, capture_output=True
+    )
+    (built,) = (cache / "mcp-docs").iterdir()
+    llm.push(oa_tools([("c1", "search_documents", '{"query": "backups"}')]), oa_text("Nightly (backup.md — Backups)."))
+    proc = subprocess.run(
+        [sys.executable, "-m", "agent_client", "ask", "When?", "--docs", str(docs), *llm_args(llm), "--json"],
+        env={**env, "DOCS_AGENT_MAX_RETRIES": "0"},
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert list((cache / "mcp-docs").iterdir()) == [built]
+    assert not (home / ".cache" / "mcp-docs").exists()  # no second index where XDG_CACHE_HOME was not seen
+    assert "backup.md" in llm.requests[1].body["messages"][-1]["content"]
+
+
+@pytest.mark.parametrize("junk", [b"\x00\xffnot a database" * 300, b"SQLite format 3\x00" + b"\x13" * 3000])
+def test_a_damaged_data_file_is_one_sentence_and_is_left_alone(
+    llm: FakeLLM, capsys, monkeypatch, isolated_env: Path, junk: bytes
+) -> None:
+    """Found writing garbage over docs-agent.sqlite3 (a disk error, a sync tool): `docs-agent logs` and
+    `docs-agent chat` ended in a traceback (sqlite3.DatabaseError: file is not a database)."""
+    isolated_env.mkdir(parents=True, exist_ok=True)
+    damaged = isolated_env / "docs-agent.sqlite3"
+    damaged.write_bytes(junk)
+    for args in (["logs"], ["chat", "--server-cmd", TINY, *llm_args(llm), "--session", "s"]):
+        code, _, stderr = cli(capsys, monkeypatch, *args, stdin="hello\n/exit\n")
+        assert code == 1 and "Traceback" not in stderr, stderr
+        assert stderr.startswith("error (configuration):") and "docs-agent.sqlite3" in stderr, stderr
+        assert "DOCS_AGENT_HOME" in stderr
+    assert damaged.read_bytes() == junk  # nothing the user may want back was overwritten
+
+
+def test_session_names_are_printed_without_their_control_characters(llm: FakeLLM, capsys, monkeypatch) -> None:
+    """`/sessions` and `docs-agent logs` printed a session name as stored: `--session $'w\\e[2J'` (a script's
+    variable) cleared the screen each time the list was shown."""
+    llm.push(oa_text("First answer."))
+    name = "w\x1b[2J\x9b31m"
+    code, stdout, stderr = cli(
+        capsys, monkeypatch, "chat", "--server-cmd", TINY, *llm_args(llm), "--session", name, stdin="hi\n/sessions\n"
+    )
+    assert code == 0, stderr
+    code, logs, _ = cli(capsys, monkeypatch, "logs")
+    assert code == 0
+    for text in (stdout, stderr, logs):
+        assert "\x1b" not in text and "\x9b" not in text, repr(text)
