@@ -31,6 +31,21 @@ def is_skipped_dir_name(name: str) -> bool:
     return name.startswith(".") or name in ALWAYS_SKIPPED_DIRS
 
 
+def is_utf8_name(name: str) -> bool:
+    """False for a name holding bytes that are not UTF-8 (Linux allows any): Python hands them over as lone
+    surrogates, which neither Tantivy nor SQLite nor JSON can take, so such a name can never be an id."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_name(name: str) -> str:
+    """A name as it can be shown and stored: bytes that are not UTF-8 become U+FFFD."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 @dataclass(frozen=True)
 class ServeRules:
     """Which root-relative names may be served: a wanted extension, no dot-file, no dot-folder or

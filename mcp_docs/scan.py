@@ -19,12 +19,14 @@ from pathlib import Path
 import pathspec
 
 from .errors import NotServed, PathOutsideRoot
-from .paths import Jail, ServeRules, is_skipped_dir_name
+from .paths import Jail, ServeRules, is_skipped_dir_name, is_utf8_name, shown_name
 from .settings import IGNORE_FILE_NAME
 
 log = logging.getLogger(__name__)
 
 EXCLUDED_LINK = "link leads to a file or folder that is not served (ignored, hidden or not Markdown): skipped"
+INVALID_NAME = "the name is not valid UTF-8 (an id must be text): skipped; rename the file"
+INVALID_FOLDER_NAME = "the folder name is not valid UTF-8 (an id must be text): its files are skipped; rename it"
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,10 @@ class Scanner:
         except FileNotFoundError:
             return
         except OSError as exc:
-            result.problems.append(Problem(doc_id, "unreadable", str(exc.strerror or exc)))
+            result.problems.append(Problem(shown_name(doc_id), "unreadable", str(exc.strerror or exc)))
+            return
+        if not is_utf8_name(doc_id):
+            self._invalid_name(doc_id, os.path.isdir(path), result)
             return
         if os.path.islink(path) and os.path.isdir(path):
             self._consider_folder_link(path, doc_id, result)
@@ -112,6 +117,9 @@ class Scanner:
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 continue
+            if not is_utf8_name(entry.name):
+                self._invalid_name(rel, is_dir or (is_link and os.path.isdir(entry.path)), result)
+                continue
             if is_dir:
                 if is_skipped_dir_name(entry.name) or rules.ignored(rel, is_dir=True):
                     continue
@@ -128,6 +136,12 @@ class Scanner:
                 result.problems.append(Problem(rel, "unreadable", str(exc.strerror or exc)))
                 continue
             self._consider_file(Path(entry.path), rel, st, is_link, result)
+
+    def _invalid_name(self, rel: str, is_dir: bool, result: ScanResult) -> None:
+        """Reported (shown with U+FFFD) when the rules would have served it, so nothing is skipped silently."""
+        if not self.jail.rules.excludes(rel, is_dir=is_dir):
+            detail = INVALID_FOLDER_NAME if is_dir else INVALID_NAME
+            result.problems.append(Problem(shown_name(rel), "invalid_name", detail))
 
     def _consider_folder_link(self, path: Path, rel: str, result: ScanResult) -> None:
         try:

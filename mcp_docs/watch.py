@@ -147,6 +147,9 @@ class Watcher:
                 if self._stop.is_set():
                     return
                 log.exception("file watcher failed; restarting in %.0f s", RETRY_SECONDS)
+                # The failed batch of changes is lost (watchfiles fails all of it, e.g. on one name that is not
+                # UTF-8): one full stat-only sync once watching again finds them, and lists that name.
+                resync = {FULL_SYNC}
                 self._stop.wait(RETRY_SECONDS)
 
     def _sync(self, pending: set[str]) -> set[str]:

@@ -84,3 +84,23 @@ def test_an_unreadable_folder_is_reported_and_the_rest_still_scanned(tree: Path)
         locked.chmod(0o755)
     assert [f.doc_id for f in result.files] == ["a.md", "b/c.markdown"]
     assert kinds(result) == {"b/d": "unreadable"}
+
+
+def test_a_name_that_is_not_utf8_is_reported_and_skipped_with_what_is_under_it(tree: Path) -> None:
+    # Linux allows any bytes in a name; the index (Tantivy, SQLite) only takes valid UTF-8 text.
+    root = os.fsencode(tree)
+    (tree / "b" / "bad").mkdir()
+    for name in (b"/caf\xe9.md", b"/b/bad/dir\xff", b"/b/bad/dir\xff/x.md", b"/notes\xff.txt"):
+        if name.endswith(b"\xff"):
+            os.mkdir(root + name)
+        else:
+            with open(root + name, "wb") as fh:
+                fh.write(b"# x\n")
+    result = scanner(tree).scan()
+    assert [f.doc_id for f in result.files] == ["a.md", "b/c.markdown", "b/d/e.md"]
+    assert kinds(result) == {"caf\ufffd.md": "invalid_name", "b/bad/dir\ufffd": "invalid_name"}
+    assert all(p.path.encode() for p in result.problems)  # printable and storable
+    assert "UTF-8" in result.problems[0].detail
+    single = ScanResult()
+    scanner(tree).stat_one(os.fsdecode(b"caf\xe9.md"), single)
+    assert (single.files, kinds(single)) == ([], {"caf\ufffd.md": "invalid_name"})

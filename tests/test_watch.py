@@ -66,3 +66,21 @@ def test_atomic_saves_do_not_rearm_but_folder_changes_do(library: Library, vault
         assert wait_for(lambda: watcher.arms == 2)
     finally:
         watcher.stop()
+
+
+def test_changes_seen_with_a_name_that_is_not_utf8_are_not_lost(library: Library, vault: Path) -> None:
+    watcher = Watcher(library, debounce_ms=50, step_ms=20)
+    watcher.start()
+    try:
+        assert watcher.ready.wait(10)
+        (vault / "first.md").write_text("# First\n\nfirstword\n")  # after the full sync that follows the start
+        assert wait_for(lambda: [r.id for r in library.search("firstword", mode="keyword").results] == ["first.md"])
+        # watchfiles cannot decode this name and fails the whole batch of changes, the note beside it too
+        with open(os.fsencode(vault) + b"/caf\xe9.md", "wb") as fh:
+            fh.write(b"# Latin-1 name\n")
+        (vault / "beside.md").write_text("# Beside\n\nbesideword\n")
+        assert wait_for(lambda: [r.id for r in library.search("besideword", mode="keyword").results] == ["beside.md"])
+        assert wait_for(lambda: "caf\ufffd.md" in {p.path for p in library.catalog.problems()})
+        assert watcher._thread is not None and watcher._thread.is_alive()
+    finally:
+        watcher.stop()

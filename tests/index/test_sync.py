@@ -330,3 +330,15 @@ def test_a_note_of_front_matter_alone_is_found_by_its_title_and_tags(tmp_path: P
         assert "Quarterly zeppelin review" in tools.read_section("stub.md", "(top)").content
         with pytest.raises(ToolInputError):  # nothing to find in an empty file: no invented section
             tools.read_section("empty.md", "(top)")
+
+
+def test_a_file_name_that_is_not_utf8_is_listed_and_the_rest_indexed(library: Library, vault: Path) -> None:
+    with open(os.fsencode(vault) + b"/caf\xe9 latin1 name.md", "wb") as fh:
+        fh.write(b"# Latin-1 name\n\nlatinnameword\n")
+    (vault / "fresh.md").write_text("# Fresh\n\nfreshword\n")
+    library.sync()  # stopped the whole sync: "Value unsupported 'caf\udce9 latin1 name.md'"
+    assert found(library, "freshword") == ["fresh.md"]
+    problems = {p.path: (p.kind, p.detail) for p in library.catalog.problems()}
+    assert problems["caf\ufffd latin1 name.md"][0] == "invalid_name"
+    assert "rename" in problems["caf\ufffd latin1 name.md"][1]
+    assert found(library, "latinnameword") == []
