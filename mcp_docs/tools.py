@@ -58,7 +58,7 @@ from .models import (
     SearchResult,
 )
 from .parse_cache import ParseCache
-from .paths import printable
+from .paths import is_utf8_name, printable
 from .snippets import clip, clip_list, fold
 from .tokens import estimate_tokens
 
@@ -119,6 +119,9 @@ class DocsTools:
         self._require_root()
         if not isinstance(query, str) or not query.strip():
             raise ToolInputError("The query is empty: give a few keywords or a question.")
+        _unicode(query, "query")
+        for tag in tags if isinstance(tags, list) else ():
+            _unicode(tag, "tag")
         query = " ".join(query.split())
         if len(query) > MAX_QUERY_CHARS:
             query = query[:MAX_QUERY_CHARS].rsplit(" ", 1)[0] or query[:MAX_QUERY_CHARS]
@@ -169,6 +172,7 @@ class DocsTools:
     ) -> ListResult:
         self._require_root()
         folder = self._folder(folder or "")
+        _unicode(tag, "tag")
         tag_norm = normalize_tag(tag) if isinstance(tag, str) and tag.strip() else None
         notes: list[str] = []
         linking: list[str] | None = None
@@ -283,6 +287,7 @@ class DocsTools:
         offset = self._offset(offset)
         if not isinstance(section, str):
             section = ""
+        _unicode(section, "section")
         doc = self.load(id)
         from_link = not section.strip() and doc.heading is not None
         section = section.strip() or doc.heading or ""  # '[[Note#Heading]]' as the id names the section
@@ -350,6 +355,7 @@ class DocsTools:
             raise ToolInputError(
                 "The id is empty: use a document id like 'guides/setup.md' from search or list results."
             )
+        _unicode(doc_id, "id")
         jail = self.library.jail
         doc_id = doc_id.strip()
         heading: str | None = None
@@ -406,6 +412,7 @@ class DocsTools:
     def _folder(self, folder: Any) -> str:
         if not isinstance(folder, str):
             raise ToolInputError("folder must be a folder path relative to the root, like 'guides'.")
+        _unicode(folder, "folder")
         try:
             return self.library.jail.relative_folder(folder.strip())
         except PathOutsideRoot as exc:
@@ -469,6 +476,16 @@ class DocsTools:
 
 
 # -- pure helpers (used by the CLI and tests too) -----------------------------------------------
+
+
+def _unicode(value: Any, what: str) -> None:
+    """Refuse text holding lone surrogates: JSON can carry them ('\\udce9'), and so can a command line naming a
+    file whose name is not UTF-8 (which the index skips). They can be neither searched nor sent back."""
+    if isinstance(value, str) and not is_utf8_name(value):
+        raise ToolInputError(
+            f"The {what} '{printable(value)}' is not valid Unicode text (a lone surrogate such as \\udce9, or bytes "
+            "of a file name that are not UTF-8); names that are not UTF-8 are not indexed or served."
+        )
 
 
 def _choice(value: Any, allowed: tuple[M, ...], tool: str) -> M:

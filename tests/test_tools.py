@@ -252,3 +252,27 @@ def test_read_section_continuation(tools: DocsTools) -> None:
     assert r.truncated and r.next_offset and r.total_chars == len(full)
     rest = tools.read_section("notes/long.md", "Operations handbook", max_chars=MAX_MAX_CHARS, offset=r.next_offset)
     assert r.content + rest.content == full
+
+
+def test_text_that_is_not_unicode_gets_a_clear_error(tools: DocsTools, vault) -> None:
+    # JSON may carry a lone surrogate ('\udce9'), and so may a command line holding bytes that are not UTF-8:
+    # they were internal errors ('surrogates not allowed') or served a file the index had skipped.
+    with open(bytes(vault) + b"/caf\xe9.md", "wb") as fh:
+        fh.write(b"# Latin-1 name\n\nlatinnameword\n")
+    bad = "caf\udce9.md"
+    calls = [
+        lambda: tools.search_documents("caf\udce9"),
+        lambda: tools.search_documents("install", folder="gu\udce9"),
+        lambda: tools.search_documents("install", tags=["t\udce9"]),
+        lambda: tools.list_documents(folder="gu\udce9"),
+        lambda: tools.list_documents(tag="t\udce9"),
+        lambda: tools.list_documents(linked_to=bad),
+        lambda: tools.read_document(bad),
+        lambda: tools.read_document(bad, mode="outline"),
+        lambda: tools.read_section(bad, "Latin-1 name"),
+        lambda: tools.read_section("guides/install.md", "Linux\udce9"),
+    ]
+    for call in calls:
+        with pytest.raises(ToolInputError, match="not valid Unicode") as exc:
+            call()
+        str(exc.value).encode("utf-8")  # the message itself can be sent
