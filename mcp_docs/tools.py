@@ -357,14 +357,19 @@ class DocsTools:
             )
         _unicode(doc_id, "id")
         jail = self.library.jail
-        doc_id = doc_id.strip()
         heading: str | None = None
         try:
-            found: Path | None
-            try:
-                found = self.library.resolve_id(doc_id)
-            except FileNotFoundError:
-                found = None
+            found: Path | None = None
+            # A file name may begin or end with a space: the id as given first, then without stray spaces.
+            for candidate in dict.fromkeys((doc_id, doc_id.strip())):
+                try:
+                    found = self.library.resolve_id(candidate)
+                except FileNotFoundError:
+                    continue
+                doc_id = candidate
+                break
+            else:
+                doc_id = doc_id.strip()
             if found is None or found == jail.root or self.library.is_folder(found):  # a link target?
                 target = parse_target(doc_id)
                 resolved = self._resolve_link(target) if target is not None else None
@@ -414,6 +419,9 @@ class DocsTools:
             raise ToolInputError("folder must be a folder path relative to the root, like 'guides'.")
         _unicode(folder, "folder")
         try:
+            as_given = self.library.jail.relative_folder(folder)
+            if folder == folder.strip() or self._folder_exists(as_given):  # a folder name may begin with a space
+                return as_given
             return self.library.jail.relative_folder(folder.strip())
         except PathOutsideRoot as exc:
             raise ToolInputError(f"Refused: {exc}") from exc

@@ -276,3 +276,17 @@ def test_text_that_is_not_unicode_gets_a_clear_error(tools: DocsTools, vault) ->
         with pytest.raises(ToolInputError, match="not valid Unicode") as exc:
             call()
         str(exc.value).encode("utf-8")  # the message itself can be sent
+
+
+def test_an_id_that_begins_or_ends_with_a_space_reads_that_file(tools: DocsTools, vault) -> None:
+    write(vault, " spaced.md", "# Spaced\n\nspacedword\n")
+    assert tools.read_document(" spaced.md").id == " spaced.md"  # was stripped: "No document 'spaced.md'"
+    assert tools.read_section(" spaced.md", "Spaced").id == " spaced.md"
+    assert tools.read_document("guides/install.md \n").id == "guides/install.md"  # stray spaces still forgiven
+    write(vault, " spaced folder/inside.md", "# Inside\n\ninsideword\n")
+    tools.library.sync()
+    assert [d.id for d in tools.list_documents(folder=" spaced folder").documents] == [" spaced folder/inside.md"]
+    assert [r.id for r in tools.search_documents("insideword", folder=" spaced folder").results] == [
+        " spaced folder/inside.md"
+    ]
+    assert tools.list_documents(folder=" guides ").documents  # stray spaces still forgiven
