@@ -84,7 +84,7 @@ class Scanner:
         path = self.jail.root / doc_id
         try:
             st = path.lstat()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # gone, or a folder on its way is now a file
             return
         except OSError as exc:
             result.problems.append(Problem(shown_name(doc_id), "unreadable", str(exc.strerror or exc)))

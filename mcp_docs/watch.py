@@ -12,7 +12,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 import watchfiles
@@ -61,8 +61,9 @@ class Watcher:
             self._thread.join(timeout)
 
     # -- internals ---------------------------------------------------------------------------
-    def relevant(self, path: str) -> str | None:
-        """The id (or folder) a raw event path stands for, or None if it cannot matter."""
+    def relevant(self, path: str, folders: Collection[str] = ()) -> str | None:
+        """The id (or folder) a raw event path stands for, or None if it cannot matter. `folders` are the
+        watched ones: one of them replaced by a file still matters (what was indexed under it is gone)."""
         try:
             rel = Path(path).relative_to(self.root).as_posix()
         except ValueError:
@@ -79,7 +80,7 @@ class Watcher:
             return rel
         full = self.root / rel
         # A folder (created, renamed, deleted): sync whatever lies under it. Other files never matter.
-        if full.is_dir() or not full.exists():
+        if full.is_dir() or not full.exists() or rel in folders:
             return rel
         return None
 
@@ -101,6 +102,9 @@ class Watcher:
             dirnames[:] = keep
         return folders
 
+    def _ids(self, folders: list[Path]) -> set[str]:
+        return {p.relative_to(self.root).as_posix() for p in folders}
+
     def _run(self) -> None:
         pending: set[str] = set()
         # Whatever changed before the first watch was in place is caught by one full (stat-only) sync.
@@ -108,7 +112,7 @@ class Watcher:
         while not self._stop.is_set():
             try:
                 folders = self.watched_folders()
-                watched = {p.relative_to(self.root).as_posix() for p in folders}
+                watched = self._ids(folders)
                 self.arms += 1
                 rearm = False
                 for changes in watchfiles.watch(
@@ -123,11 +127,11 @@ class Watcher:
                     ignore_permission_denied=True,
                 ):
                     self.ready.set()
-                    if resync:  # folders that appeared before their watch was in place: rescan them now
+                    if resync:  # what changed before this watch was in place: rescan now
                         pending |= resync
                         resync = set()
                     for _change, path in changes:
-                        rel = self.relevant(path)
+                        rel = self.relevant(path, watched)
                         if rel is not None:
                             pending.add(rel)
                             if rel == FULL_SYNC or rel in watched or (self.root / rel).is_dir():
@@ -135,13 +139,17 @@ class Watcher:
                     if not pending and self.library.storage_lost():  # the index folder was deleted: rebuild it
                         pending.add(FULL_SYNC)
                     if pending:
-                        synced = set(pending)
+                        full = FULL_SYNC in pending
                         pending = self._sync(pending)
-                        if rearm:
-                            resync = {p for p in synced if (self.root / p).is_dir()}
+                        if full and not rearm and self._ids(self.watched_folders()) != watched:
+                            rearm = True  # folders made before this watch was in place: watch them too
                     if self._stop.is_set():
                         return
                     if rearm:
+                        # Changes made while that sync ran and until the new watch is in place are never
+                        # reported (a folder of new notes, a folder replaced by a file): one stat-only full
+                        # sync once watching again finds them (10k unchanged notes: ~0.1 s).
+                        resync = {FULL_SYNC}
                         break
             except Exception:  # never let the watcher die silently: log and start watching again
                 if self._stop.is_set():

@@ -1,6 +1,7 @@
 """The watcher watches real folders only: never through folder links, dot-folders or ignored folders."""
 
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -82,5 +83,42 @@ def test_changes_seen_with_a_name_that_is_not_utf8_are_not_lost(library: Library
         assert wait_for(lambda: [r.id for r in library.search("besideword", mode="keyword").results] == ["beside.md"])
         assert wait_for(lambda: "caf\ufffd.md" in {p.path for p in library.catalog.problems()})
         assert watcher._thread is not None and watcher._thread.is_alive()
+    finally:
+        watcher.stop()
+
+
+def test_a_folder_replaced_by_a_file_while_watching_leaves_the_index(library: Library, vault: Path) -> None:
+    watcher = Watcher(library, debounce_ms=50, step_ms=20)
+    watcher.start()
+    try:
+        assert watcher.ready.wait(10)
+        (vault / "doomed").mkdir()
+        (vault / "doomed" / "d.md").write_text("# D\n\ndoomedword\n")
+        found = lambda: [r.id for r in library.search("doomedword", mode="keyword").results]  # noqa: E731
+        assert wait_for(lambda: found() == ["doomed/d.md"])
+        shutil.rmtree(vault / "doomed")
+        (vault / "doomed").write_text("not a note\n")  # the event names 'doomed', now a file of no interest
+        assert wait_for(lambda: found() == [])
+    finally:
+        watcher.stop()
+
+
+def test_a_folder_made_before_the_watch_was_in_place_is_watched(library: Library, vault: Path) -> None:
+    """A folder made between the listing of folders and the watch (a real race, made certain here by hiding it
+    from the first listing) was indexed by the first full sync but never watched: later notes in it were lost."""
+    (vault / "early").mkdir()
+    (vault / "early" / "a.md").write_text("# A\n\nearlyword\n")
+    watcher = Watcher(library, debounce_ms=50, step_ms=20)
+    watcher.watched_folders = lambda real=watcher.watched_folders: [  # type: ignore[method-assign]
+        f for f in real() if watcher.arms or f.name != "early"
+    ]
+    watcher.start()
+    try:
+        assert watcher.ready.wait(10)
+        found = lambda word: [r.id for r in library.search(word, mode="keyword").results]  # noqa: E731
+        assert wait_for(lambda: found("earlyword") == ["early/a.md"])
+        assert wait_for(lambda: watcher.arms == 2)
+        (vault / "early" / "b.md").write_text("# B\n\nlaterword\n")  # was never seen: 'early' was not watched
+        assert wait_for(lambda: found("laterword") == ["early/b.md"])
     finally:
         watcher.stop()

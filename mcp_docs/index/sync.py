@@ -248,9 +248,8 @@ def scan_paths(
         scanner.stat_one(rel, scan)
         if len(scan.files) == before and rel in fingerprints:
             gone.add(rel)
-        # a folder that vanished: drop everything under it
-        if not full.exists():
-            gone.update(i for i in fingerprints if i.startswith(rel + "/"))
+        # a folder that vanished, or became a file or a folder link (never followed): drop everything under it
+        gone.update(i for i in fingerprints if i.startswith(rel + "/"))
     return scan, sorted(gone)
 
 

@@ -342,3 +342,17 @@ def test_a_file_name_that_is_not_utf8_is_listed_and_the_rest_indexed(library: Li
     assert problems["caf\ufffd latin1 name.md"][0] == "invalid_name"
     assert "rename" in problems["caf\ufffd latin1 name.md"][1]
     assert found(library, "latinnameword") == []
+
+
+def test_a_folder_replaced_by_a_file_or_a_link_leaves_the_index(library: Library, vault: Path, tmp_path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(vault / "guides" / "setup")
+    (vault / "guides" / "setup").write_text("a plain file where the folder was\n")
+    report = library.sync(paths=["guides/setup"])  # its documents stayed indexed and searchable
+    assert report.deleted == 2
+    assert not any(i.startswith("guides/setup/") for i in ids(library))
+    shutil.rmtree(vault / "notes")
+    (vault / "notes").symlink_to(vault / "guides", target_is_directory=True)
+    library.sync(paths=["notes"])
+    assert not any(i.startswith("notes/") for i in ids(library))  # a folder link is never followed
