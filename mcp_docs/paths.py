@@ -243,7 +243,8 @@ class Jail:
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
-                raise IsADirectoryError(str(path))
+                what = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file (a FIFO, socket or device)"
+                raise IsADirectoryError(errno.EISDIR, what, str(path))
             if os.path.realpath(resolved) != resolved:  # a parent folder swapped for a link meanwhile
                 raise PathOutsideRoot("the file changed while it was being opened and is refused.")
             if st.st_size > max_bytes:

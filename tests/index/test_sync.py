@@ -356,3 +356,12 @@ def test_a_folder_replaced_by_a_file_or_a_link_leaves_the_index(library: Library
     (vault / "notes").symlink_to(vault / "guides", target_is_directory=True)
     library.sync(paths=["notes"])
     assert not any(i.startswith("notes/") for i in ids(library))  # a folder link is never followed
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_named_like_a_note_is_listed_with_a_reason(library: Library, vault: Path) -> None:
+    os.mkfifo(vault / "pipe.md")
+    library.sync()
+    problem = {p.path: p for p in library.catalog.problems()}["pipe.md"]
+    # the detail was the file's absolute path alone ('/tmp/…/vault/pipe.md')
+    assert (problem.kind, problem.detail) == ("unreadable", "not a regular file (a FIFO, socket or device)")
