@@ -47,6 +47,10 @@ class ParseTimeout(Exception):
     """Parsing one file took longer than its time budget."""
 
 
+class RootMissing(UserError):
+    """The documents root is gone (deleted, moved, being restored): a sync would take every document for deleted."""
+
+
 class IndexBusy(RuntimeError):
     """Another process holds the index writer (for example a running `mcp-docs serve`)."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable, Collection
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import watchfiles
 
-from .errors import IndexBusy
+from .errors import IndexBusy, RootMissing
 from .library import Library
 from .paths import is_skipped_dir_name
 from .scan import load_rules
@@ -105,12 +106,32 @@ class Watcher:
     def _ids(self, folders: list[Path]) -> set[str]:
         return {p.relative_to(self.root).as_posix() for p in folders}
 
+    def _root_identity(self) -> tuple[int, int] | None:
+        """Which folder is at the root's path now (None: none). OS watches follow the folder they were put on,
+        not its path: after the root is deleted and restored, or renamed away and another one renamed in,
+        they watch nothing or the old folder."""
+        try:
+            st = os.stat(self.root)
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
+
     def _run(self) -> None:
         pending: set[str] = set()
         # Whatever changed before the first watch was in place is caught by one full (stat-only) sync.
         resync: set[str] = {FULL_SYNC}
+        gone_logged = False
         while not self._stop.is_set():
             try:
+                identity = self._root_identity()
+                if identity is None:  # deleted or moved away: wait for it to come back, the index kept as it is
+                    if not gone_logged:
+                        log.warning("the documents root %s is gone: waiting for it to come back", self.root)
+                        gone_logged = True
+                    pending, resync = set(), {FULL_SYNC}
+                    self._stop.wait(RETRY_SECONDS)
+                    continue
+                gone_logged = False
                 folders = self.watched_folders()
                 watched = self._ids(folders)
                 self.arms += 1
@@ -127,6 +148,9 @@ class Watcher:
                     ignore_permission_denied=True,
                 ):
                     self.ready.set()
+                    if self._root_identity() != identity:  # gone or replaced: watch what is there now, then resync
+                        pending, resync = set(), {FULL_SYNC}
+                        break
                     if resync:  # what changed before this watch was in place: rescan now
                         pending |= resync
                         resync = set()
@@ -172,6 +196,8 @@ class Watcher:
         except IndexBusy:
             log.info("index busy (another mcp-docs process is writing): will retry %d change(s)", len(pending))
             return pending
+        except RootMissing:  # deleted meanwhile: the next look at the root waits for it, then syncs everything
+            return set()
         except Exception:
             log.exception("sync after file changes failed")
             return set()

@@ -122,3 +122,27 @@ def test_a_folder_made_before_the_watch_was_in_place_is_watched(library: Library
         assert wait_for(lambda: found("laterword") == ["early/b.md"])
     finally:
         watcher.stop()
+
+
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+def test_a_root_deleted_or_replaced_while_watching_is_watched_again(library: Library, vault: Path, how: str) -> None:
+    watcher = Watcher(library, debounce_ms=50, step_ms=20)
+    watcher.start()
+    try:
+        assert watcher.ready.wait(10)
+        before = set(library.catalog.ids())
+        copy = vault.parent / "vault-copy"
+        shutil.copytree(vault, copy, symlinks=True)
+        if how == "deleted":
+            shutil.rmtree(vault)
+            time.sleep(1.5)  # the watcher sees the root gone
+            assert set(library.catalog.ids()) == before  # nothing is dropped while it is gone
+        else:  # `mv vault vault.old && mv vault.new vault`: the old watch followed the old folder
+            vault.rename(vault.parent / "vault-old")
+        copy.rename(vault)
+        time.sleep(1.5)
+        (vault / "after.md").write_text("# After\n\nreturnedword\n")  # was never seen: the watch was on the old folder
+        assert wait_for(lambda: [r.id for r in library.search("returnedword", mode="keyword").results] == ["after.md"])
+        assert set(library.catalog.ids()) == before | {"after.md"}
+    finally:
+        watcher.stop()

@@ -28,6 +28,7 @@ from ..errors import (
     NotServed,
     ParseTimeout,
     PathOutsideRoot,
+    RootMissing,
 )
 from ..language import detect_language
 from ..links import link_record, names_of
@@ -228,7 +229,22 @@ def scan_paths(
     jail: Jail, scanner: Scanner, paths: Iterable[str] | None, fingerprints: dict[str, Fingerprint]
 ) -> tuple[ScanResult, list[str]]:
     """The files to look at and the ids that are gone: everything (`paths` None) or only under `paths` (the
-    watcher's changes). `fingerprints` are the indexed documents (under `paths`). Both stores' writers use it."""
+    watcher's changes). `fingerprints` are the indexed documents (under `paths`). Both stores' writers use it.
+    Raises RootMissing when the root is gone, before or during the scan: every document would look deleted."""
+    _require_root(jail)
+    scan, gone = _scan_paths(jail, scanner, paths, fingerprints)
+    _require_root(jail)  # deleted while it was scanned: what was not seen is not gone
+    return scan, gone
+
+
+def _require_root(jail: Jail) -> None:
+    if not jail.root.is_dir():
+        raise RootMissing(f"The documents root {jail.root} no longer exists: the index was left as it was.")
+
+
+def _scan_paths(
+    jail: Jail, scanner: Scanner, paths: Iterable[str] | None, fingerprints: dict[str, Fingerprint]
+) -> tuple[ScanResult, list[str]]:
     if paths is None:
         scan = scanner.scan()
         seen = {f.doc_id for f in scan.files}

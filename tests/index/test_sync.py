@@ -365,3 +365,16 @@ def test_a_fifo_named_like_a_note_is_listed_with_a_reason(library: Library, vaul
     problem = {p.path: p for p in library.catalog.problems()}["pipe.md"]
     # the detail was the file's absolute path alone ('/tmp/…/vault/pipe.md')
     assert (problem.kind, problem.detail) == ("unreadable", "not a regular file (a FIFO, socket or device)")
+
+
+def test_a_sync_while_the_root_is_gone_changes_nothing(library: Library, vault: Path, tmp_path: Path) -> None:
+    from mcp_docs.errors import RootMissing
+
+    before = ids(library)
+    vault.rename(tmp_path / "moved-away")  # a restore, a `git clone` over it, a sync tool: it comes back later
+    for paths in (None, ["index.md", "guides"]):
+        with pytest.raises(RootMissing, match="no longer exists"):
+            library.sync(paths=paths)  # emptied the whole index (every document was "gone")
+    assert ids(library) == before
+    (tmp_path / "moved-away").rename(vault)
+    assert library.sync().deleted == 0
