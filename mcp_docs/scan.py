@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -101,16 +101,16 @@ class Scanner:
         self._consider_file(path, doc_id, st, os.path.realpath(path) != os.fspath(path), result)
 
     def _walk(self, folder: Path, rel_folder: str, result: ScanResult) -> None:
-        try:
-            entries = list(os.scandir(folder))
-        except OSError as exc:
-            result.problems.append(
-                Problem(rel_folder or ".", "unreadable", f"folder could not be listed: {exc.strerror}")
-            )
-            return
-        entries.sort(key=lambda e: e.name)
+        """Depth-first in name order, with a stack of listings rather than recursion: a tree nested deeper than
+        Python's recursion limit (a runaway `cp -r notes notes/old`) is legal and must not stop the scan."""
         rules = self.jail.rules
-        for entry in entries:
+        stack = [(self._listing(folder, rel_folder, result), rel_folder)]
+        while stack:
+            entries, rel_folder = stack[-1]
+            entry = next(entries, None)
+            if entry is None:
+                stack.pop()
+                continue
             rel = f"{rel_folder}/{entry.name}" if rel_folder else entry.name
             try:
                 is_link = entry.is_symlink()
@@ -121,9 +121,8 @@ class Scanner:
                 self._invalid_name(rel, is_dir or (is_link and os.path.isdir(entry.path)), result)
                 continue
             if is_dir:
-                if is_skipped_dir_name(entry.name) or rules.ignored(rel, is_dir=True):
-                    continue
-                self._walk(Path(entry.path), rel, result)
+                if not (is_skipped_dir_name(entry.name) or rules.ignored(rel, is_dir=True)):
+                    stack.append((self._listing(Path(entry.path), rel, result), rel))
                 continue
             if is_link and os.path.isdir(entry.path):
                 self._consider_folder_link(Path(entry.path), rel, result)
@@ -136,6 +135,17 @@ class Scanner:
                 result.problems.append(Problem(rel, "unreadable", str(exc.strerror or exc)))
                 continue
             self._consider_file(Path(entry.path), rel, st, is_link, result)
+
+    @staticmethod
+    def _listing(folder: Path, rel_folder: str, result: ScanResult) -> Iterator[os.DirEntry[str]]:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError as exc:
+            result.problems.append(
+                Problem(rel_folder or ".", "unreadable", f"folder could not be listed: {exc.strerror}")
+            )
+            return iter(())
+        return iter(sorted(entries, key=lambda e: e.name))
 
     def _invalid_name(self, rel: str, is_dir: bool, result: ScanResult) -> None:
         """Reported (shown with U+FFFD) when the rules would have served it, so nothing is skipped silently."""

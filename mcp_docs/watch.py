@@ -87,20 +87,28 @@ class Watcher:
 
     def watched_folders(self) -> list[Path]:
         """The real folders to watch: never through a folder link (a link to /usr would cost thousands of
-        OS watches and see changes outside the root), never dot-folders, node_modules or ignored folders."""
+        OS watches and see changes outside the root), never dot-folders, node_modules or ignored folders.
+        A stack, not recursion (os.walk recurses before Python 3.12): a tree may nest deeper than its limit."""
         rules = self.library.jail.rules
         folders = [self.root]
-        for dirpath, dirnames, _ in os.walk(self.root):  # os.walk does not follow links
-            rel_dir = Path(dirpath).relative_to(self.root).as_posix()
-            keep = []
-            for name in dirnames:
-                rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-                full = os.path.join(dirpath, name)
-                if is_skipped_dir_name(name) or os.path.islink(full) or rules.ignored(rel, is_dir=True):
+        stack = [(self.root, "")]
+        while stack:
+            folder, rel_dir = stack.pop()
+            try:
+                entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            except OSError:  # unreadable or gone: the scan reports it
+                continue
+            for entry in entries:
+                rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+                try:
+                    if not entry.is_dir(follow_symlinks=False):  # links are never followed
+                        continue
+                except OSError:
                     continue
-                keep.append(name)
-                folders.append(Path(full))
-            dirnames[:] = keep
+                if is_skipped_dir_name(entry.name) or rules.ignored(rel, is_dir=True):
+                    continue
+                folders.append(Path(entry.path))
+                stack.append((Path(entry.path), rel))
         return folders
 
     def _ids(self, folders: list[Path]) -> set[str]:

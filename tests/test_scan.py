@@ -11,6 +11,7 @@ import pytest
 from mcp_docs.paths import Jail
 from mcp_docs.scan import Scanner, ScanResult, load_rules
 from mcp_docs.settings import IGNORE_FILE_NAME
+from tests.conftest import remove_deep_tree
 
 
 def scanner(root: Path) -> Scanner:
@@ -104,3 +105,20 @@ def test_a_name_that_is_not_utf8_is_reported_and_skipped_with_what_is_under_it(t
     single = ScanResult()
     scanner(tree).stat_one(os.fsdecode(b"caf\xe9.md"), single)
     assert (single.files, kinds(single)) == ([], {"caf\ufffd.md": "invalid_name"})
+
+
+def test_a_tree_nested_deeper_than_the_recursion_limit_is_scanned(tree: Path) -> None:
+    # `cp -r notes notes/old` repeated, or a runaway script: legal on Linux while the path fits PATH_MAX (4096).
+    deep = os.fspath(tree / "b")
+    try:
+        for _ in range(1200):
+            deep += "/n"
+            os.mkdir(deep)
+        with open(deep + "/bottom.md", "w") as fh:
+            fh.write("# Bottom\n")
+        result = scanner(tree).scan()  # was a RecursionError: nothing at all was indexed
+    finally:
+        remove_deep_tree(tree / "b" / "n")
+    ids = [f.doc_id for f in result.files]
+    assert ids == ["a.md", "b/c.markdown", "b/d/e.md", "b/" + "n/" * 1200 + "bottom.md"]  # in name order still
+    assert result.problems == []

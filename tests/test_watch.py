@@ -9,6 +9,7 @@ import pytest
 
 from mcp_docs.library import Library
 from mcp_docs.watch import Watcher
+from tests.conftest import remove_deep_tree
 
 
 def wait_for(predicate, timeout: float = 10.0) -> bool:
@@ -146,3 +147,23 @@ def test_a_root_deleted_or_replaced_while_watching_is_watched_again(library: Lib
         assert set(library.catalog.ids()) == before | {"after.md"}
     finally:
         watcher.stop()
+
+
+def test_a_tree_nested_deeper_than_the_recursion_limit_is_watched(library: Library, vault: Path) -> None:
+    deep = os.fspath(vault / "deep")
+    watcher = Watcher(library, debounce_ms=50, step_ms=20)
+    try:
+        for _ in range(1100):
+            os.mkdir(deep)
+            deep += "/n"
+        os.mkdir(deep)
+        # os.walk (Python 3.11) recursed: a RecursionError every second, and the watcher never watched anything
+        assert len(watcher.watched_folders()) > 1100
+        watcher.start()
+        assert watcher.ready.wait(10)
+        (vault / "deep" / "n" / "new.md").write_text("# New\n\ndeepwatchword\n")
+        found = lambda: [r.id for r in library.search("deepwatchword", mode="keyword").results]  # noqa: E731
+        assert wait_for(lambda: found() == ["deep/n/new.md"])
+    finally:
+        watcher.stop()
+        remove_deep_tree(vault / "deep")
