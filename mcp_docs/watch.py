@@ -13,7 +13,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from pathlib import Path
 
 import watchfiles
@@ -62,9 +62,8 @@ class Watcher:
             self._thread.join(timeout)
 
     # -- internals ---------------------------------------------------------------------------
-    def relevant(self, path: str, folders: Collection[str] = ()) -> str | None:
-        """The id (or folder) a raw event path stands for, or None if it cannot matter. `folders` are the
-        watched ones: one of them replaced by a file still matters (what was indexed under it is gone)."""
+    def relevant(self, path: str) -> str | None:
+        """The id (or folder) a raw event path stands for, or None if it cannot matter."""
         try:
             rel = Path(path).relative_to(self.root).as_posix()
         except ValueError:
@@ -80,8 +79,9 @@ class Watcher:
         if self.library.jail.rules.wanted_name(name):
             return rel
         full = self.root / rel
-        # A folder (created, renamed, deleted): sync whatever lies under it. Other files never matter.
-        if full.is_dir() or not full.exists() or rel in folders:
+        # A folder (created, renamed, deleted, or replaced by a file: what was indexed under it is gone): sync
+        # whatever lies under it. Other files never matter.
+        if full.is_dir() or not full.exists() or self.library.catalog.fingerprints([rel]):
             return rel
         return None
 
@@ -163,7 +163,7 @@ class Watcher:
                         pending |= resync
                         resync = set()
                     for _change, path in changes:
-                        rel = self.relevant(path, watched)
+                        rel = self.relevant(path)
                         if rel is not None:
                             pending.add(rel)
                             if rel == FULL_SYNC or rel in watched or (self.root / rel).is_dir():

@@ -167,3 +167,13 @@ def test_a_tree_nested_deeper_than_the_recursion_limit_is_watched(library: Libra
     finally:
         watcher.stop()
         remove_deep_tree(vault / "deep")
+
+
+def test_an_event_on_a_file_where_indexed_notes_were_is_relevant(library: Library, vault: Path) -> None:
+    # A folder made and replaced by a file before any watch was put on it: its one event names a plain file.
+    shutil.rmtree(vault / "guides")
+    (vault / "guides").write_text("not a note\n")
+    watcher = Watcher(library)
+    assert watcher.relevant(str(vault / "guides")) == "guides"  # was None: its notes stayed indexed
+    (vault / "picture.png").write_bytes(b"\x89PNG")
+    assert watcher.relevant(str(vault / "picture.png")) is None  # other files still never matter
