@@ -42,6 +42,7 @@ from .markdown import (
     HEADING_SEPARATOR,
     ParsedDocument,
     Section,
+    clip_heading,
     normalize_tag,
     section_text,
 )
@@ -72,6 +73,7 @@ MAX_SEARCH_RESULTS = 20
 MAX_QUERY_CHARS = 1000
 MAX_TAGS = 20
 MAX_LIST_LIMIT = 200
+MAX_WANTED_HEADING_CHARS = 10_000  # of a read_section heading or path, before each heading is clipped as parsed
 DEFAULT_SEARCH_CHARS = (
     24_000  # JSON; ~5k chars for five typical results, and 20 fit (~12k tokens with the text, worst case)
 )
@@ -612,7 +614,7 @@ def match_section(sections: tuple[Section, ...] | list[Section], wanted: str, do
     nothing matches with them ('reunions' finds 'Réunions', but 'Réunions' is preferred to 'Reunions')."""
     if not sections:
         raise ToolInputError(f"'{printable(doc_id, ID_CHARS)}' has no sections: read it with read_document.")
-    query = wanted.strip()[:500]
+    query = _as_parsed(wanted.strip()[:MAX_WANTED_HEADING_CHARS])
     q = _norm(query)
     if ">" in query:
         qp = _norm_path(query)
@@ -641,6 +643,14 @@ def match_section(sections: tuple[Section, ...] | list[Section], wanted: str, do
     if len(partial) > 1:
         raise _ambiguous(query, partial, doc_id)
     raise _no_section(query, sections, doc_id)
+
+
+def _as_parsed(query: str) -> str:
+    """Each heading of `query` clipped as the parser clips headings: one copied whole from the document, longer
+    than that, would otherwise never match its section."""
+    if ">" not in query:
+        return clip_heading(query)
+    return HEADING_SEPARATOR.join(clip_heading(part.strip()) for part in query.split(">"))
 
 
 def _heading_key(section: Section) -> str:
