@@ -14,6 +14,7 @@ import errno
 import os
 import posixpath
 import stat
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote
@@ -299,6 +300,12 @@ class Jail:
             literal = [p for p in PurePosixPath(raw).parts if p not in ("", ".")]
             if literal and os.path.lexists(self.root.joinpath(*literal)):
                 return self.root.joinpath(*literal)
+        if not os.path.lexists(meant):  # typed composed (NFC), written decomposed (NFD, as macOS tools do), or back
+            for form in ("NFC", "NFD"):
+                other = [unicodedata.normalize(form, p) for p in clean]
+                safe = other != clean and all(p not in ("", ".", "..") and "/" not in p for p in other)
+                if safe and os.path.lexists(self.root.joinpath(*other)):
+                    return self.root.joinpath(*other)
         return meant
 
 

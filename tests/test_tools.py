@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+import unicodedata
 
 import pytest
 
@@ -290,3 +291,17 @@ def test_an_id_that_begins_or_ends_with_a_space_reads_that_file(tools: DocsTools
         " spaced folder/inside.md"
     ]
     assert tools.list_documents(folder=" guides ").documents  # stray spaces still forgiven
+
+
+def test_an_id_or_folder_typed_in_the_other_unicode_normalisation_reads_that_file(tools: DocsTools, vault) -> None:
+    # macOS tools often write names decomposed (NFD: 'e' + U+0301); people and models type them composed (NFC).
+    nfd = unicodedata.normalize("NFD", "Réunions/Café.md")
+    write(vault, nfd, "# Café\n\ncoffeeword\n")
+    tools.library.sync()
+    for typed in ("Réunions/Café.md", nfd):
+        assert (
+            tools.read_document(typed).id == nfd
+        )  # was: "No document 'Réunions/Café.md'. Closest ids: Réunions/Café.md"
+    assert tools.read_section("Réunions/Café.md", "Café").id == nfd
+    assert [d.id for d in tools.list_documents(folder="Réunions").documents] == [nfd]
+    assert [r.id for r in tools.search_documents("coffeeword", folder="Réunions").results] == [nfd]
