@@ -183,10 +183,13 @@ class Watcher:
                         # sync once watching again finds them (10k unchanged notes: ~0.1 s).
                         resync = {FULL_SYNC}
                         break
-            except Exception:  # never let the watcher die silently: log and start watching again
+            except Exception as exc:  # never let the watcher die silently: log and start watching again
                 if self._stop.is_set():
                     return
-                log.exception("file watcher failed; restarting in %.0f s", RETRY_SECONDS)
+                if "Unable to decode path" in str(exc):  # a user's file name, not a fault: no traceback
+                    log.warning("a file name that is not UTF-8 changed (%s): rescanning everything", exc)
+                else:
+                    log.exception("file watcher failed; restarting in %.0f s", RETRY_SECONDS)
                 # The failed batch of changes is lost (watchfiles fails all of it, e.g. on one name that is not
                 # UTF-8): one full stat-only sync once watching again finds them, and lists that name.
                 resync = {FULL_SYNC}

@@ -70,7 +70,9 @@ def test_atomic_saves_do_not_rearm_but_folder_changes_do(library: Library, vault
         watcher.stop()
 
 
-def test_changes_seen_with_a_name_that_is_not_utf8_are_not_lost(library: Library, vault: Path) -> None:
+def test_changes_seen_with_a_name_that_is_not_utf8_are_not_lost(
+    library: Library, vault: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     watcher = Watcher(library, debounce_ms=50, step_ms=20)
     watcher.start()
     try:
@@ -83,6 +85,7 @@ def test_changes_seen_with_a_name_that_is_not_utf8_are_not_lost(library: Library
         (vault / "beside.md").write_text("# Beside\n\nbesideword\n")
         assert wait_for(lambda: [r.id for r in library.search("besideword", mode="keyword").results] == ["beside.md"])
         assert wait_for(lambda: "caf\ufffd.md" in {p.path for p in library.catalog.problems()})
+        assert not [r for r in caplog.records if r.levelname == "ERROR"]  # a user's file name, not a fault
         assert watcher._thread is not None and watcher._thread.is_alive()
     finally:
         watcher.stop()
