@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,10 +57,27 @@ def load_ignore(root: Path) -> pathspec.PathSpec | None:
     path = root / IGNORE_FILE_NAME
     try:
         if path.is_file() and not path.is_symlink():
-            return pathspec.GitIgnoreSpec.from_lines(path.read_text("utf-8", "replace").splitlines())
+            return _ignore_spec(path.read_text("utf-8", "replace").splitlines())
     except OSError as exc:
         log.warning("could not read %s: %s", path, exc)
     return None
+
+
+def _ignore_spec(lines: list[str]) -> pathspec.PathSpec:
+    """The patterns of the ignore file; one that cannot be read ('[z-a]', a lone '!') is left out with a warning,
+    as git leaves it out, instead of stopping every index run."""
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except (ValueError, re.error):  # what pathspec raises, naming neither the file nor the line
+        kept = []
+        for number, line in enumerate(lines, 1):
+            try:
+                pathspec.GitIgnoreSpec.from_lines([line])
+            except (ValueError, re.error) as exc:
+                log.warning("%s line %d, %r, is not a pattern (%s): left out", IGNORE_FILE_NAME, number, line, exc)
+            else:
+                kept.append(line)
+        return pathspec.GitIgnoreSpec.from_lines(kept)
 
 
 def load_rules(root: Path, extensions: Iterable[str]) -> ServeRules:

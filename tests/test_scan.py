@@ -122,3 +122,14 @@ def test_a_tree_nested_deeper_than_the_recursion_limit_is_scanned(tree: Path) ->
     ids = [f.doc_id for f in result.files]
     assert ids == ["a.md", "b/c.markdown", "b/d/e.md", "b/" + "n/" * 1200 + "bottom.md"]  # in name order still
     assert result.problems == []
+
+
+def test_a_malformed_ignore_line_is_skipped_with_a_warning_and_the_rest_applies(
+    tree: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # git ignores a pattern it cannot read; here one such line stopped everything ('[z-a]' with a traceback).
+    (tree / IGNORE_FILE_NAME).write_text("[z-a]\ndrafts/\n!\n\\\n")
+    result = scanner(tree).scan()
+    assert [f.doc_id for f in result.files] == ["a.md", "b/c.markdown", "b/d/e.md"]  # drafts/ still ignored
+    warned = " ".join(r.getMessage() for r in caplog.records)
+    assert "[z-a]" in warned and IGNORE_FILE_NAME in warned
