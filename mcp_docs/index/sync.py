@@ -225,6 +225,17 @@ def catalog_records(
     return record, sections
 
 
+# A file changed this close to its read may change again within the same tick of the file system's clock (2 s
+# on FAT, 1 s on some network shares), keeping its size and mtime.
+RACY_NS = 3_000_000_000
+
+
+def racy_safe(f: ScannedFile, read_ns: int) -> ScannedFile:
+    """`f` as its fingerprint is kept: a file changed within RACY_NS of the read is kept 1 ns older, so the next
+    sync reads (and hashes) it again; else a second change in the same tick would never be seen ('racy git')."""
+    return replace(f, mtime_ns=f.mtime_ns - 1) if f.mtime_ns > read_ns - RACY_NS else f
+
+
 def scan_paths(
     jail: Jail, scanner: Scanner, paths: Iterable[str] | None, fingerprints: dict[str, Fingerprint]
 ) -> tuple[ScanResult, list[str]]:
@@ -287,12 +298,13 @@ class Synchronizer:
         if paths is not None:
             paths = sorted(set(paths))
         fingerprints = self.catalog.fingerprints(paths)
+        read_ns = time.time_ns()
         scan, gone = self._scan(paths, fingerprints)
         to_read = []
         for f in scan.files:
             fp = fingerprints.get(f.doc_id)
             if fp is None or fp.size != f.size or fp.mtime_ns != f.mtime_ns:
-                to_read.append(f)
+                to_read.append(racy_safe(f, read_ns))
             else:
                 report.unchanged += 1
         report.skipped.extend(scan.problems)

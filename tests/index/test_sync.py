@@ -378,3 +378,15 @@ def test_a_sync_while_the_root_is_gone_changes_nothing(library: Library, vault: 
     assert ids(library) == before
     (tmp_path / "moved-away").rename(vault)
     assert library.sync().deleted == 0
+
+
+def test_a_second_change_within_one_mtime_tick_is_seen(library: Library, vault: Path) -> None:
+    note = vault / "tick.md"
+    note.write_text("# Tick\n\nfirstword\n")
+    library.sync()
+    st = note.stat()
+    note.write_text("# Tick\n\nsecndword\n")  # the same size: a typo fixed
+    os.utime(note, ns=(st.st_atime_ns, st.st_mtime_ns))  # as on FAT (2 s ticks) or a share: the same mtime
+    library.sync()  # size and mtime unchanged: taken for unchanged, the old text stayed indexed for good
+    assert found(library, "secndword") == ["tick.md"] and found(library, "firstword") == []
+    assert library.sync().changed_ids == []  # a file that kept its content is not indexed again
