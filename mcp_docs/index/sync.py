@@ -269,7 +269,8 @@ def _scan_paths(
             scan.files.extend(sub.files)
             scan.problems.extend(sub.problems)
             seen = {f.doc_id for f in sub.files}
-            gone.update(i for i in fingerprints if i.startswith(rel + "/") and i not in seen)
+            # and a note of the folder's name, replaced by it
+            gone.update(i for i in fingerprints if (i == rel or i.startswith(rel + "/")) and i not in seen)
             continue
         before = len(scan.files)
         scanner.stat_one(rel, scan)

@@ -390,3 +390,11 @@ def test_a_second_change_within_one_mtime_tick_is_seen(library: Library, vault: 
     library.sync()  # size and mtime unchanged: taken for unchanged, the old text stayed indexed for good
     assert found(library, "secndword") == ["tick.md"] and found(library, "firstword") == []
     assert library.sync().changed_ids == []  # a file that kept its content is not indexed again
+
+
+def test_a_note_replaced_by_a_folder_of_its_name_leaves_the_index(library: Library, vault: Path) -> None:
+    (vault / "index.md").unlink()
+    (vault / "index.md").mkdir()
+    (vault / "index.md" / "inside.md").write_text("# Inside\n\ninsideword\n")
+    library.sync(paths=["index.md"])  # the old note stayed indexed and found, though reads said "a folder"
+    assert "index.md" not in ids(library) and "index.md/inside.md" in ids(library)
