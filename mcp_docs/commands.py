@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import re
 import sys
@@ -17,7 +16,7 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 from rich.table import Table
 from rich.text import Text
 
-from .errors import IndexBusy, ToolInputError, UserError
+from .errors import IndexBusy, IndexUnwritable, ToolInputError, UserError
 from .index.sync import SyncReport
 from .library import Library
 from .link_graph import LinkGraph
@@ -229,8 +228,12 @@ def cmd_index(args: argparse.Namespace, settings: Settings | None) -> int:
 
 def _try_sync(library: Library) -> None:
     """Bring the index up to date before answering; if a server holds the writer, it keeps it fresh."""
-    with contextlib.suppress(IndexBusy):
+    try:
         sync_with_progress(library)
+    except IndexBusy:
+        pass
+    except IndexUnwritable as exc:  # answer from the index as it is, and say why it may be out of date
+        _err_console().print(f"[yellow]warning[/]: {exc}; answering from the index as it is")
 
 
 def _tool_call(call: Callable[[], T]) -> T:

@@ -47,6 +47,14 @@ class ParseTimeout(Exception):
     """Parsing one file took longer than its time budget."""
 
 
+class RootMissing(UserError):
+    """The documents root is gone (deleted, moved, being restored): a sync would take every document for deleted."""
+
+
+class IndexUnwritable(UserError):
+    """The index folder or its files cannot be written by this user (read-only, another user's, disk full)."""
+
+
 class IndexBusy(RuntimeError):
     """Another process holds the index writer (for example a running `mcp-docs serve`)."""
 

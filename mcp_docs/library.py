@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .embedders import EmbedderError, model_name
-from .errors import IndexBusy, UserError
+from .errors import IndexBusy, IndexUnwritable, UserError
 from .index import document_signals, ownership, translations
 from .index.catalog import SCHEMA_VERSION, Catalog
 from .index.fulltext import QUERY_STOPWORDS, FullTextIndex, KeywordHit, doc_key, identifiers, query_words
@@ -51,6 +51,8 @@ LEAD_SNIPPET_CHARS = 180
 OTHER_SNIPPET_CHARS = 100
 READER_REFRESH_SECONDS = 5.0  # how often a reading worker looks for languages the writer added
 _GENERATION = re.compile(r"[0-9a-f]{32}")
+# SQLite's primary result codes for a file this process may not write: PERM, FULL, READONLY, CANTOPEN.
+_CANNOT_WRITE = frozenset({3, 13, 8, 14})
 
 
 def open_library(settings: Settings, read_only: bool = False) -> Library:
@@ -252,7 +254,15 @@ class Library:
             if self.storage_lost():
                 self._reopen_storage()
                 paths = None  # everything must be indexed again
-            report = self.synchronizer.run(paths, progress)
+            try:
+                report = self.synchronizer.run(paths, progress)
+            except sqlite3.OperationalError as exc:
+                if getattr(exc, "sqlite_errorcode", 0) & 0xFF not in _CANNOT_WRITE:
+                    raise
+                raise IndexUnwritable(
+                    f"cannot write the index in {self.settings.index_dir} ({exc}): check that this user may "
+                    "write that folder and its files, or choose another --index-dir"
+                ) from exc
             self.follow_languages()
             return report
 

@@ -1,12 +1,13 @@
 """Reading one Markdown file, the one way every reader does it: the sync, the embedding worker and the tools.
 
-Read through the jail (size limit, serving rules), refuse binary content, hash the bytes (the catalog and the
+Read through the jail (size limit, serving rules), turn UTF-16 with a BOM into UTF-8, refuse binary content, hash the bytes (the catalog and the
 vector store compare these hashes), decode with a warning for invalid UTF-8, normalise line ends, and parse
 within the time budget. The parse cache (parse_cache.py) memoises `parse_file` for the read tools.
 """
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import posixpath
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from .paths import Jail
 
 BINARY_SNIFF_BYTES = 8192  # a NUL byte in the first 8 KiB means binary, as git decides
 INVALID_UTF8 = "invalid UTF-8: decoded with replacement characters"
+UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 
 @dataclass(frozen=True)
@@ -52,9 +54,20 @@ def read_markdown(jail: Jail, path: Path, max_bytes: int) -> bytes:
     """The bytes of a servable, not too large, not binary file; the jail's errors (`PathOutsideRoot`,
     `FileTooLarge`, `NotServed`, `OSError`) or `BinaryContent` otherwise."""
     data = jail.read_bytes(path, max_bytes)
+    if data.startswith(UTF16_BOMS):
+        data = from_utf16(data)
     if looks_binary(data):
         raise BinaryContent("binary content (NUL bytes)")
     return data
+
+
+def from_utf16(data: bytes) -> bytes:
+    """UTF-16 with a BOM (Notepad's "Unicode", Windows PowerShell's `>`) as UTF-8, so every reader (the hash, line
+    numbers, offsets) sees one encoding; bytes that are not UTF-16 after all are returned as they are."""
+    try:
+        return data.decode("utf-16").encode("utf-8")
+    except UnicodeError:  # an odd length or a lone surrogate: judged as it is (its NUL bytes make it binary)
+        return data
 
 
 def parse_file(data: bytes, stem: str, seconds: float | None) -> ParsedFile:

@@ -298,6 +298,11 @@ def _build_sections(
     return sections
 
 
+def clip_heading(text: str) -> str:
+    """A heading as the parser keeps it: at most MAX_HEADING_CHARS characters."""
+    return _at_most(text, MAX_HEADING_CHARS)
+
+
 def _at_most(text: str, limit: int) -> str:
     return text if len(text) <= limit else clip(text, limit - 1)  # clip may add one character, the ellipsis
 

@@ -14,6 +14,7 @@ import errno
 import os
 import posixpath
 import stat
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote
@@ -29,6 +30,21 @@ MAX_REMEMBERED_FOLDERS = 65_536
 
 def is_skipped_dir_name(name: str) -> bool:
     return name.startswith(".") or name in ALWAYS_SKIPPED_DIRS
+
+
+def is_utf8_name(name: str) -> bool:
+    """False for a name holding bytes that are not UTF-8 (Linux allows any): Python hands them over as lone
+    surrogates, which neither Tantivy nor SQLite nor JSON can take, so such a name can never be an id."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_name(name: str) -> str:
+    """A name as it can be shown and stored: bytes that are not UTF-8 become U+FFFD."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 @dataclass(frozen=True)
@@ -228,7 +244,8 @@ class Jail:
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
-                raise IsADirectoryError(str(path))
+                what = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file (a FIFO, socket or device)"
+                raise IsADirectoryError(errno.EISDIR, what, str(path))
             if os.path.realpath(resolved) != resolved:  # a parent folder swapped for a link meanwhile
                 raise PathOutsideRoot("the file changed while it was being opened and is refused.")
             if st.st_size > max_bytes:
@@ -283,6 +300,12 @@ class Jail:
             literal = [p for p in PurePosixPath(raw).parts if p not in ("", ".")]
             if literal and os.path.lexists(self.root.joinpath(*literal)):
                 return self.root.joinpath(*literal)
+        if not os.path.lexists(meant):  # typed composed (NFC), written decomposed (NFD, as macOS tools do), or back
+            for form in ("NFC", "NFD"):
+                other = [unicodedata.normalize(form, p) for p in clean]
+                safe = other != clean and all(p not in ("", ".", "..") and "/" not in p for p in other)
+                if safe and os.path.lexists(self.root.joinpath(*other)):
+                    return self.root.joinpath(*other)
         return meant
 
 

@@ -7,6 +7,7 @@ straight to `read_section`, short snippets, and how to continue.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 
 from .models import ListResult, ReadDocumentResult, ReadSectionResult, SearchResult, SectionMatch
@@ -30,9 +31,11 @@ def plural(n: int, word: str) -> str:
 def cli_next_step(result: SearchResult) -> str:
     """The footer of `mcp-docs search`: the command that reads the best hit, ready to copy."""
     top = result.results[0]
-    path = top.sections[0].heading_path.replace('"', '\\"') if top.sections else ""
-    section = f' --section "{path}"' if path else ""
-    return f"Next: mcp-docs read {top.id}{section} for the text, or mcp-docs read {top.id} --mode outline."
+    # Quoted for a POSIX shell: names with spaces are the rule in note vaults, a heading may hold '$' or '`', and
+    # an id that begins with '-' would be read as an option ('./-x.md' names the same document).
+    doc = shlex.quote(f"./{top.id}" if top.id.startswith("-") else top.id)
+    section = f" --section {shlex.quote(top.sections[0].heading_path)}" if top.sections else ""
+    return f"Next: mcp-docs read {doc}{section} for the text, or mcp-docs read {doc} --mode outline."
 
 
 def render_search(result: SearchResult, next_step: Callable[[SearchResult], str] | None = None) -> str:

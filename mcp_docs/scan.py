@@ -12,19 +12,22 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pathspec
 
 from .errors import NotServed, PathOutsideRoot
-from .paths import Jail, ServeRules, is_skipped_dir_name
+from .paths import Jail, ServeRules, is_skipped_dir_name, is_utf8_name, shown_name
 from .settings import IGNORE_FILE_NAME
 
 log = logging.getLogger(__name__)
 
 EXCLUDED_LINK = "link leads to a file or folder that is not served (ignored, hidden or not Markdown): skipped"
+INVALID_NAME = "the name is not valid UTF-8 (an id must be text): skipped; rename the file"
+INVALID_FOLDER_NAME = "the folder name is not valid UTF-8 (an id must be text): its files are skipped; rename it"
 
 
 @dataclass(frozen=True)
@@ -54,10 +57,27 @@ def load_ignore(root: Path) -> pathspec.PathSpec | None:
     path = root / IGNORE_FILE_NAME
     try:
         if path.is_file() and not path.is_symlink():
-            return pathspec.GitIgnoreSpec.from_lines(path.read_text("utf-8", "replace").splitlines())
+            return _ignore_spec(path.read_text("utf-8", "replace").splitlines())
     except OSError as exc:
         log.warning("could not read %s: %s", path, exc)
     return None
+
+
+def _ignore_spec(lines: list[str]) -> pathspec.PathSpec:
+    """The patterns of the ignore file; one that cannot be read ('[z-a]', a lone '!') is left out with a warning,
+    as git leaves it out, instead of stopping every index run."""
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except (ValueError, re.error):  # what pathspec raises, naming neither the file nor the line
+        kept = []
+        for number, line in enumerate(lines, 1):
+            try:
+                pathspec.GitIgnoreSpec.from_lines([line])
+            except (ValueError, re.error) as exc:
+                log.warning("%s line %d, %r, is not a pattern (%s): left out", IGNORE_FILE_NAME, number, line, exc)
+            else:
+                kept.append(line)
+        return pathspec.GitIgnoreSpec.from_lines(kept)
 
 
 def load_rules(root: Path, extensions: Iterable[str]) -> ServeRules:
@@ -82,10 +102,13 @@ class Scanner:
         path = self.jail.root / doc_id
         try:
             st = path.lstat()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # gone, or a folder on its way is now a file
             return
         except OSError as exc:
-            result.problems.append(Problem(doc_id, "unreadable", str(exc.strerror or exc)))
+            result.problems.append(Problem(shown_name(doc_id), "unreadable", str(exc.strerror or exc)))
+            return
+        if not is_utf8_name(doc_id):
+            self._invalid_name(doc_id, os.path.isdir(path), result)
             return
         if os.path.islink(path) and os.path.isdir(path):
             self._consider_folder_link(path, doc_id, result)
@@ -96,26 +119,28 @@ class Scanner:
         self._consider_file(path, doc_id, st, os.path.realpath(path) != os.fspath(path), result)
 
     def _walk(self, folder: Path, rel_folder: str, result: ScanResult) -> None:
-        try:
-            entries = list(os.scandir(folder))
-        except OSError as exc:
-            result.problems.append(
-                Problem(rel_folder or ".", "unreadable", f"folder could not be listed: {exc.strerror}")
-            )
-            return
-        entries.sort(key=lambda e: e.name)
+        """Depth-first in name order, with a stack of listings rather than recursion: a tree nested deeper than
+        Python's recursion limit (a runaway `cp -r notes notes/old`) is legal and must not stop the scan."""
         rules = self.jail.rules
-        for entry in entries:
+        stack = [(self._listing(folder, rel_folder, result), rel_folder)]
+        while stack:
+            entries, rel_folder = stack[-1]
+            entry = next(entries, None)
+            if entry is None:
+                stack.pop()
+                continue
             rel = f"{rel_folder}/{entry.name}" if rel_folder else entry.name
             try:
                 is_link = entry.is_symlink()
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 continue
+            if not is_utf8_name(entry.name):
+                self._invalid_name(rel, is_dir or (is_link and os.path.isdir(entry.path)), result)
+                continue
             if is_dir:
-                if is_skipped_dir_name(entry.name) or rules.ignored(rel, is_dir=True):
-                    continue
-                self._walk(Path(entry.path), rel, result)
+                if not (is_skipped_dir_name(entry.name) or rules.ignored(rel, is_dir=True)):
+                    stack.append((self._listing(Path(entry.path), rel, result), rel))
                 continue
             if is_link and os.path.isdir(entry.path):
                 self._consider_folder_link(Path(entry.path), rel, result)
@@ -128,6 +153,23 @@ class Scanner:
                 result.problems.append(Problem(rel, "unreadable", str(exc.strerror or exc)))
                 continue
             self._consider_file(Path(entry.path), rel, st, is_link, result)
+
+    @staticmethod
+    def _listing(folder: Path, rel_folder: str, result: ScanResult) -> Iterator[os.DirEntry[str]]:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError as exc:
+            result.problems.append(
+                Problem(rel_folder or ".", "unreadable", f"folder could not be listed: {exc.strerror}")
+            )
+            return iter(())
+        return iter(sorted(entries, key=lambda e: e.name))
+
+    def _invalid_name(self, rel: str, is_dir: bool, result: ScanResult) -> None:
+        """Reported (shown with U+FFFD) when the rules would have served it, so nothing is skipped silently."""
+        if not self.jail.rules.excludes(rel, is_dir=is_dir):
+            detail = INVALID_FOLDER_NAME if is_dir else INVALID_NAME
+            result.problems.append(Problem(shown_name(rel), "invalid_name", detail))
 
     def _consider_folder_link(self, path: Path, rel: str, result: ScanResult) -> None:
         try:

@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Protocol
+from urllib.parse import quote
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
@@ -266,6 +267,12 @@ def build_server(library: Library, state: ServerState | None = None) -> MCPServe
     return mcp
 
 
+def resource_uri(doc_id: str) -> str:
+    """`docs://` and the id, percent-encoded where it must be: '#' and '?' would end the URI's path, and the SDK
+    percent-decodes the id it reads back ('50%25.md' would come back as '50%.md'); '/' stays, as do plain ids."""
+    return "docs://" + quote(doc_id, safe="/!$&'()*+,;=:@~")
+
+
 def _resource_page(tools: DocsTools, cursor: str | None) -> tuple[list[Resource], str | None]:
     """One page of resources/list: the documents of the root, in id order, as `docs://` resources."""
     try:
@@ -278,7 +285,7 @@ def _resource_page(tools: DocsTools, cursor: str | None) -> tuple[list[Resource]
         ) from None
     resources = [
         Resource(
-            uri=f"docs://{d.id}",
+            uri=resource_uri(d.id),
             name=d.id,
             title=d.title or None,
             description=d.summary or None,

@@ -143,10 +143,13 @@ class Settings:
         root_path = Path(root_value).expanduser()
         if not root_path.is_dir():
             raise ValueError(f"The documents root does not exist or is not a folder: {root_path}")
-        given_root = root_path.absolute()
+        # As written (links not followed), '..' undone as the shell user means it: `--root . --index-dir ../idx`.
+        given_root = Path(os.path.abspath(root_path))
         root_path = root_path.resolve()
         index_value = index_dir or env.get("MCP_DOCS_INDEX_DIR")
-        given_index = Path(index_value).expanduser().absolute() if index_value else default_index_dir(root_path)
+        given_index = (
+            Path(os.path.abspath(Path(index_value).expanduser())) if index_value else default_index_dir(root_path)
+        )
         index_path = given_index.resolve()
         check_separate(root_path, index_path, (given_root, root_path), (given_index, index_path))
         lang_value = language or env.get("MCP_DOCS_LANGUAGE") or "en"

@@ -42,6 +42,7 @@ from .markdown import (
     HEADING_SEPARATOR,
     ParsedDocument,
     Section,
+    clip_heading,
     normalize_tag,
     section_text,
 )
@@ -58,7 +59,7 @@ from .models import (
     SearchResult,
 )
 from .parse_cache import ParseCache
-from .paths import printable
+from .paths import is_utf8_name, printable
 from .snippets import clip, clip_list, fold
 from .tokens import estimate_tokens
 
@@ -73,6 +74,7 @@ MAX_QUERY_CHARS = 1000
 MAX_TAGS = 20
 _NO_TAG = "Tag '{tag}' names no tag (only '#' and spaces): give a tag name such as 'project' or '#project'."
 MAX_LIST_LIMIT = 200
+MAX_WANTED_HEADING_CHARS = 10_000  # of a read_section heading or path, before each heading is clipped as parsed
 DEFAULT_SEARCH_CHARS = (
     24_000  # JSON; ~5k chars for five typical results, and 20 fit (~12k tokens with the text, worst case)
 )
@@ -120,6 +122,9 @@ class DocsTools:
         self._require_root()
         if not isinstance(query, str) or not query.strip():
             raise ToolInputError("The query is empty: give a few keywords or a question.")
+        _unicode(query, "query")
+        for tag in tags if isinstance(tags, list) else ():
+            _unicode(tag, "tag")
         query = " ".join(query.split())
         if len(query) > MAX_QUERY_CHARS:
             query = query[:MAX_QUERY_CHARS].rsplit(" ", 1)[0] or query[:MAX_QUERY_CHARS]
@@ -173,6 +178,7 @@ class DocsTools:
     ) -> ListResult:
         self._require_root()
         folder = self._folder(folder or "")
+        _unicode(tag, "tag")
         tag_norm = normalize_tag(tag) if isinstance(tag, str) and tag.strip() else None
         if tag_norm == "":  # '#' alone: filtering by it would silently list everything
             raise ToolInputError(_NO_TAG.format(tag=printable(str(tag), ID_CHARS)))
@@ -289,6 +295,7 @@ class DocsTools:
         offset = self._offset(offset)
         if not isinstance(section, str):
             section = ""
+        _unicode(section, "section")
         doc = self.load(id)
         from_link = not section.strip() and doc.heading is not None
         section = section.strip() or doc.heading or ""  # '[[Note#Heading]]' as the id names the section
@@ -356,15 +363,21 @@ class DocsTools:
             raise ToolInputError(
                 "The id is empty: use a document id like 'guides/setup.md' from search or list results."
             )
+        _unicode(doc_id, "id")
         jail = self.library.jail
-        doc_id = doc_id.strip()
         heading: str | None = None
         try:
-            found: Path | None
-            try:
-                found = self.library.resolve_id(doc_id)
-            except FileNotFoundError:
-                found = None
+            found: Path | None = None
+            # A file name may begin or end with a space: the id as given first, then without stray spaces.
+            for candidate in dict.fromkeys((doc_id, doc_id.strip())):
+                try:
+                    found = self.library.resolve_id(candidate)
+                except FileNotFoundError:
+                    continue
+                doc_id = candidate
+                break
+            else:
+                doc_id = doc_id.strip()
             if found is None or found == jail.root or self.library.is_folder(found):  # a link target?
                 target = parse_target(doc_id)
                 resolved = self._resolve_link(target) if target is not None else None
@@ -412,7 +425,11 @@ class DocsTools:
     def _folder(self, folder: Any) -> str:
         if not isinstance(folder, str):
             raise ToolInputError("folder must be a folder path relative to the root, like 'guides'.")
+        _unicode(folder, "folder")
         try:
+            as_given = self.library.jail.relative_folder(folder)
+            if folder == folder.strip() or self._folder_exists(as_given):  # a folder name may begin with a space
+                return as_given
             return self.library.jail.relative_folder(folder.strip())
         except PathOutsideRoot as exc:
             raise ToolInputError(f"Refused: {exc}") from exc
@@ -475,6 +492,16 @@ class DocsTools:
 
 
 # -- pure helpers (used by the CLI and tests too) -----------------------------------------------
+
+
+def _unicode(value: Any, what: str) -> None:
+    """Refuse text holding lone surrogates: JSON can carry them ('\\udce9'), and so can a command line naming a
+    file whose name is not UTF-8 (which the index skips). They can be neither searched nor sent back."""
+    if isinstance(value, str) and not is_utf8_name(value):
+        raise ToolInputError(
+            f"The {what} '{printable(value)}' is not valid Unicode text (a lone surrogate such as \\udce9, or bytes "
+            "of a file name that are not UTF-8); names that are not UTF-8 are not indexed or served."
+        )
 
 
 def _choice(value: Any, allowed: tuple[M, ...], tool: str) -> M:
@@ -593,7 +620,7 @@ def match_section(sections: tuple[Section, ...] | list[Section], wanted: str, do
     nothing matches with them ('reunions' finds 'Réunions', but 'Réunions' is preferred to 'Reunions')."""
     if not sections:
         raise ToolInputError(f"'{printable(doc_id, ID_CHARS)}' has no sections: read it with read_document.")
-    query = wanted.strip()[:500]
+    query = _as_parsed(wanted.strip()[:MAX_WANTED_HEADING_CHARS])
     q = _norm(query)
     if ">" in query:
         qp = _norm_path(query)
@@ -622,6 +649,14 @@ def match_section(sections: tuple[Section, ...] | list[Section], wanted: str, do
     if len(partial) > 1:
         raise _ambiguous(query, partial, doc_id)
     raise _no_section(query, sections, doc_id)
+
+
+def _as_parsed(query: str) -> str:
+    """Each heading of `query` clipped as the parser clips headings: one copied whole from the document, longer
+    than that, would otherwise never match its section."""
+    if ">" not in query:
+        return clip_heading(query)
+    return HEADING_SEPARATOR.join(clip_heading(part.strip()) for part in query.split(">"))
 
 
 def _heading_key(section: Section) -> str:

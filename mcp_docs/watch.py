@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import watchfiles
 
-from .errors import IndexBusy
+from .errors import IndexBusy, RootMissing
 from .library import Library
 from .paths import is_skipped_dir_name
 from .scan import load_rules
@@ -78,37 +79,69 @@ class Watcher:
         if self.library.jail.rules.wanted_name(name):
             return rel
         full = self.root / rel
-        # A folder (created, renamed, deleted): sync whatever lies under it. Other files never matter.
-        if full.is_dir() or not full.exists():
+        # A folder (created, renamed, deleted, or replaced by a file: what was indexed under it is gone): sync
+        # whatever lies under it. Other files never matter.
+        if full.is_dir() or not full.exists() or self.library.catalog.fingerprints([rel]):
             return rel
         return None
 
     def watched_folders(self) -> list[Path]:
         """The real folders to watch: never through a folder link (a link to /usr would cost thousands of
-        OS watches and see changes outside the root), never dot-folders, node_modules or ignored folders."""
+        OS watches and see changes outside the root), never dot-folders, node_modules or ignored folders.
+        A stack, not recursion (os.walk recurses before Python 3.12): a tree may nest deeper than its limit."""
         rules = self.library.jail.rules
         folders = [self.root]
-        for dirpath, dirnames, _ in os.walk(self.root):  # os.walk does not follow links
-            rel_dir = Path(dirpath).relative_to(self.root).as_posix()
-            keep = []
-            for name in dirnames:
-                rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-                full = os.path.join(dirpath, name)
-                if is_skipped_dir_name(name) or os.path.islink(full) or rules.ignored(rel, is_dir=True):
+        stack = [(self.root, "")]
+        while stack:
+            folder, rel_dir = stack.pop()
+            try:
+                entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            except OSError:  # unreadable or gone: the scan reports it
+                continue
+            for entry in entries:
+                rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+                try:
+                    if not entry.is_dir(follow_symlinks=False):  # links are never followed
+                        continue
+                except OSError:
                     continue
-                keep.append(name)
-                folders.append(Path(full))
-            dirnames[:] = keep
+                if is_skipped_dir_name(entry.name) or rules.ignored(rel, is_dir=True):
+                    continue
+                folders.append(Path(entry.path))
+                stack.append((Path(entry.path), rel))
         return folders
+
+    def _ids(self, folders: list[Path]) -> set[str]:
+        return {p.relative_to(self.root).as_posix() for p in folders}
+
+    def _root_identity(self) -> tuple[int, int] | None:
+        """Which folder is at the root's path now (None: none). OS watches follow the folder they were put on,
+        not its path: after the root is deleted and restored, or renamed away and another one renamed in,
+        they watch nothing or the old folder."""
+        try:
+            st = os.stat(self.root)
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
 
     def _run(self) -> None:
         pending: set[str] = set()
         # Whatever changed before the first watch was in place is caught by one full (stat-only) sync.
         resync: set[str] = {FULL_SYNC}
+        gone_logged = False
         while not self._stop.is_set():
             try:
+                identity = self._root_identity()
+                if identity is None:  # deleted or moved away: wait for it to come back, the index kept as it is
+                    if not gone_logged:
+                        log.warning("the documents root %s is gone: waiting for it to come back", self.root)
+                        gone_logged = True
+                    pending, resync = set(), {FULL_SYNC}
+                    self._stop.wait(RETRY_SECONDS)
+                    continue
+                gone_logged = False
                 folders = self.watched_folders()
-                watched = {p.relative_to(self.root).as_posix() for p in folders}
+                watched = self._ids(folders)
                 self.arms += 1
                 rearm = False
                 for changes in watchfiles.watch(
@@ -123,7 +156,10 @@ class Watcher:
                     ignore_permission_denied=True,
                 ):
                     self.ready.set()
-                    if resync:  # folders that appeared before their watch was in place: rescan them now
+                    if self._root_identity() != identity:  # gone or replaced: watch what is there now, then resync
+                        pending, resync = set(), {FULL_SYNC}
+                        break
+                    if resync:  # what changed before this watch was in place: rescan now
                         pending |= resync
                         resync = set()
                     for _change, path in changes:
@@ -135,18 +171,28 @@ class Watcher:
                     if not pending and self.library.storage_lost():  # the index folder was deleted: rebuild it
                         pending.add(FULL_SYNC)
                     if pending:
-                        synced = set(pending)
+                        full = FULL_SYNC in pending
                         pending = self._sync(pending)
-                        if rearm:
-                            resync = {p for p in synced if (self.root / p).is_dir()}
+                        if full and not rearm and self._ids(self.watched_folders()) != watched:
+                            rearm = True  # folders made before this watch was in place: watch them too
                     if self._stop.is_set():
                         return
                     if rearm:
+                        # Changes made while that sync ran and until the new watch is in place are never
+                        # reported (a folder of new notes, a folder replaced by a file): one stat-only full
+                        # sync once watching again finds them (10k unchanged notes: ~0.1 s).
+                        resync = {FULL_SYNC}
                         break
-            except Exception:  # never let the watcher die silently: log and start watching again
+            except Exception as exc:  # never let the watcher die silently: log and start watching again
                 if self._stop.is_set():
                     return
-                log.exception("file watcher failed; restarting in %.0f s", RETRY_SECONDS)
+                if "Unable to decode path" in str(exc):  # a user's file name, not a fault: no traceback
+                    log.warning("a file name that is not UTF-8 changed (%s): rescanning everything", exc)
+                else:
+                    log.exception("file watcher failed; restarting in %.0f s", RETRY_SECONDS)
+                # The failed batch of changes is lost (watchfiles fails all of it, e.g. on one name that is not
+                # UTF-8): one full stat-only sync once watching again finds them, and lists that name.
+                resync = {FULL_SYNC}
                 self._stop.wait(RETRY_SECONDS)
 
     def _sync(self, pending: set[str]) -> set[str]:
@@ -161,6 +207,8 @@ class Watcher:
         except IndexBusy:
             log.info("index busy (another mcp-docs process is writing): will retry %d change(s)", len(pending))
             return pending
+        except RootMissing:  # deleted meanwhile: the next look at the root waits for it, then syncs everything
+            return set()
         except Exception:
             log.exception("sync after file changes failed")
             return set()

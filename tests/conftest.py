@@ -63,3 +63,20 @@ def library(settings: Settings):
     lib.sync()
     yield lib
     lib.close()
+
+
+def remove_deep_tree(top: str | os.PathLike[str]) -> None:
+    """Remove a tree nested deeper than Python's recursion limit, bottom up without recursion: shutil.rmtree
+    recurses (Python 3.11), so pytest's own clean-up of old temporary folders would fail on it, in every later
+    session on this machine."""
+    folders, stack = [], [os.fspath(top)]
+    while stack:
+        folder = stack.pop()
+        folders.append(folder)
+        for entry in os.scandir(folder):
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+            else:
+                os.unlink(entry.path)
+    for folder in reversed(folders):
+        os.rmdir(folder)

@@ -3,6 +3,7 @@ console script's entry point; in a subprocess where only a real process shows th
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -157,7 +158,7 @@ def test_terminal_output_counts_in_words_and_suggests_the_read_command(tmp_path:
     assert "(1 section)" in out.stdout
     out = run("search", "marmot", *base)
     assert out.stdout.startswith("1 document for")
-    assert 'Next: mcp-docs read only.md --section "Only"' in out.stdout and "read_section(" not in out.stdout
+    assert "Next: mcp-docs read only.md --section Only" in out.stdout and "read_section(" not in out.stdout
 
 
 def test_a_root_without_markdown_says_so_everywhere(tmp_path: Path) -> None:
@@ -185,3 +186,19 @@ def test_snippet_emphasis_is_bold_on_a_terminal_and_plain_when_piped(tmp_path: P
     terminal = run(*base, env_extra={"FORCE_COLOR": "1", "TERM": "xterm", "COLUMNS": "200"})
     assert "**" not in terminal.stdout and "\x1b[1mquokka\x1b[0m" in terminal.stdout
     assert "[smiles] *a lot*" in terminal.stdout  # nothing else is taken as markup
+
+
+def test_the_suggested_read_command_works_when_pasted_into_a_shell(tmp_path: Path) -> None:
+    # Spaces in names are the rule in note vaults; a heading may hold '$' or '`', an id may begin with '-'.
+    root = tmp_path / "v"
+    (root / "my notes").mkdir(parents=True)
+    (root / "my notes" / "a b.md").write_text("# Costs in $HOME `today`\n\nwombatword\n")
+    (root / "-rf.md").write_text("# Dash\n\nquokkaword\n")
+    base = ["--root", str(root), "--index-dir", str(tmp_path / "i")]
+    for word, expected in (("wombatword", "wombatword"), ("quokkaword", "quokkaword")):
+        out = run("search", word, *base)
+        command = out.stdout.split("Next: ", 1)[1].split(" for the text", 1)[0]
+        argv = shlex.split(command)  # as a POSIX shell splits it ('mcp-docs read my notes/a b.md' was 4 words)
+        assert argv[:2] == ["mcp-docs", "read"]
+        read = run(*argv[1:], *base)
+        assert read.returncode == 0 and expected in read.stdout, (command, read.stderr)

@@ -10,6 +10,7 @@ from mcp_docs.errors import BinaryContent, ParseTimeout
 from mcp_docs.library import Library
 from mcp_docs.loader import INVALID_UTF8, file_stem, parse_file, read_markdown
 from mcp_docs.paths import Jail
+from mcp_docs.settings import Settings
 from mcp_docs.tools import DocsTools
 
 
@@ -42,3 +43,25 @@ def test_the_sync_and_the_tools_read_a_file_the_same_way(library: Library) -> No
         assert listed[doc_id].title == tools.load(doc_id).parsed.title, doc_id
     warned = dict(library.catalog.documents_with_warnings())
     assert warned["latin1.md"] == [INVALID_UTF8]
+
+
+def test_utf16_with_a_bom_is_read_as_text(tmp_path: Path) -> None:
+    # Notepad's "Unicode" and Windows PowerShell's `>` save UTF-16 with a BOM: its NUL bytes made it "binary".
+    root = tmp_path / "root"
+    root.mkdir()
+    note = "\ufeff# Café notes\r\n\r\nutfsixteenword in a Windows note\r\n"
+    (root / "le.md").write_bytes(note.encode("utf-16-le"))
+    (root / "be.md").write_bytes(note.encode("utf-16-be"))
+    (root / "odd.md").write_bytes(note.encode("utf-16-le") + b"\x00")  # not UTF-16 after all
+    jail = Jail(root)
+    for name in ("le.md", "be.md"):
+        assert read_markdown(jail, root / name, 1 << 20) == note[1:].encode()
+    with pytest.raises(BinaryContent):
+        read_markdown(jail, root / "odd.md", 1 << 20)
+    with Library(Settings.load(root, tmp_path / "index", embeddings="none", environ={})) as library:
+        library.sync()
+        assert {p.path: p.kind for p in library.catalog.problems()} == {"odd.md": "binary"}
+        hits = library.search("utfsixteenword", mode="keyword").results
+        assert sorted(r.id for r in hits) == ["be.md", "le.md"]
+        doc = DocsTools(library).read_document("le.md")
+        assert doc.title == "Café notes" and doc.content.startswith("# Café notes\n")

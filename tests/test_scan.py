@@ -11,6 +11,7 @@ import pytest
 from mcp_docs.paths import Jail
 from mcp_docs.scan import Scanner, ScanResult, load_rules
 from mcp_docs.settings import IGNORE_FILE_NAME
+from tests.conftest import remove_deep_tree
 
 
 def scanner(root: Path) -> Scanner:
@@ -84,3 +85,51 @@ def test_an_unreadable_folder_is_reported_and_the_rest_still_scanned(tree: Path)
         locked.chmod(0o755)
     assert [f.doc_id for f in result.files] == ["a.md", "b/c.markdown"]
     assert kinds(result) == {"b/d": "unreadable"}
+
+
+def test_a_name_that_is_not_utf8_is_reported_and_skipped_with_what_is_under_it(tree: Path) -> None:
+    # Linux allows any bytes in a name; the index (Tantivy, SQLite) only takes valid UTF-8 text.
+    root = os.fsencode(tree)
+    (tree / "b" / "bad").mkdir()
+    for name in (b"/caf\xe9.md", b"/b/bad/dir\xff", b"/b/bad/dir\xff/x.md", b"/notes\xff.txt"):
+        if name.endswith(b"\xff"):
+            os.mkdir(root + name)
+        else:
+            with open(root + name, "wb") as fh:
+                fh.write(b"# x\n")
+    result = scanner(tree).scan()
+    assert [f.doc_id for f in result.files] == ["a.md", "b/c.markdown", "b/d/e.md"]
+    assert kinds(result) == {"caf\ufffd.md": "invalid_name", "b/bad/dir\ufffd": "invalid_name"}
+    assert all(p.path.encode() for p in result.problems)  # printable and storable
+    assert "UTF-8" in result.problems[0].detail
+    single = ScanResult()
+    scanner(tree).stat_one(os.fsdecode(b"caf\xe9.md"), single)
+    assert (single.files, kinds(single)) == ([], {"caf\ufffd.md": "invalid_name"})
+
+
+def test_a_tree_nested_deeper_than_the_recursion_limit_is_scanned(tree: Path) -> None:
+    # `cp -r notes notes/old` repeated, or a runaway script: legal on Linux while the path fits PATH_MAX (4096).
+    deep = os.fspath(tree / "b")
+    try:
+        for _ in range(1200):
+            deep += "/n"
+            os.mkdir(deep)
+        with open(deep + "/bottom.md", "w") as fh:
+            fh.write("# Bottom\n")
+        result = scanner(tree).scan()  # was a RecursionError: nothing at all was indexed
+    finally:
+        remove_deep_tree(tree / "b" / "n")
+    ids = [f.doc_id for f in result.files]
+    assert ids == ["a.md", "b/c.markdown", "b/d/e.md", "b/" + "n/" * 1200 + "bottom.md"]  # in name order still
+    assert result.problems == []
+
+
+def test_a_malformed_ignore_line_is_skipped_with_a_warning_and_the_rest_applies(
+    tree: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # git ignores a pattern it cannot read; here one such line stopped everything ('[z-a]' with a traceback).
+    (tree / IGNORE_FILE_NAME).write_text("[z-a]\ndrafts/\n!\n\\\n")
+    result = scanner(tree).scan()
+    assert [f.doc_id for f in result.files] == ["a.md", "b/c.markdown", "b/d/e.md"]  # drafts/ still ignored
+    warned = " ".join(r.getMessage() for r in caplog.records)
+    assert "[z-a]" in warned and IGNORE_FILE_NAME in warned

@@ -146,3 +146,22 @@ def test_serving_a_root_without_markdown_logs_it_plainly(tmp_path, caplog) -> No
             assert state.initial_sync_done.wait(30)
             stop()
     assert "holds no Markdown files (the files read end in .md, .markdown)" in caplog.text
+
+
+async def test_every_listed_resource_reads_back_whatever_its_name_holds(client, library, vault) -> None:
+    # '#' and '?' end a URI's path and the SDK percent-decodes the id: such listed resources were unreadable.
+    names = ["hash#frag.md", "q?x.md", "50%25 done.md", "a b.md", "café.md"]
+    for name in names:
+        (vault / name).write_text(f"# {name}\n\nbody\n")
+    library.sync()
+    listed, cursor = {}, None
+    while True:
+        page = await client.list_resources(cursor=cursor)
+        listed.update({r.name: str(r.uri) for r in page.resources})
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    for name in names:
+        got = await client.read_resource(listed[name])
+        assert got.contents[0].text.startswith(f"# {name}\n"), listed[name]
+    assert listed["guides/install.md"] == "docs://guides/install.md"  # plain ids are as before

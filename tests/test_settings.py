@@ -65,6 +65,19 @@ def test_separate_folders_are_fine(base: Path) -> None:
     assert settings.index_dir == (base / "elsewhere" / "index").resolve()
 
 
+def test_an_index_beside_the_root_named_with_dot_dot_is_fine(base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `cd notes && mcp-docs index --root . --index-dir ../elsewhere/index` was refused: 'notes/../elsewhere'
+    # was compared as written, unnormalised, and so looked inside 'notes'.
+    monkeypatch.chdir(base / "notes")
+    settings = _load(Path("."), Path("../elsewhere/index"))
+    assert settings.index_dir == (base / "elsewhere" / "index").resolve()
+    assert _load(Path("sub/.."), Path("../elsewhere/index")).root == (base / "notes").resolve()
+    with pytest.raises(ValueError, match="inside the documents root"):
+        _load(Path("."), Path("../notes/index"))
+    with pytest.raises(ValueError, match="inside the index folder"):
+        _load(Path("."), Path("sub/../.."))
+
+
 # -- every environment variable is read here, typed, and a bad value is one sentence naming it -------------
 
 

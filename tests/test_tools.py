@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+import unicodedata
 
 import pytest
 
@@ -262,3 +263,55 @@ def test_a_tag_that_names_no_tag_is_an_error_not_a_dropped_filter(tools: DocsToo
         with pytest.raises(ToolInputError, match="names no tag"):
             call()
     assert [d.id for d in tools.list_documents(tag="#backup").documents] == ["notes/backups.md"]
+
+
+def test_text_that_is_not_unicode_gets_a_clear_error(tools: DocsTools, vault) -> None:
+    # JSON may carry a lone surrogate ('\udce9'), and so may a command line holding bytes that are not UTF-8:
+    # they were internal errors ('surrogates not allowed') or served a file the index had skipped.
+    with open(bytes(vault) + b"/caf\xe9.md", "wb") as fh:
+        fh.write(b"# Latin-1 name\n\nlatinnameword\n")
+    bad = "caf\udce9.md"
+    calls = [
+        lambda: tools.search_documents("caf\udce9"),
+        lambda: tools.search_documents("install", folder="gu\udce9"),
+        lambda: tools.search_documents("install", tags=["t\udce9"]),
+        lambda: tools.list_documents(folder="gu\udce9"),
+        lambda: tools.list_documents(tag="t\udce9"),
+        lambda: tools.list_documents(linked_to=bad),
+        lambda: tools.read_document(bad),
+        lambda: tools.read_document(bad, mode="outline"),
+        lambda: tools.read_section(bad, "Latin-1 name"),
+        lambda: tools.read_section("guides/install.md", "Linux\udce9"),
+    ]
+    for call in calls:
+        with pytest.raises(ToolInputError, match="not valid Unicode") as exc:
+            call()
+        str(exc.value).encode("utf-8")  # the message itself can be sent
+
+
+def test_an_id_that_begins_or_ends_with_a_space_reads_that_file(tools: DocsTools, vault) -> None:
+    write(vault, " spaced.md", "# Spaced\n\nspacedword\n")
+    assert tools.read_document(" spaced.md").id == " spaced.md"  # was stripped: "No document 'spaced.md'"
+    assert tools.read_section(" spaced.md", "Spaced").id == " spaced.md"
+    assert tools.read_document("guides/install.md \n").id == "guides/install.md"  # stray spaces still forgiven
+    write(vault, " spaced folder/inside.md", "# Inside\n\ninsideword\n")
+    tools.library.sync()
+    assert [d.id for d in tools.list_documents(folder=" spaced folder").documents] == [" spaced folder/inside.md"]
+    assert [r.id for r in tools.search_documents("insideword", folder=" spaced folder").results] == [
+        " spaced folder/inside.md"
+    ]
+    assert tools.list_documents(folder=" guides ").documents  # stray spaces still forgiven
+
+
+def test_an_id_or_folder_typed_in_the_other_unicode_normalisation_reads_that_file(tools: DocsTools, vault) -> None:
+    # macOS tools often write names decomposed (NFD: 'e' + U+0301); people and models type them composed (NFC).
+    nfd = unicodedata.normalize("NFD", "Réunions/Café.md")
+    write(vault, nfd, "# Café\n\ncoffeeword\n")
+    tools.library.sync()
+    for typed in ("Réunions/Café.md", nfd):
+        assert (
+            tools.read_document(typed).id == nfd
+        )  # was: "No document 'Réunions/Café.md'. Closest ids: Réunions/Café.md"
+    assert tools.read_section("Réunions/Café.md", "Café").id == nfd
+    assert [d.id for d in tools.list_documents(folder="Réunions").documents] == [nfd]
+    assert [r.id for r in tools.search_documents("coffeeword", folder="Réunions").results] == [nfd]

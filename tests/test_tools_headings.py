@@ -48,3 +48,13 @@ def test_a_partial_match_in_several_headings_is_ambiguous_and_lists_them() -> No
     with pytest.raises(ToolInputError, match="ambiguous") as exc:
         match_section(DOC, "eleves", "fr/suivi.md")
     assert "Élèves en difficulté" in str(exc.value) and "'Suivi des élèves'" in str(exc.value)
+
+
+def test_a_heading_longer_than_the_clip_limit_is_found_as_written_in_the_document() -> None:
+    # Headings are clipped to 200 characters where they are parsed; a model copies one whole from the text.
+    long_a = "Why does the collector drop spans when the exporter queue is full " * 4
+    long_b = "and how do I tune the queue size, the consumers and the memory limiter together " * 4
+    doc = parse_markdown(f"# FAQ\n\n## {long_a.strip()}\n\nA.\n\n## {long_b.strip()}\n\nB.\n").sections
+    for wanted, body in ((long_a, "A."), (f"FAQ > {long_b}", "B."), (long_b + " > ", "B.")):
+        found = match_section(doc, wanted, "faq.md")  # was "No section '…'"
+        assert found.body.strip() == body

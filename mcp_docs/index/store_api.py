@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # for the annotations only
     from ..embedders import Embedder
     from ..links import Name
     from ..scan import Problem
-    from .catalog import DocumentRecord, LinkRecord, SectionRecord
+    from .catalog import DocumentRecord, Fingerprint, LinkRecord, SectionRecord
     from .hits import VectorHit
     from .language_mix import LanguageView
 
@@ -33,6 +33,8 @@ class CatalogReader(Protocol):
     def section_counts(self, doc_ids: list[str]) -> dict[str, int]: ...
 
     def ids(self) -> list[str]: ...
+
+    def fingerprints(self, paths: Iterable[str] | None = None) -> dict[str, Fingerprint]: ...
 
     def count(self) -> int: ...
 

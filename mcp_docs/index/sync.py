@@ -28,6 +28,7 @@ from ..errors import (
     NotServed,
     ParseTimeout,
     PathOutsideRoot,
+    RootMissing,
 )
 from ..language import detect_language
 from ..links import link_record, names_of
@@ -224,11 +225,37 @@ def catalog_records(
     return record, sections
 
 
+# A file changed this close to its read may change again within the same tick of the file system's clock (2 s
+# on FAT, 1 s on some network shares), keeping its size and mtime.
+RACY_NS = 3_000_000_000
+
+
+def racy_safe(f: ScannedFile, read_ns: int) -> ScannedFile:
+    """`f` as its fingerprint is kept: a file changed within RACY_NS of the read is kept 1 ns older, so the next
+    sync reads (and hashes) it again; else a second change in the same tick would never be seen ('racy git')."""
+    return replace(f, mtime_ns=f.mtime_ns - 1) if f.mtime_ns > read_ns - RACY_NS else f
+
+
 def scan_paths(
     jail: Jail, scanner: Scanner, paths: Iterable[str] | None, fingerprints: dict[str, Fingerprint]
 ) -> tuple[ScanResult, list[str]]:
     """The files to look at and the ids that are gone: everything (`paths` None) or only under `paths` (the
-    watcher's changes). `fingerprints` are the indexed documents (under `paths`). Both stores' writers use it."""
+    watcher's changes). `fingerprints` are the indexed documents (under `paths`). Both stores' writers use it.
+    Raises RootMissing when the root is gone, before or during the scan: every document would look deleted."""
+    _require_root(jail)
+    scan, gone = _scan_paths(jail, scanner, paths, fingerprints)
+    _require_root(jail)  # deleted while it was scanned: what was not seen is not gone
+    return scan, gone
+
+
+def _require_root(jail: Jail) -> None:
+    if not jail.root.is_dir():
+        raise RootMissing(f"The documents root {jail.root} no longer exists: the index was left as it was.")
+
+
+def _scan_paths(
+    jail: Jail, scanner: Scanner, paths: Iterable[str] | None, fingerprints: dict[str, Fingerprint]
+) -> tuple[ScanResult, list[str]]:
     if paths is None:
         scan = scanner.scan()
         seen = {f.doc_id for f in scan.files}
@@ -242,15 +269,15 @@ def scan_paths(
             scan.files.extend(sub.files)
             scan.problems.extend(sub.problems)
             seen = {f.doc_id for f in sub.files}
-            gone.update(i for i in fingerprints if i.startswith(rel + "/") and i not in seen)
+            # and a note of the folder's name, replaced by it
+            gone.update(i for i in fingerprints if (i == rel or i.startswith(rel + "/")) and i not in seen)
             continue
         before = len(scan.files)
         scanner.stat_one(rel, scan)
         if len(scan.files) == before and rel in fingerprints:
             gone.add(rel)
-        # a folder that vanished: drop everything under it
-        if not full.exists():
-            gone.update(i for i in fingerprints if i.startswith(rel + "/"))
+        # a folder that vanished, or became a file or a folder link (never followed): drop everything under it
+        gone.update(i for i in fingerprints if i.startswith(rel + "/"))
     return scan, sorted(gone)
 
 
@@ -272,12 +299,13 @@ class Synchronizer:
         if paths is not None:
             paths = sorted(set(paths))
         fingerprints = self.catalog.fingerprints(paths)
+        read_ns = time.time_ns()
         scan, gone = self._scan(paths, fingerprints)
         to_read = []
         for f in scan.files:
             fp = fingerprints.get(f.doc_id)
             if fp is None or fp.size != f.size or fp.mtime_ns != f.mtime_ns:
-                to_read.append(f)
+                to_read.append(racy_safe(f, read_ns))
             else:
                 report.unchanged += 1
         report.skipped.extend(scan.problems)

@@ -20,7 +20,7 @@ import psycopg
 from ..embedders import Embedder, EmbedderError, make_embedder
 from ..index.catalog import DocumentRecord, Fingerprint, SectionRecord, document_row
 from ..index.chunking import chunk_document
-from ..index.sync import Progress, SyncReport, catalog_records, prepare, scan_paths
+from ..index.sync import Progress, SyncReport, catalog_records, prepare, racy_safe, scan_paths
 from ..loader import content_hash, read_markdown
 from ..markdown import ParsedDocument
 from ..paths import Jail
@@ -61,9 +61,10 @@ class PgWriter:
         if paths is not None:
             paths = sorted(set(paths))
         old = self.catalog.fingerprints(paths)
+        read_ns = time.time_ns()
         scan, gone = scan_paths(self.jail, self.scanner, paths, old)
         report.skipped.extend(scan.problems)
-        to_read = [f for f in scan.files if _changed(f, old.get(f.doc_id))]
+        to_read = [racy_safe(f, read_ns) for f in scan.files if _changed(f, old.get(f.doc_id))]
         report.unchanged = len(scan.files) - len(to_read)
         total = len(to_read) + len(gone)
         if progress:

@@ -3,11 +3,14 @@ warning on stderr, never a traceback and never silently empty search (issue 10).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import random
 import shutil
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -164,3 +167,37 @@ def test_a_damaged_vector_store_is_rebuilt_on_open(
         lib.embedding.build()
         assert lib.search("uniq3word", 3, "semantic").results
     assert any("rebuilding it" in r.getMessage() for r in caplog.records)
+
+
+@contextlib.contextmanager
+def unwritable(path: Path) -> Iterator[None]:
+    """`path` cannot be opened for writing, even by root (the immutable flag): as an index file made by another
+    user (`sudo mcp-docs index` once) is to this one."""
+    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode:
+        pytest.skip("needs chattr and a file system with the immutable flag")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
+
+
+def test_an_index_this_user_cannot_write_is_read_and_the_refusal_is_one_sentence(tmp_path: Path) -> None:
+    root = _docs(tmp_path, 5)
+    index = tmp_path / "index"
+    with Library(_settings(root, index)) as lib:
+        lib.sync()
+    (root / "new.md").write_text("# New\n\nnewword\n")
+    args = ("--root", str(root), "--index-dir", str(index), "--embeddings", "none")
+    with unwritable(index / "catalog.sqlite"):
+        indexed = _cli(
+            "index", *args
+        )  # was a traceback: "sqlite3.OperationalError: attempt to write a readonly database"
+        searched = _cli_search(root, index, "uniq3word")
+    assert indexed.returncode == 2 and "Traceback" not in indexed.stderr
+    assert "cannot write the index" in indexed.stderr and "readonly" in indexed.stderr
+    assert searched.returncode == 0 and "Traceback" not in searched.stderr, searched.stderr
+    assert "cannot write the index" in searched.stderr  # answers from the index as it is, and says so
+    assert [r["id"] for r in json.loads(searched.stdout)["results"]] == ["d3.md"]
+    with Library(_settings(root, index)) as lib:
+        assert lib.catalog.count() == 5  # kept, not "damaged: rebuilt"
+        assert lib.sync().added == 1

@@ -330,3 +330,71 @@ def test_a_note_of_front_matter_alone_is_found_by_its_title_and_tags(tmp_path: P
         assert "Quarterly zeppelin review" in tools.read_section("stub.md", "(top)").content
         with pytest.raises(ToolInputError):  # nothing to find in an empty file: no invented section
             tools.read_section("empty.md", "(top)")
+
+
+def test_a_file_name_that_is_not_utf8_is_listed_and_the_rest_indexed(library: Library, vault: Path) -> None:
+    with open(os.fsencode(vault) + b"/caf\xe9 latin1 name.md", "wb") as fh:
+        fh.write(b"# Latin-1 name\n\nlatinnameword\n")
+    (vault / "fresh.md").write_text("# Fresh\n\nfreshword\n")
+    library.sync()  # stopped the whole sync: "Value unsupported 'caf\udce9 latin1 name.md'"
+    assert found(library, "freshword") == ["fresh.md"]
+    problems = {p.path: (p.kind, p.detail) for p in library.catalog.problems()}
+    assert problems["caf\ufffd latin1 name.md"][0] == "invalid_name"
+    assert "rename" in problems["caf\ufffd latin1 name.md"][1]
+    assert found(library, "latinnameword") == []
+
+
+def test_a_folder_replaced_by_a_file_or_a_link_leaves_the_index(library: Library, vault: Path, tmp_path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(vault / "guides" / "setup")
+    (vault / "guides" / "setup").write_text("a plain file where the folder was\n")
+    report = library.sync(paths=["guides/setup"])  # its documents stayed indexed and searchable
+    assert report.deleted == 2
+    assert not any(i.startswith("guides/setup/") for i in ids(library))
+    shutil.rmtree(vault / "notes")
+    (vault / "notes").symlink_to(vault / "guides", target_is_directory=True)
+    library.sync(paths=["notes"])
+    assert not any(i.startswith("notes/") for i in ids(library))  # a folder link is never followed
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_named_like_a_note_is_listed_with_a_reason(library: Library, vault: Path) -> None:
+    os.mkfifo(vault / "pipe.md")
+    library.sync()
+    problem = {p.path: p for p in library.catalog.problems()}["pipe.md"]
+    # the detail was the file's absolute path alone ('/tmp/…/vault/pipe.md')
+    assert (problem.kind, problem.detail) == ("unreadable", "not a regular file (a FIFO, socket or device)")
+
+
+def test_a_sync_while_the_root_is_gone_changes_nothing(library: Library, vault: Path, tmp_path: Path) -> None:
+    from mcp_docs.errors import RootMissing
+
+    before = ids(library)
+    vault.rename(tmp_path / "moved-away")  # a restore, a `git clone` over it, a sync tool: it comes back later
+    for paths in (None, ["index.md", "guides"]):
+        with pytest.raises(RootMissing, match="no longer exists"):
+            library.sync(paths=paths)  # emptied the whole index (every document was "gone")
+    assert ids(library) == before
+    (tmp_path / "moved-away").rename(vault)
+    assert library.sync().deleted == 0
+
+
+def test_a_second_change_within_one_mtime_tick_is_seen(library: Library, vault: Path) -> None:
+    note = vault / "tick.md"
+    note.write_text("# Tick\n\nfirstword\n")
+    library.sync()
+    st = note.stat()
+    note.write_text("# Tick\n\nsecndword\n")  # the same size: a typo fixed
+    os.utime(note, ns=(st.st_atime_ns, st.st_mtime_ns))  # as on FAT (2 s ticks) or a share: the same mtime
+    library.sync()  # size and mtime unchanged: taken for unchanged, the old text stayed indexed for good
+    assert found(library, "secndword") == ["tick.md"] and found(library, "firstword") == []
+    assert library.sync().changed_ids == []  # a file that kept its content is not indexed again
+
+
+def test_a_note_replaced_by_a_folder_of_its_name_leaves_the_index(library: Library, vault: Path) -> None:
+    (vault / "index.md").unlink()
+    (vault / "index.md").mkdir()
+    (vault / "index.md" / "inside.md").write_text("# Inside\n\ninsideword\n")
+    library.sync(paths=["index.md"])  # the old note stayed indexed and found, though reads said "a folder"
+    assert "index.md" not in ids(library) and "index.md/inside.md" in ids(library)
