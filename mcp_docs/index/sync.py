@@ -12,6 +12,7 @@ import logging
 import multiprocessing
 import os
 import pickle
+import stat
 import sys
 import threading
 import time
@@ -242,15 +243,26 @@ def scan_paths(
     """The files to look at and the ids that are gone: everything (`paths` None) or only under `paths` (the
     watcher's changes). `fingerprints` are the indexed documents (under `paths`). Both stores' writers use it.
     Raises RootMissing when the root is gone, before or during the scan: every document would look deleted."""
-    _require_root(jail)
+    before = _require_root(jail)
     scan, gone = _scan_paths(jail, scanner, paths, fingerprints)
-    _require_root(jail)  # deleted while it was scanned: what was not seen is not gone
+    # deleted, or replaced by another folder (`mv vault vault.old && mv vault.new vault`), while it was scanned:
+    # the scan saw part of one tree, and what it did not see is not gone
+    if _require_root(jail) != before:
+        raise RootMissing(
+            f"The documents root {jail.root} was replaced while it was scanned: the index was left as it was."
+        )
     return scan, gone
 
 
-def _require_root(jail: Jail) -> None:
-    if not jail.root.is_dir():
+def _require_root(jail: Jail) -> tuple[int, int]:
+    """The root folder's identity (device, inode); RootMissing when it is gone."""
+    try:
+        st = jail.root.stat()
+    except OSError:
+        st = None
+    if st is None or not stat.S_ISDIR(st.st_mode):
         raise RootMissing(f"The documents root {jail.root} no longer exists: the index was left as it was.")
+    return (st.st_dev, st.st_ino)
 
 
 def _scan_paths(
