@@ -305,7 +305,10 @@ class FullTextIndex:
         )
         searcher.search(probe, limit=1)
         for segment in range(searcher.num_segments):
-            searcher.doc(tantivy.DocAddress(segment, 0))
+            first = tantivy.DocAddress(segment, 0)
+            searcher.doc(first)
+            # every search reads this fast field: a damaged column panicked there, after the index had opened
+            searcher.fast_field_values("doc_key", [first])
 
     @property
     def fresh(self) -> bool:

@@ -155,3 +155,25 @@ def test_a_damaged_index_reopens_and_answers(
         assert [h.id for h in hits] == ["d7.md"]
         assert lib.catalog.count() == 40
         assert lib.fulltext.num_sections() == lib.catalog.section_total()
+
+
+def test_a_damaged_fast_field_column_is_found_on_opening(
+    docs: Path, built: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Garbage in a segment's `.fast` file opened fine, then every search panicked in Tantivy ("range end index 19
+    out of range for slice of length 14", reading `doc_key`): the opening probe now reads that column too, and a
+    damaged one is rebuilt. The damage is the one the fuzzing above found (its seed 204686, on the .fast file)."""
+    index = tmp_path_factory.mktemp("fast") / "index"
+    shutil.copytree(built, index)
+    rng = random.Random(204686)
+    segments = sorted(p for p in (index / "fulltext").iterdir() if len(p.name.split(".")[0]) == 32)
+    path = rng.choice(segments)
+    assert path.suffix == ".fast"
+    data = bytearray(path.read_bytes())
+    for _ in range(max(1, len(data) // 50)):
+        data[rng.randrange(len(data))] = rng.randrange(256) if data else 0
+    path.write_bytes(bytes(data))
+    with _open(docs, index) as lib:
+        lib.sync()
+        assert [h.id for h in lib.search("uniq7word", 3, "keyword").results] == ["d7.md"]
+        assert lib.fulltext.num_sections() == lib.catalog.section_total()
