@@ -1,8 +1,8 @@
 """Reading one Markdown file, the one way every reader does it: the sync, the embedding worker and the tools.
 
-Read through the jail (size limit, serving rules), turn UTF-16 with a BOM into UTF-8, refuse binary content, hash the bytes (the catalog and the
-vector store compare these hashes), decode with a warning for invalid UTF-8, normalise line ends, and parse
-within the time budget. The parse cache (parse_cache.py) memoises `parse_file` for the read tools.
+Read through the jail (size limit, serving rules), turn UTF-16 with a BOM into UTF-8, refuse binary content,
+hash the bytes (the catalog and the vector store compare these hashes), decode with a warning for invalid UTF-8,
+normalise line ends, and parse within the time budget. The parse cache (parse_cache.py) memoises `parse_file` for the read tools.
 """
 
 from __future__ import annotations
