@@ -25,7 +25,7 @@ from .render import plural
 from .settings import Settings
 from .store import open_library
 
-BROKEN_LINKS_SHOWN = 100  # rows of the human status; --json lists every broken link
+ROWS_SHOWN = 100  # rows of each table of the human status; --json lists them all
 
 # Chunks `mcp-docs search` embeds before answering (~10 s with the local model); past that,
 # `mcp-docs index` (progress bar, resumable) or a running server builds the vectors.
@@ -353,27 +353,40 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
         console.print(f"reranker    {reranker_summary(rerank)}", highlight=False)
         if problems:
             table = Table("skipped file", "why", "detail", title=f"{plural(len(problems), 'file')} skipped")
-            for p in problems:
+            for p in problems[:ROWS_SHOWN]:
                 table.add_row(p.path, p.kind, p.detail)
-            console.print(table)
+            _print_capped(console, table, len(problems))
         if warnings:
             table = Table("document", "warning", title=f"{plural(len(warnings), 'document')} indexed with warnings")
-            for path, ws in warnings:
+            for path, ws in warnings[:ROWS_SHOWN]:
                 table.add_row(path, "; ".join(ws))
-            console.print(table)
+            _print_capped(console, table, len(warnings))
         if broken:
             table = Table("document", "line", "link", "why", title=f"{plural(len(broken), 'broken link')}")
-            for b in broken[:BROKEN_LINKS_SHOWN]:
+            for b in broken[:ROWS_SHOWN]:
                 table.add_row(b.id, str(b.line), b.target, b.reason)
-            console.print(table)
-            if len(broken) > BROKEN_LINKS_SHOWN:
-                console.print(f"… and {len(broken) - BROKEN_LINKS_SHOWN} more (`mcp-docs status --json` lists all)")
+            _print_capped(console, table, len(broken))
+        if problems or warnings or broken:  # the tables push the lines above off screen: the gist again, last
+            gist = [plural(info.documents, "document")]
+            if vec:
+                gist.append(vector_summary(vec))
+            gist.append(
+                f"{plural(len(problems), 'file')} skipped, {plural(len(warnings), 'document')} with warnings, "
+                f"{plural(len(broken), 'broken link')}"
+            )
+            console.print("summary     " + "; ".join(gist), highlight=False)
         empty = library.empty_note()
         if empty:
             console.print(f"[yellow]{empty}[/]", highlight=False)
         elif not problems and not warnings and not broken:
             console.print("no files skipped, no warnings, no broken links")
     return 0
+
+
+def _print_capped(console: Console, table: Table, total: int) -> None:
+    console.print(table)
+    if total > ROWS_SHOWN:
+        console.print(f"… and {total - ROWS_SHOWN:,} more (`mcp-docs status --json` lists all)")
 
 
 def reranker_summary(rerank: dict[str, object] | None) -> str:

@@ -202,3 +202,22 @@ def test_the_suggested_read_command_works_when_pasted_into_a_shell(tmp_path: Pat
         assert argv[:2] == ["mcp-docs", "read"]
         read = run(*argv[1:], *base)
         assert read.returncode == 0 and expected in read.stdout, (command, read.stderr)
+
+
+def test_status_keeps_each_table_short_and_ends_with_the_gist(tmp_path: Path) -> None:
+    """105 skipped files printed 105 rows (and broken links up to 100 more) after the embedding progress, which a
+    new user then had to scroll back for: each table shows 100 rows, and the gist comes again at the end."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    (root / "note.md").write_text("# Note\n\nhello\n")
+    for i in range(105):
+        (root / f"bin{i:03}.md").write_bytes(b"\x00binary\x00")
+    base = ["--root", str(root), "--index-dir", str(tmp_path / "idx")]
+    assert run("index", *base).returncode == 0
+    out = run("status", *base)
+    assert out.returncode == 0, out.stderr
+    assert "… and 5 more" in out.stdout and "bin104.md" not in out.stdout
+    gist = " ".join(out.stdout[out.stdout.rindex("summary") :].split())  # the terminal may wrap it
+    assert out.stdout.rindex("summary") > out.stdout.index("… and 5 more")
+    assert gist.startswith("summary 1 document;") and "105 files skipped" in gist
+    assert len(json.loads(run("status", *base, "--json").stdout)["skipped"]) == 105
