@@ -59,6 +59,9 @@ def _clock(seconds: float) -> str:
     )
 
 
+MIN_RATE_SECONDS = 1.0  # a rate measured over less than this is noise
+
+
 def progress_detail(done: int, total: int | None, unit: str, seconds: float, prior_rate: float | None = None) -> str:
     """'120/8,273 chunks · 21.4 chunks/s · ETA 6:23': the total once known, a rate and an ETA once measurable.
 
@@ -66,7 +69,9 @@ def progress_detail(done: int, total: int | None, unit: str, seconds: float, pri
     if total is None:
         return f"{done:,} {unit}" if done else ""
     text = f"{done:,}/{total:,} {unit}"
-    rate = done / seconds if done and seconds > 0 else prior_rate
+    # a stage's first report can come with much already done (chunking announces itself after its first batch):
+    # under a second of it gave '43802015.7 documents/s'
+    rate = done / seconds if done and seconds >= MIN_RATE_SECONDS else prior_rate
     if rate and total > done:
         text += f" · {rate:.1f} {unit}/s · ETA {_clock((total - done) / rate)}"
     return text

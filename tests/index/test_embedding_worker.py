@@ -286,3 +286,6 @@ def test_progress_text_never_shows_an_unknown_total_or_eta() -> None:
     assert progress_detail(100, 8273, "chunks", 5.0) == "100/8,273 chunks · 20.0 chunks/s · ETA 6:49"
     assert progress_detail(8273, 8273, "chunks", 400.0) == "8,273/8,273 chunks"
     assert progress_detail(10, 100_000, "chunks", 1.0).endswith("ETA 2:46:39")
+    # a stage that reports for the first time with much done: no rate from a few microseconds
+    assert progress_detail(4_000, 8_000, "documents", 0.0001) == "4,000/8,000 documents"
+    assert progress_detail(4_000, 8_000, "documents", 0.0001, prior_rate=20.0).endswith("20.0 documents/s · ETA 3:20")
