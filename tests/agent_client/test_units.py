@@ -146,3 +146,19 @@ def test_trim_never_splits_tool_calls_from_results() -> None:
         if isinstance(m, ToolResultMessage):
             owner = next(x for x in reversed(kept[:i]) if isinstance(x, AssistantMessage))
             assert m.tool_call_id in {c.id for c in owner.tool_calls}
+
+
+def test_a_tool_line_stays_one_short_line_whatever_the_model_named_the_tool() -> None:
+    """A model that invents a 1,600-character tool name had it printed whole on the activity line."""
+    import io
+
+    from agent_client.mcp_session import ToolOutcome
+    from agent_client.render import TerminalObserver
+
+    err = io.StringIO()
+    observer = TerminalObserver(err=err, out=io.StringIO())
+    observer.on_tool_end(
+        ToolCall(id="c1", name="x" * 1600, arguments_json="{}"), ToolOutcome(text="no such tool", is_error=True), 3
+    )
+    line = err.getvalue()
+    assert line.count("\n") == 1 and len(line) < 300 and "no such tool" in line
