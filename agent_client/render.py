@@ -57,7 +57,7 @@ class TerminalObserver(Observer):
         with contextlib.suppress(ValueError):
             args = json.dumps(json.loads(args), ensure_ascii=False, separators=(",", ":"))
         status = "error" if outcome.is_error else human_size(len(outcome.text))
-        line = f"  · {short(call.name, 60)} {short(args, 100)} → {status} in {duration_ms} ms"  # names: a model's
+        line = f"  · {short(call.name, 60)} {short(args, 100)} → {status} in {duration_ms} ms"  # the model names the tool: any length
         if outcome.is_error:
             line += f": {short(outcome.text, 120)}"
         self.err.write(terminal_safe(line) + "\n")
