@@ -57,7 +57,8 @@ class TerminalObserver(Observer):
         with contextlib.suppress(ValueError):
             args = json.dumps(json.loads(args), ensure_ascii=False, separators=(",", ":"))
         status = "error" if outcome.is_error else human_size(len(outcome.text))
-        line = f"  · {short(call.name, 60)} {short(args, 100)} → {status} in {duration_ms} ms"  # the model names the tool: any length
+        # the model names the tool, at any length
+        line = f"  · {short(call.name, 60)} {short(args, 100)} → {status} in {duration_ms} ms"
         if outcome.is_error:
             line += f": {short(outcome.text, 120)}"
         self.err.write(terminal_safe(line) + "\n")
