@@ -154,7 +154,22 @@ class _Pending:
                 await anyio.sleep(0.01)
 
 
-class _AnswerNotingWriteStream:
+class _ClosedOnExit:
+    """`async with` a stream closes it (the SDK uses its streams that way)."""
+
+    async def aclose(self) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+class _AnswerNotingWriteStream(_ClosedOnExit):
     """The transport's write stream, noting each reply in `_Pending`."""
 
     def __init__(self, inner: Any, pending: _Pending) -> None:
@@ -168,16 +183,8 @@ class _AnswerNotingWriteStream:
     async def aclose(self) -> None:
         await self._inner.aclose()
 
-    async def __aenter__(self) -> Self:
-        return self
 
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-
-class _AnsweringReadStream:
+class _AnsweringReadStream(_ClosedOnExit):
     """The transport's read stream with rejected lines answered on the write stream and not passed on, and the
     end of stdin held back until the requests already read are answered (`_Pending`)."""
 
@@ -219,14 +226,6 @@ class _AnsweringReadStream:
             return await self.receive()
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
 
 def lowlevel_server(mcp: MCPServer) -> Server[Any]:
