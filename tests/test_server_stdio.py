@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 
 import anyio
 import pytest
@@ -82,15 +84,14 @@ def test_stdout_carries_only_protocol_messages(vault, tmp_path) -> None:
     assert "Traceback" not in proc.stdout
 
 
-@pytest.mark.anyio
-async def test_ctrl_c_stops_a_stdio_server_at_once_and_the_index_opens_again(vault, tmp_path) -> None:
-    """SIGINT (Ctrl-C in the terminal that started it) while the client keeps stdin open: before, the server stopped
-    answering but did not exit until the client closed stdin (the SDK's stdin reader cannot be cancelled)."""
+@contextlib.contextmanager
+def initialized_server(vault, index, *extra: str, stderr: int = subprocess.DEVNULL) -> Iterator[subprocess.Popen]:
+    """A stdio server in a child process that has answered `initialize`; killed if still running at the end."""
     proc = subprocess.Popen(
-        [sys.executable, *serve_args(vault, tmp_path / "index")],
+        [sys.executable, *serve_args(vault, index, *extra)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=stderr,
         env=child_env(),
     )
     try:
@@ -98,17 +99,25 @@ async def test_ctrl_c_stops_a_stdio_server_at_once_and_the_index_opens_again(vau
         proc.stdin.write(initialize_request(1).encode() + b"\n")
         proc.stdin.flush()
         assert json.loads(proc.stdout.readline())["id"] == 1
-        proc.send_signal(signal.SIGINT)
-        started = time.monotonic()
-        proc.wait(10)
-        assert time.monotonic() - started < 3
+        yield proc
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        for stream in (proc.stdin, proc.stdout):
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+@pytest.mark.anyio
+async def test_ctrl_c_stops_a_stdio_server_at_once_and_the_index_opens_again(vault, tmp_path) -> None:
+    """SIGINT (Ctrl-C in the terminal that started it) while the client keeps stdin open: before, the server stopped
+    answering but did not exit until the client closed stdin (the SDK's stdin reader cannot be cancelled)."""
+    with initialized_server(vault, tmp_path / "index") as proc:
+        proc.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        proc.wait(10)
+        assert time.monotonic() - started < 3
     async with Client(stdio_params(vault, tmp_path / "index", "--no-watch", cwd=tmp_path)) as client:
         r = await client.call_tool("search_documents", {"query": "swappiness", "mode": "keyword"})
         assert r.structured_content["results"][0]["id"] == "guides/install.md"
@@ -116,30 +125,13 @@ async def test_ctrl_c_stops_a_stdio_server_at_once_and_the_index_opens_again(vau
 
 def test_a_client_that_closes_stdout_stops_the_server_quietly(vault, tmp_path) -> None:
     """Before: the next reply hit a broken pipe and the server died with exit status 1 and a 40-line traceback."""
-    proc = subprocess.Popen(
-        [sys.executable, *serve_args(vault, tmp_path / "index", "--no-watch")],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=child_env(),
-    )
-    try:
+    with initialized_server(vault, tmp_path / "index", "--no-watch", stderr=subprocess.PIPE) as proc:
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        proc.stdin.write(initialize_request(1).encode() + b"\n")
-        proc.stdin.flush()
-        assert json.loads(proc.stdout.readline())["id"] == 1
         proc.stdout.close()
         proc.stdin.write(b'{"jsonrpc": "2.0", "id": 2, "method": "ping"}\n')
         proc.stdin.flush()
         assert proc.wait(20) == 0
         assert "Traceback" not in proc.stderr.read().decode()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for stream in (proc.stdin, proc.stderr):
-            if stream is not None:
-                stream.close()
 
 
 @pytest.mark.anyio

@@ -114,6 +114,20 @@ def built(docs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 DAMAGE = st.sampled_from(["delete", "truncate", "garbage"])
 
 
+def spoil(path: Path, damage: str, rng: random.Random) -> None:
+    """Delete, cut or scribble over a file (a folder is deleted whatever `damage` says)."""
+    if damage == "delete" or path.is_dir():
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    elif damage == "truncate":
+        data = path.read_bytes()
+        path.write_bytes(data[: rng.randrange(0, max(1, len(data)))])
+    else:
+        data = bytearray(path.read_bytes())
+        for _ in range(max(1, len(data) // 50)):
+            data[rng.randrange(len(data))] = rng.randrange(256) if data else 0
+        path.write_bytes(bytes(data))
+
+
 @FUZZ
 @given(
     target=st.sampled_from(
@@ -139,16 +153,7 @@ def test_a_damaged_index_reopens_and_answers(
     rng = random.Random(seed)
     segments = sorted(p for p in (index / "fulltext").iterdir() if len(p.name.split(".")[0]) == 32)
     path = rng.choice(segments) if target == "a segment file" else index / target
-    if damage == "delete" or path.is_dir():
-        shutil.rmtree(path) if path.is_dir() else path.unlink()
-    elif damage == "truncate":
-        data = path.read_bytes()
-        path.write_bytes(data[: rng.randrange(0, max(1, len(data)))])
-    else:
-        data = bytearray(path.read_bytes())
-        for _ in range(max(1, len(data) // 50)):
-            data[rng.randrange(len(data))] = rng.randrange(256) if data else 0
-        path.write_bytes(bytes(data))
+    spoil(path, damage, rng)
     with _open(docs, index) as lib:
         lib.sync()
         hits: list[Any] = lib.search("uniq7word", 3, "keyword").results
@@ -169,10 +174,7 @@ def test_a_damaged_fast_field_column_is_found_on_opening(
     segments = sorted(p for p in (index / "fulltext").iterdir() if len(p.name.split(".")[0]) == 32)
     path = rng.choice(segments)
     assert path.suffix == ".fast"
-    data = bytearray(path.read_bytes())
-    for _ in range(max(1, len(data) // 50)):
-        data[rng.randrange(len(data))] = rng.randrange(256) if data else 0
-    path.write_bytes(bytes(data))
+    spoil(path, "garbage", rng)
     with _open(docs, index) as lib:
         lib.sync()
         assert [h.id for h in lib.search("uniq7word", 3, "keyword").results] == ["d7.md"]
