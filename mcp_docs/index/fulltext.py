@@ -43,7 +43,9 @@ log = logging.getLogger(__name__)
 # the version change clears the catalog (Library._check_generation), so every document is indexed again once.
 # 9: a one-sentence note is named by three function words (language.SHORT_MIN_VOTES): notes indexed before keep
 # the root's language, and so its stemmer, until indexed again.
-FULLTEXT_SCHEMA_VERSION = "9"
+# 10: languages named by py3langid (Czech was Portuguese, Thai English), Thai/Lao/Khmer/Myanmar letter pairs in
+# `cjk`: every document is detected and indexed again once.
+FULLTEXT_SCHEMA_VERSION = "10"
 WRITER_HEAP_BYTES = 64 * 1024 * 1024
 MAX_QUERY_TERMS = 64
 MAX_IDENTIFIERS = 200
