@@ -438,12 +438,14 @@ class Library:
         words = query_words(query)
         terms = [w for w in words if w not in QUERY_STOPWORDS] or words
         terms += identifiers(query)
+        named = self.catalog.named_languages([g.doc_id for g in groups])
         results = [
             DocumentMatch(
                 id=g.doc_id,
                 title=g.hits[0].title,
                 score=round(g.score, 4),
                 tags=list(g.hits[0].tags),
+                language=named.get(g.doc_id),
                 sections=[
                     SectionMatch(
                         heading=s.heading,

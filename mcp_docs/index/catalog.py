@@ -30,7 +30,8 @@ log = logging.getLogger(__name__)
 SQLITE_SUFFIXES = ("", "-wal", "-shm", "-journal")
 
 # Bump when the tables or what parsing extracts change: existing indexes are rebuilt on open.
-SCHEMA_VERSION = 5
+# 6: documents.language, the language named (front matter or detected), null when undecided (issue 29).
+SCHEMA_VERSION = 6
 
 _SCHEMA = """
 create table if not exists meta (key text primary key, value text not null);
@@ -49,7 +50,8 @@ create table if not exists documents (
     links text not null,
     warnings text not null,
     tokens integer not null,
-    indexed_at real not null
+    indexed_at real not null,
+    language text
 );
 create index if not exists documents_folder on documents(folder);
 create index if not exists documents_lang on documents(lang);
@@ -135,6 +137,9 @@ class DocumentRecord:
     tokens: int
     indexed_at: float = 0.0
     names: tuple[Name, ...] = ()  # how links can name it: file name, folder (index notes), aliases
+    # The language its front matter or the detector names (ISO 639-1), None when undecided: what agents are told.
+    # `lang` is the language it is analysed in: this one, else the root's.
+    language: str | None = None
 
 
 @dataclass(frozen=True)
@@ -244,7 +249,7 @@ class Catalog:
     def upsert(conn: sqlite3.Connection, doc: DocumentRecord, sections: Iterable[SectionRecord]) -> None:
         Catalog.delete(conn, doc.id)
         conn.execute(
-            "insert into documents values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "insert into documents values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             document_row(doc, doc.indexed_at or time.time()),
         )
         conn.executemany(
@@ -389,6 +394,15 @@ class Catalog:
 
     def section_total(self) -> int:
         return int(self._conn().execute("select count(*) from sections").fetchone()[0])
+
+    def named_languages(self, doc_ids: list[str]) -> dict[str, str | None]:
+        """Each known document's named language (DocumentRecord.language: None when undecided), in one query."""
+        if not doc_ids:
+            return {}
+        rows = self._conn().execute(
+            "select id, language from documents where id in (select value from json_each(?))", (json.dumps(doc_ids),)
+        )
+        return {r[0]: r[1] for r in rows}
 
     def languages_of(self, doc_ids: list[str]) -> dict[str, str]:
         """Each known document's language code, in one query (a search merging translations asks for its ~10)."""
@@ -538,6 +552,7 @@ def document_row(doc: DocumentRecord, indexed_at: float) -> tuple[Any, ...]:
         json.dumps(list(doc.warnings)),
         doc.tokens,
         indexed_at,
+        doc.language,
     )
 
 
@@ -559,4 +574,5 @@ def document_from_row(row: tuple[Any, ...]) -> DocumentRecord:
         warnings=tuple(json.loads(row[12])),
         tokens=row[13],
         indexed_at=row[14],
+        language=row[15],
     )

@@ -159,7 +159,7 @@ class PgWriter:
         if config not in self._configs:  # a server built without that language's dictionary
             config = "simple"
         conn.execute(
-            "insert into mcp_docs_documents values (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            "insert into mcp_docs_documents values (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
             (*document_row(doc, time.time()), data),
         )
         bodies = {s.index: s.body for s in parsed.sections}

@@ -30,7 +30,7 @@ from ..settings import STEMMER_LANGUAGES
 log = logging.getLogger(__name__)
 
 # Bump when the tables change: a writer rebuilds an older index (it is a cache of the root), readers refuse.
-PG_SCHEMA_VERSION = 1
+PG_SCHEMA_VERSION = 2  # 2: mcp_docs_documents.language (issue 29)
 CONNECT_SECONDS = 5
 STATEMENT_MS = 30_000  # a reader's query that takes longer is cancelled: one tool error, not a hung request
 WRITER_LOCK_KEY = 0x6D63_7064_6F63  # pg_advisory_lock key of the one writer ('mcpdoc')
@@ -57,6 +57,7 @@ create table if not exists mcp_docs_documents (
     warnings text not null,
     tokens integer not null,
     indexed_at double precision not null,
+    language text,
     content bytea not null
 );
 create index if not exists mcp_docs_documents_folder on mcp_docs_documents(folder text_pattern_ops);
