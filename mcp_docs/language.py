@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import threading
+import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -114,6 +115,17 @@ _FENCE = re.compile(r" {0,3}(```|~~~)")
 # Runs of CJK letters (Han, kana, Hangul), and of the Southeast Asian scripts, which carry no spaces between words.
 CJK_RUN = re.compile(f"[{_CJK}]+")
 NO_SPACE_RUN = re.compile(f"[{_CJK}]+|[{_SOUTHEAST_ASIAN}]+")
+_SOUTHEAST_ASIAN_LETTER = re.compile(f"[{_SOUTHEAST_ASIAN}]")
+SOUTHEAST_ASIAN_RUN = re.compile(f"[{_SOUTHEAST_ASIAN}]+")
+# A letter of those scripts as a reader sees it: a character, then its combining marks, and the consonants that
+# Khmer's coeng (U+17D2) and Myanmar's virama (U+1039) stack under it. A run that begins with a mark (text cut
+# mid-word) starts with a unit of its own.
+_MARKS = "".join(
+    chr(c)
+    for c in range(0x0E00, 0x19FF + 1)
+    if unicodedata.category(chr(c)).startswith("M") and NO_SPACE_RUN.match(chr(c))
+)
+_CLUSTER = re.compile(f"[{_SOUTHEAST_ASIAN}](?:[\u17d2\u1039][{_SOUTHEAST_ASIAN}]|[{_MARKS}])*")
 
 
 def prose_sample(texts: Iterable[str], limit: int = SAMPLE_CHARS) -> str:
@@ -190,22 +202,24 @@ def describe_languages(counts: Mapping[str, int]) -> str:
 
 def cjk_terms(text: str, letters: bool = False) -> list[str]:
     """Overlapping pairs of letters of every run of a script written without spaces ('東京都' → '東京', '京都');
-    a one-letter run stays whole. With `letters` (for the index), every letter of a longer CJK run as well
+    a one-letter run stays whole. With `letters` (for the index), every letter of a longer run as well
     ('東', '京', '都').
 
     Chinese, Japanese, Thai, Lao, Khmer and Myanmar write no spaces, so a word tokenizer sees a whole sentence
     as one token; indexing pairs makes any word of two or more letters findable, the approach of Lucene's CJK
     analyzer. Many CJK words are one letter (雨 rain, 山 mountain, 猫 cat) and sit inside runs: those letters are
     indexed too (Lucene's `outputUnigrams`), and a query searches a lone letter as itself and a longer run by its
-    pairs only, which are the more selective terms. A Southeast Asian letter alone is a consonant or a vowel
-    sign, no word: only pairs are indexed."""
+    pairs only, which are the more selective terms. In the Southeast Asian scripts a letter is a consonant with
+    its vowel signs, tone marks and stacked consonants ('ផ្សា' of Khmer 'ផ្សារ', market): pairs of code points
+    would match any word sharing one vowel sign ('សា' of 'សាលា', school, ranked the school note first)."""
     terms: list[str] = []
     for match in NO_SPACE_RUN.finditer(text):
         run = match.group(0)
-        if len(run) == 1:
-            terms.append(run)
+        units = _CLUSTER.findall(run) if _SOUTHEAST_ASIAN_LETTER.match(run) else list(run)
+        if len(units) == 1:
+            terms.append(units[0])
             continue
-        terms.extend(run[i : i + 2] for i in range(len(run) - 1))
-        if letters and CJK_RUN.fullmatch(run):
-            terms.extend(run)
+        terms.extend(units[i] + units[i + 1] for i in range(len(units) - 1))
+        if letters:
+            terms.extend(units)
     return terms

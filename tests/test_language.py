@@ -156,3 +156,11 @@ def test_bosnian_without_a_clear_lead_over_croatian_abstains() -> None:
     # choice among them is a coin toss (tldr's Bosnian pages: Croatian at 0.54 against 0.30), so it abstains.
     # (here Bosnian 0.61, Serbian 0.26: sure enough by itself, not ahead enough of its sibling)
     assert detect_language(["Izlistaj sve datoteke u trenutnom direktoriju, uključujući i one skrivene."]) is None
+
+
+def test_southeast_asian_pairs_are_of_letters_with_their_marks() -> None:
+    # Khmer 'ផ្សារ' (market) is two letters, 'ផ្សា' (a consonant, a stacked one, a vowel sign) and 'រ': one pair
+    assert cjk_terms("ផ្សារ") == ["ផ្សារ"]
+    # Thai 'ร่ม' (umbrella): the tone mark stays on its consonant
+    assert cjk_terms("ร่ม") == ["ร่ม"]
+    assert cjk_terms("แมว", letters=True) == ["แม", "มว", "แ", "ม", "ว"]

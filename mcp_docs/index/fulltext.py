@@ -31,7 +31,7 @@ from pathlib import Path
 import tantivy
 
 from ..errors import IndexBusy
-from ..language import STOPWORDS, cjk_terms
+from ..language import SOUTHEAST_ASIAN_RUN, STOPWORDS, cjk_terms
 from ..settings import STEMMER_LANGUAGES
 from . import ownership
 from .document_signals import QuerySignals, QueryWord, query_language
@@ -202,6 +202,13 @@ def query_words(text: str) -> list[str]:
         if len(words) >= MAX_QUERY_TERMS:
             break
     return list(words)
+
+
+def spaced_words(text: str) -> list[str]:
+    """The query's words for the word fields: Thai, Lao, Khmer and Myanmar runs are left to their letter pairs
+    (cjk_terms). The word pattern cuts them at every vowel sign, and the pieces (one consonant, often) matched the
+    pieces of every page in the language ('ផ្សារ', market, found the school note first through its 'ស')."""
+    return query_words(SOUTHEAST_ASIAN_RUN.sub(" ", text))
 
 
 def ancestor_folders(folder: str) -> list[str]:
@@ -451,7 +458,7 @@ class FullTextIndex:
     def build_query(
         self, text: str, languages: Iterable[str], folder: str | None = None, tags: Iterable[str] = ()
     ) -> tantivy.Query | None:
-        words = query_words(text)
+        words = spaced_words(text)
         content = [w for w in words if w not in QUERY_STOPWORDS]
         if content:
             words = content
@@ -509,14 +516,14 @@ class FullTextIndex:
     def query_signals(self, text: str, languages: Iterable[str]) -> QuerySignals:
         """What document_signals needs of a query: its words' terms by language, weighted by their IDF over
         the sections (the rarest term of a word in the body field), and the query's language."""
-        words = query_words(text)
+        words = spaced_words(text)
         content = [w for w in words if w not in QUERY_STOPWORDS] or words
         # The words of a code identifier (OTEL_TRACES_SAMPLER_ARG) name it; they do not say what the page is
         # about, and the `ident` field already matches the whole: a page in a `traces` folder is no better an
         # answer. OpenTelemetry questions, keyword doc hit@5: 0.933 with them, 0.947 without.
         code = _IDENT.sub(lambda m: " " if _CODE_MARK.search(m.group(0)) else m.group(0), text)
         if code != text:
-            outside = set(query_words(code))
+            outside = set(spaced_words(code))
             content = [w for w in content if w in outside]
         present = sorted({self.language, *languages})
         last = getattr(self._last_query, "value", None)
