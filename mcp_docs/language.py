@@ -41,6 +41,9 @@ MIN_PROBABILITY = 0.6
 # no Indonesian page was named Malay, and the rule left 8 of 120 tldr pages undecided.
 SIBLINGS = (frozenset({"bs", "hr", "sr"}), frozenset({"da", "no"}))
 SIBLING_LEAD = 2.5
+# A query's language, when it is one without a function-word list (query_language_beyond_stopwords).
+QUERY_MIN_PROBABILITY = 0.9
+QUERY_MIN_LETTERS = 4
 # The identifier's labels that are a variety of an ISO 639-1 language: counted as that language (Norwegian
 # Bokmål and Nynorsk, Egyptian and Moroccan Arabic, Wu and Cantonese Chinese, Southern Uzbek). Its other
 # three-letter labels (Nigerian Pidgin, Bikol, ...) name no ISO 639-1 language: the page stays undecided.
@@ -166,6 +169,30 @@ def detect_language(texts: Iterable[str]) -> str | None:
     if best < SIBLING_LEAD * second and any(code in group and runner_up in group for group in SIBLINGS):
         return None
     return code
+
+
+def query_language_beyond_stopwords(query: str, languages: Iterable[str]) -> str | None:
+    """The language of a query written in one of the collection's `languages` that have no function-word list
+    (STOPWORDS: the query's language is told by those first), or None.
+
+    A query is a few words: the identifier's answer is taken only among the collection's languages, only when
+    it names one without a word list (Czech, Thai, Ukrainian ...) with QUERY_MIN_PROBABILITY of their share, and
+    only from QUERY_MIN_LETTERS letters on. A collection whose languages all have word lists never asks (the
+    OpenTelemetry docs, English and French: their results stay as they were)."""
+    others = {code for code in languages if code not in STOPWORDS and code in LANGUAGE_NAMES}
+    if not others or len(_LETTER.findall(query)) < QUERY_MIN_LETTERS:
+        return None
+    wanted = others | {code for code in languages if code in LANGUAGE_NAMES}
+    shares: dict[str, float] = {}
+    for label, probability in _identifier().rank(query):
+        code = VARIETIES.get(label, label)
+        if code in wanted:
+            shares[code] = shares.get(code, 0.0) + float(probability)
+    total = sum(shares.values())
+    if not total:
+        return None
+    code, best = max(shares.items(), key=lambda item: item[1])
+    return code if code in others and best >= QUERY_MIN_PROBABILITY * total else None
 
 
 _LOAD_LOCK = threading.Lock()

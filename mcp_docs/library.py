@@ -26,7 +26,7 @@ from .index.fulltext import QUERY_STOPWORDS, FullTextIndex, KeywordHit, doc_key,
 from .index.hits import RankedSection
 from .index.ranking import Bonus, DocumentGroup, group_by_document, lead_with
 from .index.sync import Progress, Synchronizer, SyncReport
-from .language import STOPWORDS, describe_languages
+from .language import STOPWORDS, describe_languages, query_language_beyond_stopwords
 from .loader import read_markdown
 from .markdown import normalize_tag
 from .models import DocumentMatch, IndexInfo, SearchMode, SearchResult, SectionMatch
@@ -502,7 +502,9 @@ class Library:
         OpenTelemetry questions it names 93 of 110, none wrongly; the language the query's vector is closest to
         named two English identifiers French."""
         stopwords = {code: STOPWORDS[code] for code in self._languages if code in STOPWORDS}
-        return document_signals.query_language(query_words(query), stopwords)
+        return document_signals.query_language(query_words(query), stopwords) or query_language_beyond_stopwords(
+            query, self._languages
+        )
 
     # -- documents (the tools read them through these, so another store may serve them) ---------------------
     def resolve_id(self, doc_id: str) -> Path:

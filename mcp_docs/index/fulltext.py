@@ -31,7 +31,7 @@ from pathlib import Path
 import tantivy
 
 from ..errors import IndexBusy
-from ..language import SOUTHEAST_ASIAN_RUN, STOPWORDS, cjk_terms
+from ..language import SOUTHEAST_ASIAN_RUN, STOPWORDS, cjk_terms, query_language_beyond_stopwords
 from ..settings import STEMMER_LANGUAGES
 from . import ownership
 from .document_signals import QuerySignals, QueryWord, query_language
@@ -539,7 +539,8 @@ class FullTextIndex:
             weight = math.log(1 + (total - df + 0.5) / (df + 0.5))
             weighted.append(QueryWord({t: tuple(codes) for t, codes in terms.items()}, weight))
         stopwords = {code: STOPWORDS[code] for code in present if code in STOPWORDS}
-        return QuerySignals(tuple(weighted), query_language(words, stopwords))
+        language = query_language(words, stopwords) or query_language_beyond_stopwords(text, present)
+        return QuerySignals(tuple(weighted), language)
 
     def search(self, query: tantivy.Query, limit: int) -> list[tuple[RankedSection, float]]:
         return [(hit.section, hit.score) for hit in self.search_hits(query, limit)]
