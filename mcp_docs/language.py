@@ -79,7 +79,7 @@ STOPWORDS: dict[str, frozenset[str]] = {
     code: frozenset(words.split())
     for code, words in {
         "en": "the and of to is in that it for with as are this be on by not or from at which was have has can you "
-        "an will your these when if its we they but their there been were would should what how",
+        "an will your these when if its we they but their there been were would should what how do does did i my",
         "fr": "le la les des du de et est une un dans pour que qui sur par pas au aux avec ce cette ces sont ou "
         "il elle nous vous ils leur se sa son ses mais plus être été fait comme aussi peut votre vos entre",
         "de": "der die das und ist nicht mit den dem des ein eine einen zu auf für von sich auch es im werden wird "

@@ -44,10 +44,16 @@ log = logging.getLogger(__name__)
 # 9: a one-sentence note is named by three function words (language.SHORT_MIN_VOTES): notes indexed before keep
 # the root's language, and so its stemmer, until indexed again.
 # 10: languages named by py3langid (Czech was Portuguese, Thai English), Thai/Lao/Khmer/Myanmar letter pairs in
-# `cjk`: every document is detected and indexed again once.
+# `cjk`, languages without a stemmer unstemmed (UNSTEMMED_MARK): every document is detected and indexed again once.
 FULLTEXT_SCHEMA_VERSION = "10"
 WRITER_HEAP_BYTES = 64 * 1024 * 1024
 MAX_QUERY_TERMS = 64
+# A language without a stemmer (Czech, Thai, Ukrainian, ...) is lowercased and accent-folded, not stemmed, and each
+# of its words is marked (Snowball stemmers have no suffix of digits, so the root's leaves it whole): its words
+# are not the root's stems. Unmarked, every Czech, Khmer or Vietnamese page that keeps "Canvas" or "create" as
+# an English word counted in the English stem's document frequency: in the Obsidian help (36 languages) English
+# 'canva' was in 27 languages' pages, Portuguese 'canv' in 5, and "what is canvas" found the English page third.
+UNSTEMMED_MARK = "00"
 MAX_IDENTIFIERS = 200
 
 # Field weights, tuned on SciFact and checked on the OpenTelemetry question set (benchmarks/REPORT.md).
@@ -331,9 +337,11 @@ class FullTextIndex:
 
     def _pre_stemmed(self, text: str, lang: str) -> str:
         """`text` of a section in `lang`, ready for the root-stemmed fields (see the module docstring)."""
-        if lang == self.language or lang not in STEMMER_LANGUAGES:
+        if lang == self.language:
             return text
-        return " ".join(_stemming(lang).analyze(text))
+        if lang in STEMMER_LANGUAGES:
+            return " ".join(_stemming(lang).analyze(text))
+        return " ".join(f"{word}{UNSTEMMED_MARK}" for word in _analyzer(None).analyze(text))
 
     def _stem_terms(self, word: str, languages: Iterable[str]) -> dict[str, list[str]]:
         """The terms `word` has in the stemmed fields of sections in each of `languages` (analysed as those
