@@ -22,7 +22,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from .settings import STEMMER_LANGUAGES
+from .settings import STEMMER_LANGUAGES, normalize_language
 
 if TYPE_CHECKING:
     from py3langid.langid import LanguageIdentifier
@@ -208,6 +208,20 @@ def _identifier() -> LanguageIdentifier:
 
                 _LOADED.append(LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True))
     return _LOADED[0]
+
+
+def declared_language(value: str) -> str | None:
+    """A front matter's `lang:` as an ISO 639-1 code: a language with a stemmer ('fr', 'FR', 'fr-CA', 'french')
+    or any language the identifier names ('cs', 'th-TH', 'Czech'); None when it names none."""
+    code = normalize_language(value)
+    if code is not None:
+        return code
+    key = value.strip().lower().replace("_", "-").split("-")[0]
+    if key in LANGUAGE_NAMES:
+        return key
+    if key in VARIETIES:  # 'nb', 'nn'
+        return VARIETIES[key]
+    return next((c for c, name in LANGUAGE_NAMES.items() if name.lower() == key), None)
 
 
 def language_name(code: str) -> str:

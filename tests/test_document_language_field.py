@@ -28,6 +28,8 @@ DOCS = {
     "code/canvas.md": f"# canvas\n\n{CODE_ONLY}",
     # the front matter's word stands over the text's (an English sentence, declared French)
     "declared/canvas.md": f"---\nlang: fr\n---\n# Canvas\n\n{ENGLISH}\n",
+    # any ISO 639-1 language may be declared, not only those with a stemmer (Czech was 'unsupported')
+    "declared/platno.md": f"---\nlang: cs\n---\n# Plátno\n\n{ENGLISH}\n",
 }
 EXPECTED = {
     "en/canvas.md": "en",
@@ -36,6 +38,7 @@ EXPECTED = {
     "cs/canvas.md": "cs",
     "code/canvas.md": None,
     "declared/canvas.md": "fr",
+    "declared/platno.md": "cs",
 }
 
 
