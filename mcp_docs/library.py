@@ -488,7 +488,13 @@ class Library:
                 sections.update(self.catalog.section_counts(ids))
             return translations.alike(sections.get(a, 0), sections.get(b, 0))
 
-        answers = translations.collapse(ids, language_of, language, same_page)
+        declared = {}  # the pages whose front matter names their translations (translations.declared_key)
+        for doc_id in ids:
+            record = self.catalog.document(doc_id)
+            key = translations.declared_key(record.front_matter) if record is not None else None
+            if key is not None:
+                declared[doc_id] = key
+        answers = translations.collapse(ids, language_of, language, same_page, declared)
         answers = answers[:limit]
         if not translations.has_pairs(answers):
             return groups[:limit], None
