@@ -14,14 +14,15 @@ from __future__ import annotations
 import math
 import re
 import time
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
 
 from .blocks import Blocks, paragraph_text, scan_blocks
 from .errors import ParseTimeout
-from .inline import INLINE_CODE, MARKDOWN_LINK, WIKILINK, clean_inline
+from .inline import INLINE_CODE, MARKDOWN_LINK_FIND, WIKILINK_FIND, clean_inline, wikilink_parts
 from .snippets import clip
 from .tokens import estimate_tokens
 
@@ -49,7 +50,8 @@ class Link:
     kind: str  # "wiki" | "markdown"
     heading: str | None = None
     alias: str | None = None
-    line: int = 0  # 1-based, where the link is written
+    line: int = 0  # 1-based, where the link is first written
+    count: int = 1  # times written exactly so in the note (`[[a]]` three times is one Link of count 3)
 
 
 @dataclass(frozen=True)
@@ -416,21 +418,31 @@ def _collect_tags(
 
 
 def _collect_links(lines: list[str], content_start: int, code_lines: set[int], deadline: _Deadline) -> tuple[Link, ...]:
-    links: list[Link] = []
+    """Each link as first written, with how many times it is written the same way. A line's links are counted
+    by `Counter(findall(...))`, in C: a note of 800,000 `[[a]]` (a red team's link bomb, 4.9 MB) parses in
+    about 0.3 s instead of 6 s spent making one object per link."""
+    links: dict[tuple[str, ...], Link] = {}
+    counts: dict[tuple[str, ...], int] = {}
     for k, n in enumerate(_lines_with("[", lines, content_start, code_lines)):
         if k % _CHECK_EVERY == 0:
             deadline.check()
         line = lines[n]
-        line = INLINE_CODE.sub(" ", line)
-        for m in WIKILINK.finditer(line):
-            target = (m.group(1) or "").strip()
-            heading = (m.group(2) or "").strip() or None
-            alias = (m.group(3) or "").strip() or None
-            if target or heading:
-                links.append(Link(target=target, kind="wiki", heading=heading, alias=alias, line=n + 1))
-        for m in MARKDOWN_LINK.finditer(line):
-            links.append(Link(target=m.group(2), kind="markdown", alias=m.group(1).strip() or None, line=n + 1))
-    return tuple(links)
+        if "`" in line:
+            line = INLINE_CODE.sub(" ", line)
+        for kind, found in (("wiki", WIKILINK_FIND.findall(line)), ("markdown", MARKDOWN_LINK_FIND.findall(line))):
+            for groups, times in Counter(found).items():
+                written = (kind, *groups)
+                if written in counts:
+                    counts[written] += times
+                    continue
+                counts[written] = times  # `[[]]` too, so that a run of them is not looked at again
+                if kind == "markdown":
+                    links[written] = Link(target=groups[1], kind=kind, alias=groups[0].strip() or None, line=n + 1)
+                    continue
+                target, heading, alias = wikilink_parts(*groups)
+                if target or heading:
+                    links[written] = Link(target=target, kind=kind, heading=heading, alias=alias, line=n + 1)
+    return tuple(link if counts[w] == 1 else replace(link, count=counts[w]) for w, link in links.items())
 
 
 def section_text(lines: tuple[str, ...] | list[str], section: Section, include_subsections: bool) -> str:

@@ -207,6 +207,7 @@ def test_status_lists_broken_links_with_their_line(tmp_path: Path, capsys: pytes
         "line": 4,
         "target": "Missing Note",
         "reason": "no such document",
+        "count": 1,
     }
     assert {"../../etc/passwd", "/etc/passwd", "secret", "escape"} <= set(by_target)
     assert not {"dup", "hub", "QS", "Quokka Setup#Linux", "img/d.png", "https://example.org"} & set(by_target)
