@@ -24,6 +24,9 @@ INLINE_CODE = re.compile(r"`+[^`]*`+")
 # '[' is searched for that character at C speed, where '!?' makes the engine try every position (a line of 4.9 MB
 # of `[[a]] `: 0.4 s instead of 0.8 s, and 0.2 s instead of 0.6 s for Markdown links it does not hold).
 WIKILINK_FIND = re.compile(WIKILINK.pattern.removeprefix("!?"))
+# Every bracket-free `[[...]]` splits into WIKILINK's parts, so this finds the same links; as one string per link
+# (not a tuple of three) it takes half the time, and each distinct link is then split once (WIKILINK_FIND).
+WIKILINK_WHOLE = re.compile(r"\[\[[^\[\]\n]*\]\]")
 MARKDOWN_LINK_FIND = re.compile(MARKDOWN_LINK.pattern.removeprefix("!?"))
 
 _HTML_TAG = re.compile(r"</?[A-Za-z][^<>\n]*>")
