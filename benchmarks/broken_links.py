@@ -53,9 +53,9 @@ def vault(args: argparse.Namespace) -> None:
     index = CACHE / "broken-links" / "index"
     shutil.rmtree(index, ignore_errors=True)
     result = _broken(root, index)
-    print(table(["figure", "value"], [(k, v) for k, v in result.items() if k not in ("top_targets", "by_reason")]))
-    print(table(["reason", "pairs"], sorted(result["by_reason"].items())))  # type: ignore[attr-defined]
-    print(table(["target", "notes", "why"], result["top_targets"], title="most notes first"))  # type: ignore[arg-type]
+    table(["figure", "value"], [(k, v) for k, v in result.items() if k not in ("top_targets", "by_reason")])
+    table(["reason", "pairs"], sorted(result["by_reason"].items()))  # type: ignore[attr-defined]
+    table(["target", "notes", "why"], result["top_targets"], title="most notes first")  # type: ignore[arg-type]
     write_results("broken_links_vault", {"root": str(root), **result})
 
 
@@ -103,7 +103,7 @@ def bomb(args: argparse.Namespace) -> None:
         results.append({"mb": mb, "links": links, **out})
         rows.append([f"{mb:g}", f"{links:,}", *out.values()])
     headers = ["MB", "links", *[k for k in results[0] if k not in ("mb", "links")]]
-    print(table(headers, rows, title="one note of N MB of [[a]] (a fresh process each)"))
+    table(headers, rows, title="one note of N MB of [[a]] (a fresh process each)")
     write_results("broken_links_bomb", {"sizes": results})
 
 
