@@ -2,11 +2,14 @@
 
     python -m benchmarks.broken_links vault [--root /work/data/obsidian-help]
     python -m benchmarks.broken_links bomb [--mb 1,2,4]
+    python -m benchmarks.broken_links hub [--notes 20000]
 
 `vault` indexes the root (embeddings off) and counts what `mcp-docs status` reports as broken: links written
 (each occurrence), distinct (note, target) pairs, targets, by reason; and the 10 targets most notes link to.
 `bomb` writes one note of N MB of `[[a]] ` next to `a.md` for each size and, in a fresh process per size (an
 honest peak RSS), indexes it and times each tool that answers about it: linear in the size is the aim.
+`hub` writes N notes, 100 per folder, each linking `[[hub]]`, and times the backlink answers about `hub.md`
+(resolved when asked: one row per linking note is read, and each folder's resolution is shared).
 """
 
 from __future__ import annotations
@@ -107,6 +110,39 @@ def bomb(args: argparse.Namespace) -> None:
     write_results("broken_links_bomb", {"sizes": results})
 
 
+def hub(args: argparse.Namespace) -> None:
+    from mcp_docs.library import Library
+    from mcp_docs.settings import Settings
+    from mcp_docs.tools import DocsTools
+
+    base = CACHE / "link-hub" / str(args.notes)
+    root = base / "vault"
+    if not (root / "hub.md").exists():
+        for i in range(args.notes):
+            folder = root / f"f{i // 100:04d}"
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"n{i}.md").write_text(f"# Note {i}\n\nSee [[hub]].\n", encoding="utf-8")
+        (root / "hub.md").write_text("# Hub\n\nthe centre\n", encoding="utf-8")
+    rows = []
+    with Library(Settings.load(root, base / "index", embeddings="none", environ={})) as lib:
+        start = time.perf_counter()
+        lib.sync()
+        rows.append(("index (incremental after the first run)", round(time.perf_counter() - start, 1)))
+        tools = DocsTools(lib)
+        for name, call in {
+            "list_documents(linked_to=hub), first page": lambda: tools.list_documents(linked_to="hub", limit=50),
+            "read_document(hub.md, outline)": lambda: tools.read_document("hub.md", mode="outline"),
+        }.items():
+            times = []
+            for _ in range(3):
+                start = time.perf_counter()
+                call()
+                times.append(time.perf_counter() - start)
+            rows.append((name + ", best of 3 (s)", round(min(times), 3)))
+    table(["figure", "value"], rows, title=f"{args.notes:,} notes linking [[hub]]")
+    write_results("broken_links_hub", {"notes": args.notes, **dict(rows)})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -114,11 +150,13 @@ def main() -> None:
     v.add_argument("--root", default="/work/data/obsidian-help")
     b = sub.add_parser("bomb")
     b.add_argument("--mb", default="1,2,4")
+    h = sub.add_parser("hub")
+    h.add_argument("--notes", type=int, default=20_000)
     c = sub.add_parser("_child")
     c.add_argument("--root", required=True)
     c.add_argument("--index", required=True)
     args = parser.parse_args()
-    {"vault": vault, "bomb": bomb, "_child": _bomb_child}[args.what](args)
+    {"vault": vault, "bomb": bomb, "hub": hub, "_child": _bomb_child}[args.what](args)
 
 
 if __name__ == "__main__":
