@@ -7,7 +7,6 @@ re-reading the notes that link to it.
 
 from __future__ import annotations
 
-import posixpath
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -166,7 +165,7 @@ class LinkGraph:
     ) -> Resolution:
         """Resolve a stored link; what a target resolves to depends only on the linking note's folder, so the
         answer is shared by every note of that folder (`resolved`)."""
-        key = (link.kind, link.target, posixpath.dirname(link.doc_id))
+        key = (link.kind, link.target, link.doc_id.rpartition("/")[0])
         found = resolved.get(key)
         if found is None:
             target = link_target(link.kind, link.target, link.heading)

@@ -42,7 +42,8 @@ _OPAQUE_SCHEMES = ("mailto:", "tel:", "data:", "javascript:", "file:", "zotero:"
 MAX_TARGET_CHARS = 500
 MAX_ALIASES = 100  # per document: front matter can hold 100,000 values, the catalog keeps names for these
 # Distinct link targets the catalog keeps per document. A link repeated is one row with a count; a note of
-# 3 million distinct `[[x1]] [[x2]] …` keeps these, and says so in its warnings (`mcp-docs status`).
+# 20,000 distinct `[[x1]] [[x2]] …` (what the parser keeps, markdown.MAX_LINKS) keeps these, and its warnings
+# say how many more (`mcp-docs status`).
 MAX_LINKS_PER_DOCUMENT = 5000
 
 FILE, FOLDER, ALIAS = "file", "folder", "alias"
