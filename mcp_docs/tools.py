@@ -122,10 +122,11 @@ class DocsTools:
         self._require_root()
         if not isinstance(query, str) or not query.strip():
             raise ToolInputError("The query is empty: give a few keywords or a question.")
-        _unicode(query, "query")
+        _unicode(query, "query", nul_ok=True)
         for tag in tags if isinstance(tags, list) else ():
             _unicode(tag, "tag")
-        query = " ".join(query.split())
+        # a NUL separates words like a space does (PostgreSQL's text cannot hold one)
+        query = " ".join(query.replace("\x00", " ").split())
         if len(query) > MAX_QUERY_CHARS:
             query = query[:MAX_QUERY_CHARS].rsplit(" ", 1)[0] or query[:MAX_QUERY_CHARS]
             notes.append(f"query cut to its first {len(query)} characters; shorter queries work better.")
@@ -494,9 +495,15 @@ class DocsTools:
 # -- pure helpers (used by the CLI and tests too) -----------------------------------------------
 
 
-def _unicode(value: Any, what: str) -> None:
+def _unicode(value: Any, what: str, nul_ok: bool = False) -> None:
     """Refuse text holding lone surrogates: JSON can carry them ('\\udce9'), and so can a command line naming a
-    file whose name is not UTF-8 (which the index skips). They can be neither searched nor sent back."""
+    file whose name is not UTF-8 (which the index skips). They can be neither searched nor sent back. Refuse NUL
+    characters too (unless the caller removes them): no id, tag, folder or heading holds one (front matter values
+    lose theirs when parsed), and PostgreSQL's text cannot carry one."""
+    if not nul_ok and isinstance(value, str) and "\x00" in value:
+        raise ToolInputError(
+            f"The {what} '{printable(value)}' contains a NUL character (\\x00), which no {what} can hold: remove it."
+        )
     if isinstance(value, str) and not is_utf8_name(value):
         raise ToolInputError(
             f"The {what} '{printable(value)}' is not valid Unicode text (a lone surrogate such as \\udce9, or bytes "

@@ -24,7 +24,7 @@ from ..index.sync import Progress, SyncReport, catalog_records, prepare, racy_sa
 from ..loader import content_hash, read_markdown
 from ..markdown import ParsedDocument
 from ..paths import Jail
-from ..scan import ScannedFile, Scanner
+from ..scan import Problem, ScannedFile, Scanner
 from ..settings import Settings
 from .pg_catalog import PgCatalog, _under
 from .postgres import Database, text_config
@@ -94,13 +94,13 @@ class PgWriter:
                     else:
                         report.updated += 1
             if len(batch) >= BATCH_DOCUMENTS:
-                self._commit(batch, [], touches)
+                self._commit(batch, [], touches, report, old)
                 batch, touches = [], []
                 if progress:
                     progress(done, total)
-        report.deleted = len(gone)
-        report.deleted_ids = list(gone)
-        self._commit(batch, gone, touches)
+        report.deleted += len(gone)
+        report.deleted_ids.extend(gone)
+        self._commit(batch, gone, touches, report, old)
         self._save_problems(paths, report)
         if progress:
             progress(total, total)
@@ -119,6 +119,8 @@ class PgWriter:
         batch: list[tuple[ScannedFile, str, ParsedDocument, list[str], bytes]],
         gone: list[str],
         touches: list[ScannedFile],
+        report: SyncReport,
+        old: dict[str, Fingerprint],
     ) -> None:
         if not batch and not gone and not touches:
             return
@@ -128,7 +130,16 @@ class PgWriter:
             conn.execute("delete from mcp_docs_documents where id = any(%s)", (ids + list(gone),))
             for f, digest, parsed, warnings, data in batch:
                 record, sections = catalog_records(self.settings, f, digest, parsed, warnings)
-                self._insert(conn, record, sections, parsed, data, kept)
+                try:
+                    # A savepoint per document: one the database refuses is rolled back alone, not the batch.
+                    with conn.transaction():
+                        self._insert(conn, record, sections, parsed, data, kept)
+                except (psycopg.Error, ValueError) as exc:
+                    if conn.broken or conn.closed or isinstance(exc, psycopg.errors.InsufficientPrivilege):
+                        raise  # the connection is lost, or the role may write nothing: not this document refused
+                    # A NUL or a lone surrogate in a value (DataError, UnicodeEncodeError), a section whose words
+                    # exceed tsvector's 1 MB (ProgramLimitExceeded, an OperationalError)...
+                    _refused(f.doc_id, exc, report, old.get(f.doc_id) is not None)
             if touches:
                 with conn.cursor() as cur:
                     cur.executemany(
@@ -266,6 +277,21 @@ def head_text(title: str, heading_path: str) -> str:
 def vector_text(v: np.ndarray) -> str:
     """pgvector's text form of a vector."""
     return "[" + ",".join(f"{x:.7g}" for x in np.asarray(v, dtype=np.float32).ravel()) + "]"
+
+
+def _refused(doc_id: str, exc: Exception, report: SyncReport, was_indexed: bool) -> None:
+    """A document the database would not store: skipped and listed by `status`, the rest of its batch kept. Its
+    older version was deleted with the batch: it must not stay searchable with content the root no longer has."""
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    log.warning("the database refused %s (%s): skipped", doc_id, detail)
+    report.skipped.append(Problem(doc_id, "unstorable", f"the database refused it ({detail[:200]}): skipped"))
+    report.changed_ids.remove(doc_id)
+    if was_indexed:
+        report.updated -= 1
+        report.deleted += 1
+        report.deleted_ids.append(doc_id)
+    else:
+        report.added -= 1
 
 
 def _changed(f: ScannedFile, old: Fingerprint | None) -> bool:
