@@ -57,6 +57,15 @@ def scrub(text: str, dsn: str) -> str:
     return text
 
 
+def is_key_value(dsn: str) -> bool:
+    """`dsn` is libpq's key=value form (keys are lower-case words: `host`, `dbname`, `sslpassword`...)."""
+    try:
+        pairs = _pairs(dsn)
+    except ValueError:
+        return False
+    return bool(pairs) and all(key.replace("_", "").isalpha() and key.islower() for key, *_ in pairs)
+
+
 def parses(dsn: str) -> bool:
     return redact(dsn) != UNSHOWN
 
