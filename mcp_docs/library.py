@@ -26,7 +26,7 @@ from .index.catalog import SCHEMA_VERSION, Catalog
 from .index.fulltext import QUERY_STOPWORDS, FullTextIndex, KeywordHit, doc_key, identifiers, query_words
 from .index.hits import RankedSection
 from .index.ranking import Bonus, DocumentGroup, group_by_document, lead_with
-from .index.sync import Progress, Synchronizer, SyncReport
+from .index.sync import Progress, Synchronizer, SyncReport, recover_interrupted_batch
 from .language import STOPWORDS, describe_languages
 from .loader import read_markdown
 from .markdown import normalize_tag
@@ -98,6 +98,7 @@ class Library:
         self._check_compatibility()
         self.fulltext = FullTextIndex(settings.index_dir / "fulltext", settings.language)
         self._check_generation()
+        recover_interrupted_batch(self.sqlite_catalog, self.fulltext)  # a kill between the two commits
         self._check_fulltext_matches()
         self.synchronizer = Synchronizer(settings, self.jail, self.scanner, self.sqlite_catalog, self.fulltext)
         self._refresh_stats([], [])
