@@ -255,8 +255,17 @@ def _jsonable(value: Any, budget: list[int], depth: int) -> Any:
 def _without_nul(text: str) -> str:
     """The text without NUL characters. A file holding a NUL byte is skipped as binary, but YAML's escapes
     (`"\\0"`, `"\\x00"`, `"\\u0000"`) put one in a front matter value; PostgreSQL's text refuses it (the whole
-    batch with it), and no reader could type it: dropping it keeps the title, tag or alias usable."""
-    return text.replace("\x00", "") if "\x00" in text else text
+    batch with it), and no reader could type it: dropping it keeps the title, tag or alias usable. Lone
+    surrogates (`"\\udce9"`, which the pure-Python YAML loader accepts where libyaml refuses the file) become
+    U+FFFD: neither SQLite nor PostgreSQL can encode them."""
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    if not text.isascii() and _SURROGATE.search(text):
+        text = _SURROGATE.sub("\ufffd", text)
+    return text
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _build_sections(

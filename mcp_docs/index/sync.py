@@ -425,7 +425,19 @@ class Synchronizer:
             batch.touches.append(f)
             report.unchanged += 1
             return
+        try:
+            self._index(f, old, prep, batch, report)
+        except Exception as exc:  # one file must not stop the batch (as a parser error does not: `prepare`)
+            log.exception("could not index %s", f.doc_id)
+            self.fulltext.delete_document(f.doc_id)  # whatever was added of it, in this same commit
+            problem = Problem(f.doc_id, "unindexable", f"indexing error: {type(exc).__name__}: skipped")
+            self._skip(f, old, problem, batch, report)
+
+    def _index(
+        self, f: ScannedFile, old: Fingerprint | None, prep: Prepared, batch: _Batch, report: SyncReport
+    ) -> None:
         parsed = prep.parsed
+        assert parsed is not None
         record, sections = catalog_records(self.settings, f, prep.digest, parsed, prep.warnings)
         self.fulltext.delete_document(f.doc_id)
         terms: set[str] = set()
@@ -449,9 +461,10 @@ class Synchronizer:
             ),
             terms,
         )
-        batch.upserts.append((record, sections))
         path = self.fulltext.path_terms(f.doc_id, record.lang)
-        batch.terms.append((f.doc_id, DocumentTerms(record.lang, pack_terms(terms), joined(path))))
+        doc_terms = DocumentTerms(record.lang, pack_terms(terms), joined(path))
+        batch.upserts.append((record, sections))  # last: a failure above leaves nothing of it in the batch
+        batch.terms.append((f.doc_id, doc_terms))
         if old is None:
             report.added += 1
         else:

@@ -23,7 +23,7 @@ from ..index.chunking import chunk_document
 from ..index.sync import Progress, SyncReport, catalog_records, prepare, racy_safe, scan_paths
 from ..loader import content_hash, read_markdown
 from ..markdown import ParsedDocument
-from ..paths import Jail
+from ..paths import Jail, printable
 from ..scan import Problem, ScannedFile, Scanner
 from ..settings import Settings
 from .pg_catalog import PgCatalog, _under
@@ -283,7 +283,7 @@ def _refused(doc_id: str, exc: Exception, report: SyncReport, was_indexed: bool)
     """A document the database would not store: skipped and listed by `status`, the rest of its batch kept. Its
     older version was deleted with the batch: it must not stay searchable with content the root no longer has."""
     detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    log.warning("the database refused %s (%s): skipped", doc_id, detail)
+    log.warning("the database refused %s (%s): skipped", printable(doc_id), detail)
     report.skipped.append(Problem(doc_id, "unstorable", f"the database refused it ({detail[:200]}): skipped"))
     report.changed_ids.remove(doc_id)
     if was_indexed:
