@@ -122,9 +122,10 @@ class DocsTools:
         self._require_root()
         if not isinstance(query, str) or not query.strip():
             raise ToolInputError("The query is empty: give a few keywords or a question.")
-        _unicode(query, "query", nul_ok=True)
+        _unicode(query, "query")
         for tag in tags if isinstance(tags, list) else ():
             _unicode(tag, "tag")
+            _no_nul(tag, "tag")
         # a NUL separates words like a space does (PostgreSQL's text cannot hold one)
         query = " ".join(query.replace("\x00", " ").split())
         if len(query) > MAX_QUERY_CHARS:
@@ -180,6 +181,7 @@ class DocsTools:
         self._require_root()
         folder = self._folder(folder or "")
         _unicode(tag, "tag")
+        _no_nul(tag, "tag")
         tag_norm = normalize_tag(tag) if isinstance(tag, str) and tag.strip() else None
         if tag_norm == "":  # '#' alone: filtering by it would silently list everything
             raise ToolInputError(_NO_TAG.format(tag=printable(str(tag), ID_CHARS)))
@@ -495,19 +497,22 @@ class DocsTools:
 # -- pure helpers (used by the CLI and tests too) -----------------------------------------------
 
 
-def _unicode(value: Any, what: str, nul_ok: bool = False) -> None:
+def _unicode(value: Any, what: str) -> None:
     """Refuse text holding lone surrogates: JSON can carry them ('\\udce9'), and so can a command line naming a
-    file whose name is not UTF-8 (which the index skips). They can be neither searched nor sent back. Refuse NUL
-    characters too (unless the caller removes them): no id, tag, folder or heading holds one (front matter values
-    lose theirs when parsed), and PostgreSQL's text cannot carry one."""
-    if not nul_ok and isinstance(value, str) and "\x00" in value:
-        raise ToolInputError(
-            f"The {what} '{printable(value)}' contains a NUL character (\\x00), which no {what} can hold: remove it."
-        )
+    file whose name is not UTF-8 (which the index skips). They can be neither searched nor sent back."""
     if isinstance(value, str) and not is_utf8_name(value):
         raise ToolInputError(
             f"The {what} '{printable(value)}' is not valid Unicode text (a lone surrogate such as \\udce9, or bytes "
             "of a file name that are not UTF-8); names that are not UTF-8 are not indexed or served."
+        )
+
+
+def _no_nul(value: Any, what: str) -> None:
+    """Refuse a NUL character in a value that is matched in the index: no tag holds one (front matter values
+    lose theirs when parsed), and PostgreSQL's text cannot carry one. (Ids and folders: the jail refuses it.)"""
+    if isinstance(value, str) and "\x00" in value:
+        raise ToolInputError(
+            f"The {what} '{printable(value)}' contains a NUL character (\\x00), which no {what} can hold: remove it."
         )
 
 

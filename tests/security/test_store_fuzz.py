@@ -177,7 +177,11 @@ def test_fuzz_hostile_tool_arguments_on_both_stores(stores: Stores) -> None:
             )
             if result.is_error:
                 assert 0 < len(text) < 4000
-            if result.is_error and any("\x00" in v for v in _strings(args)) and name != "search_documents":
+            if (
+                result.is_error
+                and any("\x00" in v for v in _strings(args))
+                and name in ("list_documents", "read_document")
+            ):
                 assert "NUL" in text or "not valid" in text or "must be" in text, (store, name, args, text)
 
     run()
