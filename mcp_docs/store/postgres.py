@@ -118,6 +118,10 @@ create index if not exists mcp_docs_chunks_pending on mcp_docs_chunks(id) where 
 """
 
 
+class PrivilegeMissing(DatabaseUnavailable):
+    """The role may not do what was asked (SQLSTATE 42501): a tool error while serving, a refusal at start."""
+
+
 def text_config(lang: str | None) -> str:
     """The PostgreSQL text-search configuration of a language code: its Snowball stemmer, else `simple`."""
     return STEMMER_LANGUAGES.get(lang or "", "simple")
@@ -180,7 +184,7 @@ class Database:
         try:
             return work(conn)
         except psycopg.errors.InsufficientPrivilege as exc:  # revoked while serving: a tool error, not a crash
-            raise DatabaseUnavailable(self._privilege(exc, conn, "read")) from None
+            raise PrivilegeMissing(self._privilege(exc, conn, "read")) from None
         except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
             self._drop_thread_connection()
             raise self._unavailable(exc) from None
@@ -226,7 +230,7 @@ class Database:
             with conn.transaction():
                 yield conn
         except psycopg.errors.InsufficientPrivilege as exc:
-            raise DatabaseUnavailable(self._privilege(exc, conn, "read" if self.read_only else "write")) from None
+            raise PrivilegeMissing(self._privilege(exc, conn, "read" if self.read_only else "write")) from None
         except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
             self._drop_thread_connection()
             raise self._unavailable(exc) from None
@@ -271,10 +275,8 @@ class Database:
         """A reader's check: an index of this version is there, or one sentence saying what to run."""
         try:
             self._check_readable()
-        except DatabaseUnavailable as exc:
-            if "may not" in str(exc):  # a privilege: a start-up refusal (one sentence, exit 2), not an outage
-                raise UserError(str(exc)) from None
-            raise
+        except PrivilegeMissing as exc:  # at start: a refusal (one sentence, exit 2), not an outage to wait out
+            raise UserError(str(exc)) from None
 
     def _check_readable(self) -> None:
         version = self.stored_version()

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import anyio
 import httpx2
 import pytest
 from mcp import Client
@@ -275,3 +276,26 @@ def test_a_role_without_the_privileges_to_write_or_read_gets_one_sentence(
     assert done.returncode == 2 and "may not read the mcp-docs index" in err and "Traceback" not in err
     _admin(database, f"grant select on all tables in schema public to {reader}")
     assert main(["search", "wombat", "--store", "postgres", "--database-url", url, "--mode", "keyword", *none]) == 0
+    # revoked while a server reads: each tool call is the same sentence as a tool error, the server goes on
+    settings = Settings.load(store="postgres", database_url=url, embeddings="none", reader=True)
+    with open_library(settings, read_only=True) as library:
+
+        async def calls() -> list[tuple[bool, str]]:
+            async with Client(build_server(library)) as client:
+                out = []
+                for tool, args in (
+                    ("search_documents", {"query": "wombat", "mode": "keyword"}),
+                    ("list_documents", {}),
+                    ("search_documents", {"query": "wombat", "mode": "keyword"}),
+                ):
+                    result = await client.call_tool(tool, args)
+                    out.append((result.is_error, " ".join(getattr(c, "text", "") for c in result.content)))
+                    if tool == "search_documents" and len(out) == 1:
+                        _admin(database, f"revoke select on all tables in schema public from {reader}")
+                    elif tool == "list_documents":
+                        _admin(database, f"grant select on all tables in schema public to {reader}")
+                return out
+
+        (ok, _), (refused_call, text), (again, _) = anyio.run(calls)
+    assert not ok and refused_call and not again
+    assert f"role '{reader}' may not read the mcp-docs index" in text and "nternal" not in text
