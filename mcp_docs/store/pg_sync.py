@@ -32,6 +32,12 @@ from .postgres import Database, text_config
 log = logging.getLogger(__name__)
 
 BATCH_DOCUMENTS = 500
+# What the database refuses because of one document's content: a NUL or an invalid value (DataError, class 22), a
+# section whose words overflow tsvector's 1 MB (ProgramLimitExceeded, class 54), a constraint (IntegrityError), a
+# lone surrogate the driver cannot encode (UnicodeEncodeError, a ValueError). That document is skipped alone.
+# Anything else (a full disk, a missing privilege, a read-only standby, a trigger, a lost connection) would refuse
+# every document alike: the batch rolls back whole, nothing is lost, and the sync fails (/health: degraded).
+_DOCUMENT_REFUSED = (psycopg.DataError, psycopg.errors.ProgramLimitExceeded, psycopg.IntegrityError, ValueError)
 EMBED_BATCH = 64
 
 
@@ -134,11 +140,9 @@ class PgWriter:
                     # A savepoint per document: one the database refuses is rolled back alone, not the batch.
                     with conn.transaction():
                         self._insert(conn, record, sections, parsed, data, kept)
-                except (psycopg.Error, ValueError) as exc:
-                    if conn.broken or conn.closed or isinstance(exc, psycopg.errors.InsufficientPrivilege):
-                        raise  # the connection is lost, or the role may write nothing: not this document refused
-                    # A NUL or a lone surrogate in a value (DataError, UnicodeEncodeError), a section whose words
-                    # exceed tsvector's 1 MB (ProgramLimitExceeded, an OperationalError)...
+                except _DOCUMENT_REFUSED as exc:
+                    if conn.broken or conn.closed:  # the connection is lost, not this document refused
+                        raise
                     _refused(f.doc_id, exc, report, old.get(f.doc_id) is not None)
             if touches:
                 with conn.cursor() as cur:

@@ -158,11 +158,7 @@ def _catalogued(url: str) -> set[str]:
         return {r[0] for r in conn.execute("select id from mcp_docs_documents").fetchall()}
 
 
-def test_a_writing_server_keeps_the_rest_of_a_batch_and_says_degraded_while_syncs_fail(
-    database: str, tmp_path: Path
-) -> None:
-    root = tmp_path / "vault"
-    _vault(root, 3)
+def _writing_server(root: Path, database: str, tmp_path: Path) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
     env = child_env(MCP_DOCS_DATABASE_URL=database, XDG_CACHE_HOME=str(tmp_path / "cache"))
     serve = ["serve", "--store", "postgres", "--root", str(root), "--transport", "http", "--port", str(port)]
@@ -172,6 +168,15 @@ def test_a_writing_server_keeps_the_rest_of_a_batch_and_says_degraded_while_sync
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
+    return proc, port
+
+
+def test_a_writing_server_keeps_the_rest_of_a_batch_and_says_degraded_while_syncs_fail(
+    database: str, tmp_path: Path
+) -> None:
+    root = tmp_path / "vault"
+    _vault(root, 3)
+    proc, port = _writing_server(root, database, tmp_path)
     try:
         _wait(port, proc, lambda b: b["http"] == 200 and b.get("documents") == 3 and not b.get("indexing"))
         # one watcher batch: a good file, a NUL title, a file the database refuses
@@ -183,25 +188,34 @@ def test_a_writing_server_keeps_the_rest_of_a_batch_and_says_degraded_while_sync
             time.sleep(0.3)
         assert {"fresh.md", "quokka.md"} <= _catalogued(database) and "words.md" not in _catalogued(database)
         assert _health(port)["status"] == "ok"  # a skipped file is not a failed sync
-        # now every write fails (as on a database turned read-only): searches still answer, /health says so
+        # now every write is refused (a trigger here; a read-only standby, a full disk): not one document's fault,
+        # so the batch rolls back whole and the sync fails; searches still answer, and /health says so
         with psycopg.connect(database, autocommit=True) as conn:
             conn.execute(
                 "create function mcp_docs_test_refuse() returns trigger language plpgsql as "
                 "$$ begin raise exception 'writes refused for the test'; end $$"
             )
             conn.execute(
-                "create trigger refuse before insert or delete on mcp_docs_documents "
+                "create trigger refuse before insert on mcp_docs_documents "
                 "for each statement execute function mcp_docs_test_refuse()"
             )
         write(root, "later.md", "# Later\n\nA later note.\n")
         body = _wait(port, proc, lambda b: b["status"] != "ok")
         assert body["http"] == 200 and body["status"] == "degraded"  # was: "ok" while nothing reached the index
         assert "sync failed" in body["error"] and "writes refused for the test" in body["error"]
+    finally:
+        stop(proc)
+    # restarted meanwhile: its first sync fails as a whole, and /health says so (was: "ok")
+    proc, port = _writing_server(root, database, tmp_path)
+    try:
+        body = _wait(port, proc, lambda b: not b.get("indexing") and b["status"] != "ok")
+        assert body["status"] == "degraded" and "writes refused for the test" in body["error"]
         with psycopg.connect(database, autocommit=True) as conn:
             conn.execute("drop trigger refuse on mcp_docs_documents")
         write(root, "later.md", "# Later\n\nA later note, saved again.\n")
         body = _wait(port, proc, lambda b: b["status"] == "ok")
         assert "later.md" in _catalogued(database) and "error" not in body
+        assert {"fresh.md", "quokka.md"} <= _catalogued(database)  # nothing of the earlier batches was lost
     finally:
         stop(proc)
 
