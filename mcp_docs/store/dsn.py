@@ -4,8 +4,9 @@ libpq takes two forms (PostgreSQL manual, "Connection Strings"): a URI, `postgre
 (its userinfo, and any query parameter, percent-encoded or not: the parameter's name is decoded too, so
 `pass%77ord=` is a password), and `key=value` pairs separated by spaces, a value either bare or in single quotes,
 with backslash escapes in both. The keys that carry a secret are `password` and `sslpassword`; `passfile` names
-the file of passwords (its path is hidden too: it says where the secrets are). A string neither form parses is
-never shown at all, since whatever it holds cannot be told apart from a password.
+the file of passwords (its path is hidden too: it says where the secrets are). The value of a key libpq does not
+know (`passwrod=`, a typo that libpq refuses) is hidden as well. A string neither form parses is never shown at
+all, since whatever it holds cannot be told apart from a password.
 """
 
 from __future__ import annotations
@@ -13,6 +14,24 @@ from __future__ import annotations
 from urllib.parse import unquote
 
 SECRET_KEYS = frozenset({"password", "sslpassword", "passfile"})
+# The parameters whose values are shown (libpq 16's, less the three above). Any other key's value is hidden too:
+# libpq refuses an unknown key, but the message must not show `passwrod=...` while saying so.
+SHOWN_KEYS = frozenset(
+    {
+        "host", "hostaddr", "port", "dbname", "user", "connect_timeout", "client_encoding", "options",
+        "application_name", "fallback_application_name", "keepalives", "keepalives_idle", "keepalives_interval",
+        "keepalives_count", "tcp_user_timeout", "replication", "gssencmode", "sslmode", "sslcompression", "sslcert",
+        "sslkey", "sslrootcert", "sslcrl", "sslcrldir", "sslsni", "requirepeer", "ssl_min_protocol_version",
+        "ssl_max_protocol_version", "krbsrvname", "gsslib", "gssdelegation", "service", "target_session_attrs",
+        "load_balance_hosts", "require_auth", "channel_binding", "sslcertmode",
+    }
+)  # fmt: skip
+
+
+def _hidden(key: str) -> bool:
+    return key in SECRET_KEYS or key not in SHOWN_KEYS
+
+
 MASK = "***"
 UNSHOWN = "the configured database"
 _SCHEMES = ("postgresql://", "postgres://")
@@ -39,11 +58,11 @@ def secrets(dsn: str) -> list[str]:
                 found.update({raw, unquote(raw)})
             for param in tail.partition("?")[2].split("&"):
                 key, _, value = param.partition("=")
-                if unquote(key) in SECRET_KEYS:
+                if _hidden(unquote(key)):
                     found.update({value, unquote(value)})
         else:
             for key, _start, _end, value in _pairs(dsn):
-                if key in SECRET_KEYS:
+                if _hidden(key):
                     found.add(value)
     except ValueError:
         pass
@@ -80,7 +99,7 @@ def _redact_uri(dsn: str) -> str:
         params = []
         for param in query.split("&"):
             key, eq, _value = param.partition("=")
-            params.append(f"{key}={MASK}" if eq and unquote(key) in SECRET_KEYS else param)
+            params.append(f"{key}={MASK}" if eq and _hidden(unquote(key)) else param)
         query = "&".join(params)
     return f"{scheme}://{userinfo}{at}{path}{question}{query}"
 
@@ -98,7 +117,7 @@ def _redact_pairs(dsn: str) -> str:
         raise ValueError("no key=value pair")
     out, last = [], 0
     for key, start, end, _value in pairs:
-        if key in SECRET_KEYS:
+        if _hidden(key):
             out += [dsn[last:start], MASK]
             last = end
     out.append(dsn[last:])

@@ -1,7 +1,7 @@
 """A PostgreSQL password never shows (issue 26): in every form libpq takes it (userinfo, `?password=`, both,
-percent-encoded, `sslpassword`, `passfile`, key=value pairs with quotes and escapes, several hosts), neither in
-`index`'s and `status`'s output, nor in the error when the database cannot be reached, nor in a server's serving
-line. The real CLI and server processes against a real PostgreSQL (tests/store/conftest.py) or a closed port."""
+percent-encoded, `sslpassword`, `passfile`, key=value pairs with quotes and escapes, several hosts, a misspelt
+key), neither in `index`'s and `status`'s output, nor in the error when the database cannot be reached, nor in a
+server's serving line. The real CLI and server processes against a real PostgreSQL (tests/store/conftest.py) or a closed port."""
 
 from __future__ import annotations
 
@@ -47,6 +47,9 @@ def _forms(host: str, port: int, db: str) -> dict[str, tuple[str, list[str]]]:
             [SECRET, SSL_SECRET],
         ),
         "key=value passfile": (f"host={host} port={port} dbname={db} passfile='{PASSFILE}'", [PASSFILE]),
+        # a misspelt key: libpq refuses it, and its message must not show the value meant as a password
+        "misspelt key": (f"postgresql://postgres@{host}:{port}/{db}?passwrod={SECRET}", [SECRET]),
+        "key=value misspelt": (f"host={host} port={port} dbname={db} passwd={SECRET}", [SECRET]),
     }
 
 
