@@ -12,6 +12,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
@@ -24,6 +25,7 @@ from mcp_docs.library import Library
 from mcp_docs.server import build_server
 from mcp_docs.settings import Settings
 from mcp_docs.store import open_library
+from mcp_docs.store.dsn import redact, scrub
 from tests.store.conftest import new_database, pg_server  # noqa: F401  (the fixture, for this module too)
 
 psycopg = pytest.importorskip(
@@ -196,3 +198,44 @@ def _strings(value: Any) -> Iterator[str]:
     elif isinstance(value, list):
         for v in value:
             yield from _strings(v)
+
+
+# -- connection strings: no credential survives redaction, whatever it holds ------------------------------------
+
+secret_text = st.text(min_size=1, max_size=30).map(lambda t: f"Zq{t}Zq")  # a marker no other part holds
+
+
+@st.composite
+def connection_strings(draw: Any) -> tuple[str, list[str]]:
+    """A libpq connection string in one of its forms with one or two secrets (as a user would write them)."""
+    first, second = draw(secret_text), draw(secret_text)
+    hosts = draw(st.sampled_from(["db.example.org", "h1:5432,h2:5433", "[::1]:5432", ""]))
+    key = draw(st.sampled_from(["password", "sslpassword", "passfile", "pass%77ord", "passwrod"]))
+    kv_key = key.replace("%77", "w")
+    quote_kv = first.replace("\\", "\\\\").replace("'", "\\'")
+    form = draw(st.integers(0, 4))
+    if form == 0:
+        return f"postgresql://u:{quote(first, safe='')}@{hosts}/db", [first, quote(first, safe="")]
+    if form == 1:
+        return f"postgresql://u@{hosts}/db?sslmode=require&{key}={quote(first, safe='')}", [
+            first,
+            quote(first, safe=""),
+        ]
+    if form == 2:
+        both = f"postgres://u:{quote(first, safe='')}@{hosts}/db?{key}={quote(second, safe='')}"
+        return both, [first, second, quote(first, safe=""), quote(second, safe="")]
+    if form == 3:
+        return f"host=h dbname=db {kv_key} = '{quote_kv}' user=u", [first]
+    plain = "".join(ch for ch in second if not ch.isspace() and ch not in "'\\") or "Zq1Zq"
+    return f"host=h {kv_key}={plain} dbname=db", [plain]
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(case=connection_strings())
+def test_fuzz_no_credential_survives_redaction_or_scrubbing(case: tuple[str, list[str]]) -> None:
+    dsn, secrets = case
+    shown = redact(dsn)
+    scrubbed = scrub(f'could not connect with "{dsn}": {" ".join(secrets)}', dsn)
+    for secret in secrets:
+        assert secret not in shown, (dsn, shown)
+        assert secret not in scrubbed, (dsn, scrubbed)
