@@ -2,7 +2,9 @@
 
 The same steps as the embedded sync (`index.sync`): scan through the jail, skip files whose size and mtime
 did not change, read, hash and parse the others (`index.sync.prepare`), and commit in batches; each batch is one
-transaction, so a reader never sees a document without its sections. The file's bytes are stored too: readers
+transaction, so a reader never sees a document without its sections. Inside it each document has its own
+savepoint: one whose content the database refuses (`_DOCUMENT_REFUSED`) is skipped alone and listed by `status`
+as `unstorable`, and the rest of the batch is committed. The file's bytes are stored too: readers
 serve `read_document` from the database. Chunk vectors whose text did not change are kept.
 """
 
