@@ -276,6 +276,8 @@ class Library:
         """Keep why a sync failed as a whole in `sync_error` (for /health), clear it when one succeeds."""
         try:
             yield
+        except IndexBusy:
+            raise  # another process is writing the index: it is kept fresh, just not by this one right now
         except Exception as exc:
             self.sync_error = f"the last sync failed ({type(exc).__name__}: {str(exc)[:300]})"
             raise
