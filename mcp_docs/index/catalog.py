@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 SQLITE_SUFFIXES = ("", "-wal", "-shm", "-journal")
 
 # Bump when the tables or what parsing extracts change: existing indexes are rebuilt on open.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6  # 6: one links row per (document, target) with its count
 
 _SCHEMA = """
 create table if not exists meta (key text primary key, value text not null);
@@ -79,9 +79,10 @@ create table if not exists links (
     target text not null,
     heading text,
     key text not null,
+    count integer not null,
     primary key (doc_id, n)
 ) without rowid;
-create index if not exists links_key on links(key);
+create index if not exists links_key on links(key, doc_id);
 create table if not exists doc_names (
     key text not null,
     doc_id text not null,
@@ -139,7 +140,8 @@ class DocumentRecord:
 
 @dataclass(frozen=True)
 class LinkRecord:
-    """A link from `doc_id` to a note, as written (resolved when read: the linked notes change on their own)."""
+    """The links from `doc_id` to one target, the first as written (resolved when read: the linked notes
+    change on their own), and how many times it is written there."""
 
     doc_id: str
     line: int
@@ -147,6 +149,7 @@ class LinkRecord:
     target: str
     heading: str | None
     key: str
+    count: int = 1
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,7 @@ class Catalog:
         try:
             conn = self._conn()
             if not read_only:
+                _drop_old_links_table(conn)
                 conn.executescript(_SCHEMA)
                 conn.commit()
         except DAMAGE:
@@ -260,11 +264,11 @@ class Catalog:
         )
         conn.executemany("insert or ignore into doc_tags values (?, ?)", [(doc.id, t) for t in doc.tags])
         conn.executemany(
-            "insert into links values (?,?,?,?,?,?,?)",
+            "insert into links values (?,?,?,?,?,?,?,?)",
             [
-                (doc.id, n, link["line"], link["kind"], link["target"], link["heading"], link["key"])
+                (doc.id, n, link["line"], link["kind"], link["target"], link["heading"], link["key"], link["count"])
                 for n, link in enumerate(doc.links)
-                if link.get("key") is not None
+                if link.get("key")
             ],
         )
         conn.executemany(
@@ -459,7 +463,7 @@ class Catalog:
 
     def links(self, keys: Iterable[str] | None = None) -> list[LinkRecord]:
         """The links whose target has one of `keys` (all links without), in document and line order."""
-        columns = "select doc_id, line, kind, target, heading, key from links"
+        columns = "select doc_id, line, kind, target, heading, key, count from links"
         if keys is None:
             rows = self._conn().execute(f"{columns} order by doc_id, n")
         else:
@@ -500,6 +504,14 @@ class Catalog:
         )
         rows = self._conn().execute(sql, [prefix_len + 1, prefix_len, prefix_len + 1, *args])
         return [(r[0], int(r[1])) for r in rows]
+
+
+def _drop_old_links_table(conn: sqlite3.Connection) -> None:
+    """Schema 5 kept a row per link written, without a count: drop it so that the new table is created (the
+    schema version differs too, so the library rebuilds the whole index, and every note's links come back)."""
+    columns = {row[1] for row in conn.execute("pragma table_info(links)")}
+    if columns and "count" not in columns:
+        conn.execute("drop table links")
 
 
 def _signed(key: int) -> int:

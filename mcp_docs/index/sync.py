@@ -44,7 +44,7 @@ from ..errors import (
     RootMissing,
 )
 from ..language import detect_language
-from ..links import link_record, names_of
+from ..links import link_records, names_of
 from ..loader import content_hash, file_stem, parse_file, read_markdown
 from ..markdown import ParsedDocument
 from ..paths import Jail
@@ -216,6 +216,9 @@ def catalog_records(
     settings: Settings, f: ScannedFile, digest: str, parsed: ParsedDocument, warnings: list[str]
 ) -> tuple[DocumentRecord, list[SectionRecord]]:
     """What the catalog keeps of a parsed file (either store writes these)."""
+    links, dropped = link_records(parsed.links, f.doc_id, settings.extensions)
+    if dropped:
+        warnings = [*warnings, f"{dropped:,} more link targets not indexed (first {len(links):,} kept)"]
     record = DocumentRecord(
         id=f.doc_id,
         folder=folder_of(f.doc_id),
@@ -228,7 +231,7 @@ def catalog_records(
         aliases=parsed.aliases,
         front_matter=parsed.front_matter,
         lang=parsed.lang or settings.language,
-        links=tuple(link_record(link, f.doc_id, settings.extensions) for link in parsed.links),
+        links=tuple(links),
         names=tuple(names_of(f.doc_id, parsed.aliases, settings.extensions)),
         warnings=tuple(warnings) + parsed.warnings,
         tokens=sum(s.tokens for s in parsed.sections),

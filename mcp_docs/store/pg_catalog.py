@@ -117,7 +117,7 @@ class PgCatalog:
         return [Name(*r) for r in self.db.rows("select key, doc_id, kind, alias from mcp_docs_doc_names")]
 
     def links(self, keys: Any = None) -> list[LinkRecord]:
-        columns = "select doc_id, line, kind, target, heading, key from mcp_docs_links"
+        columns = "select doc_id, line, kind, target, heading, key, count from mcp_docs_links"
         if keys is None:
             rows = self.db.rows(f"{columns} order by doc_id, n")
         else:

@@ -209,11 +209,11 @@ class PgWriter:
                 "insert into mcp_docs_doc_tags values (%s, %s) on conflict do nothing", [(doc.id, t) for t in doc.tags]
             )
             cur.executemany(
-                "insert into mcp_docs_links values (%s,%s,%s,%s,%s,%s,%s)",
+                "insert into mcp_docs_links values (%s,%s,%s,%s,%s,%s,%s,%s)",
                 [
-                    (doc.id, n, link["line"], link["kind"], link["target"], link["heading"], link["key"])
+                    (doc.id, n, link["line"], link["kind"], link["target"], link["heading"], link["key"], link["count"])
                     for n, link in enumerate(doc.links)
-                    if link.get("key") is not None
+                    if link.get("key")
                 ],
             )
             cur.executemany(
