@@ -36,7 +36,7 @@ from .providers import (
     unusable_keys,
 )
 from .redaction import scrubbed_stdio
-from .render import TerminalObserver, notes, summary_line, unverified_citations
+from .render import TerminalObserver, fallback_line, notes, summary_line, unverified_citations
 from .sessions import SessionStore
 from .settings import DEFAULT_MAX_RETRIES, Settings
 from .text import json_safe, terminal_safe
@@ -274,7 +274,8 @@ def _report(result: RunResult, args: argparse.Namespace) -> None:
     if result.stopped_reason == "error":
         print(terminal_safe(f"error ({result.error_kind}): {result.error}"), file=sys.stderr)
         return
-    for line in [*unverified_citations(result), *notes(result)]:
+    fallback = fallback_line(result)
+    for line in [*([fallback] if fallback else []), *unverified_citations(result), *notes(result)]:
         print(line, file=sys.stderr)
     if not args.quiet:
         print(summary_line(result), file=sys.stderr)

@@ -13,13 +13,15 @@ from typing import Any, Literal, Protocol
 import anyio
 
 from .calllog import CallLog, CallRecord
-from .citations import check_citations, is_evidence_tool
+from .citations import check_citations, refine
 from .context import trim_history
 from .errors import FALLBACK_KINDS, AgentError, ErrorKind, classify
+from .evidence import Evidence, norm_id, tool_kind
 from .expansion import EXPAND_PROMPT, Reformulations, distinct_queries, render_fused
 from .mcp_session import ToolOutcome
 from .models import (
     AssistantMessage,
+    Citation,
     Message,
     ModelTurn,
     PlanReport,
@@ -49,6 +51,7 @@ from .structured import parse_reply
 from .text import clip, short
 
 Strategy = Literal["react", "plan"]
+EXPLAIN_DOCUMENTS = 6  # unverified cited documents whose outline is read to say why
 
 SYSTEM_PROMPT = """\
 You answer questions from a collection of documents that you can reach only through your tools.
@@ -59,8 +62,9 @@ other words, synonyms or a broader query before giving up.
 2. When the search results do not already point to the right place, look at a document's outline \
 (read_document with mode "outline") to find the section you need.
 3. Read only the sections you need (read_section), not whole documents.
-4. Answer concisely from what you read. Cite your sources: for each fact, the document id and the heading \
-it comes from, like (guides/setup.md — Installation).
+4. Answer concisely from what you read. Cite your sources: for each fact, the document id exactly as the \
+tools gave it and the heading it comes from, in this one form: (guides/setup.md — Installation). Cite only \
+documents and headings your tool results showed.
 5. If the documents do not contain the answer, say so plainly. Do not guess and do not fill gaps from \
 general knowledge.
 
@@ -150,7 +154,8 @@ class Agent:
         self.prices = prices
         self.routes = [Route(model, prices), *fallbacks]
         self._active = 0
-        self._evidence: list[str] = []  # arguments and text of this question's successful searches and reads
+        self._evidence: list[str] = []  # the text of this question's successful searches and reads (for --reflect)
+        self._seen = Evidence()  # the documents and headings those results showed (for the citations)
         self.limits = limits or Limits()
         self.log = log
         self.session = session
@@ -163,6 +168,7 @@ class Agent:
     async def ask(self, question: str, history: Sequence[Message] = ()) -> RunResult:
         self._active = 0  # every question starts with the first provider
         self._evidence = []
+        self._seen = Evidence()
         result = RunResult(provider=self.model.provider, model=self.model.model)
         messages: list[Message] = [*history, UserMessage(content=question)]
         start = len(history)
@@ -187,7 +193,7 @@ class Agent:
             )
         except AgentError as exc:
             self._fail(result, exc)
-        result.citations = check_citations(result.answer, self._evidence)
+        result.citations = await self._explain(check_citations(result.answer, self._seen))
         result.providers_tried.append(
             ProviderAttempt(
                 provider=result.provider,
@@ -424,6 +430,33 @@ class Agent:
             messages[-1] = AssistantMessage(content=turn.text)  # the stored history keeps the revised answer
             result.answer, report.revised = turn.text, True
 
+    async def _explain(self, citations: list[Citation]) -> list[Citation]:
+        """Say why each unverified citation failed: one outline read per cited document (at most
+        `EXPLAIN_DOCUMENTS`, a few seconds) tells a document that does not exist from one never read, and a
+        heading the document lacks from one never shown. It only explains; nothing it returns verifies."""
+        reader = next((t for t in self.tools.tools if t.name == "read_document"), None)
+        wanted = list(dict.fromkeys(c.id for c in citations if not c.verified))[:EXPLAIN_DOCUMENTS]
+        if reader is None or not wanted:
+            return citations
+        outlines: dict[str, Evidence | None] = {}
+
+        async def outline(doc_id: str) -> None:
+            args = {"id": doc_id, "mode": "outline"}
+            with contextlib.suppress(Exception):
+                with anyio.fail_after(min(self.limits.tool_timeout_s, 10.0)):
+                    outcome = await self.tools.call(reader, args, timeout_s=min(self.limits.tool_timeout_s, 10.0))
+                if outcome.is_error:
+                    outlines[norm_id(doc_id)] = None
+                else:
+                    found = Evidence()
+                    found.add(reader.name, args, outcome.structured, outcome.text)
+                    outlines[norm_id(doc_id)] = found
+
+        async with anyio.create_task_group() as tg:
+            for doc_id in wanted:
+                tg.start_soon(outline, doc_id)
+        return refine(citations, outlines)
+
     def _oversized(self, call: ToolCall) -> int | None:
         size = len(call.arguments_json.encode())
         return size if size > self.limits.max_tool_argument_bytes else None
@@ -480,7 +513,12 @@ class Agent:
                     raise error from None
                 # the same call goes to the next provider; its adapter converts the neutral history
                 result.providers_tried.append(
-                    ProviderAttempt(provider=route.model.provider, model=route.model.model, error=error.message)
+                    ProviderAttempt(
+                        provider=route.model.provider,
+                        model=route.model.model,
+                        error=error.message,
+                        error_kind=error.kind.value,
+                    )
                 )
                 self._active += 1
                 now = self.routes[self._active].model
@@ -528,8 +566,9 @@ class Agent:
             duration_ms = int((time.perf_counter() - started) * 1000)
             self.observer.on_tool_end(call, outcome, duration_ms)
             text = clip(outcome.text, self.limits.result_chars)
-            if spec is not None and not outcome.is_error and is_evidence_tool(spec.name):
-                self._evidence.append(f"{call.arguments_json}\n{text}")
+            if spec is not None and not outcome.is_error and tool_kind(spec.name) in ("search", "section", "document"):
+                self._evidence.append(text)
+                self._seen.add(spec.name, args or {}, outcome.structured, outcome.text, cut=text != outcome.text)
             outcomes[i] = (
                 ToolResultMessage(tool_call_id=call.id, name=call.name, content=text, is_error=outcome.is_error),
                 ToolCallRecord(

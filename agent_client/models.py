@@ -115,11 +115,14 @@ class UsageReport(BaseModel):
 
 
 class Citation(BaseModel):
-    """A source the answer cites; `verified` only when a search or read of this run returned it."""
+    """A source the answer cites; `verified` only when a search or read of this run showed that document (and
+    that heading of it). `reason` says why not: "no such document", "never read", "no such heading in that
+    document"."""
 
     id: str
     heading: str | None = None
     verified: bool = False
+    reason: str | None = None
 
 
 class ProviderAttempt(BaseModel):
@@ -128,6 +131,9 @@ class ProviderAttempt(BaseModel):
     provider: str
     model: str
     error: str | None = None
+    # the error's class (server_error, timeout…) for the terminal's one-line fallback notice; the --json
+    # shape of providers_tried stays {provider, model, error}
+    error_kind: str | None = Field(default=None, exclude=True)
 
 
 class StepReport(BaseModel):

@@ -337,12 +337,13 @@ def test_unverified_citations_in_json_and_flagged_on_the_terminal(llm: FakeLLM, 
     code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm), "--json")
     assert code == 0, stderr
     assert json.loads(stdout)["citations"] == [
-        {"id": "ops/backup.md", "heading": "Schedule", "verified": True},  # the search returned it
-        {"id": "guides/setup.md", "heading": "Installation", "verified": False},
+        {"id": "ops/backup.md", "heading": "Schedule", "verified": True, "reason": None},  # the search showed it
+        {"id": "guides/setup.md", "heading": "Installation", "verified": False, "reason": "never read"},
     ]
     code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm))
     assert code == 0 and answer in stdout
-    assert "unverified citation: guides/setup.md — Installation" in stderr and "ops/backup.md — Schedule" not in stderr
+    assert "unverified citation: guides/setup.md — Installation (never read)" in stderr
+    assert "ops/backup.md — Schedule" not in stderr
 
 
 def test_an_anthropic_key_without_its_sdk_is_named_not_silently_skipped(tmp_path: Path) -> None:
