@@ -41,6 +41,8 @@ from .sessions import SessionStore
 from .settings import DEFAULT_MAX_RETRIES, Settings
 from .text import json_safe, terminal_safe
 
+STRICT_CITATIONS_EXIT = 3  # distinct from 1 (an error): the answer is there, its sources are not all checked
+
 
 def _connection_args(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group(required=True)
@@ -122,6 +124,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("question")
     _connection_args(p)
     p.add_argument("--json", action="store_true", help="print one JSON object (answer, stopped_reason, usage…)")
+    p.add_argument(
+        "--strict-citations",
+        action="store_true",
+        help=f"exit with status {STRICT_CITATIONS_EXIT} when the answer cites a source the tools did not show",
+    )
 
     p = sub.add_parser("chat", help="interactive session, history kept per --session")
     _connection_args(p)
@@ -321,7 +328,16 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
         print(json_safe(result.contract()))
     else:
         _report(result, args)
-    return 1 if result.stopped_reason == "error" else 0
+    if result.stopped_reason == "error":
+        return 1
+    unverified = sum(not c.verified for c in result.citations)
+    if args.strict_citations and unverified:
+        print(
+            f"--strict-citations: {unverified} unverified citation{'s' if unverified != 1 else ''}",
+            file=sys.stderr,
+        )
+        return STRICT_CITATIONS_EXIT
+    return 0
 
 
 # ---------------------------------------------------------------- chat
