@@ -34,6 +34,7 @@ from .models import (
     ToolCallRecord,
     ToolResultMessage,
     ToolSpec,
+    Usage,
     UserMessage,
 )
 from .planner import Plan, levels, parse_plan, planner_prompt, resolve_arguments
@@ -48,9 +49,13 @@ from .reflection import (
 )
 from .settings import DEFAULT_MAX_TOOL_ARGUMENT_BYTES, DEFAULT_MAX_TOOL_CALLS_PER_TURN
 from .structured import parse_reply
-from .text import clip, short
+from .text import clip, estimate_tokens, short
 
 Strategy = Literal["react", "plan"]
+USAGE_ESTIMATED = (
+    "The provider did not report token usage: tokens and cost are estimates (about 4 characters per token), "
+    "and --max-tokens / --max-cost were applied to them."
+)
 EXPLAIN_DOCUMENTS = 6  # unverified cited documents whose outline is read to say why
 
 SYSTEM_PROMPT = """\
@@ -525,6 +530,8 @@ class Agent:
                 result.provider, result.model = now.provider, now.model
             finally:
                 self.observer.on_turn_end()
+        if turn.usage.total_tokens == 0:  # no usage reported at all
+            turn = turn.model_copy(update={"usage": self._estimated(turn, system, to_send, tools, result)})
         cost = cost_usd(turn.usage, route.prices)
         result.usage = result.usage + turn.usage
         result.cost_usd += cost
@@ -533,6 +540,21 @@ class Agent:
         record.completion_tokens, record.cost_usd = turn.usage.completion_tokens, cost
         self._log(record)
         return turn
+
+    @staticmethod
+    def _estimated(
+        turn: ModelTurn, system: str, sent: Sequence[Message], tools: Sequence[ToolSpec], result: RunResult
+    ) -> Usage:
+        """A provider that reports no usage (some local servers, proxies that drop the last chunk) must not get
+        past --max-tokens / --max-cost for free: the counts it left out are estimated from the text sent and
+        received (~4 characters per token), and a note says the figures are estimates."""
+        prompt = estimate_tokens(
+            system + json.dumps([m.model_dump() for m in sent]) + json.dumps([t.model_dump() for t in tools])
+        )
+        completion = estimate_tokens(turn.text + "".join(c.name + c.arguments_json for c in turn.tool_calls))
+        if USAGE_ESTIMATED not in result.notes:
+            result.notes.append(USAGE_ESTIMATED)
+        return Usage(prompt_tokens=prompt, completion_tokens=completion)
 
     def _log(self, record: CallRecord) -> None:
         if self.log is not None:

@@ -105,12 +105,13 @@ def fallback_line(result: RunResult) -> str | None:
 
 def summary_line(result: RunResult) -> str:
     u = result.usage
+    approx = "~" if any(n.startswith("The provider did not report token usage") for n in result.notes) else ""
     parts = [
         result.stopped_reason,
         f"{result.iterations} iteration{'s' if result.iterations != 1 else ''}",
         f"{len(result.tool_calls)} tool call{'s' if len(result.tool_calls) != 1 else ''}",
-        f"{u.prompt_tokens:,} in / {u.completion_tokens:,} out tokens",
-        f"${result.cost_usd:.4f}",
+        f"{approx}{u.prompt_tokens:,} in / {approx}{u.completion_tokens:,} out tokens",
+        f"{approx}${result.cost_usd:.4f}",
         f"{result.provider}/{result.model}",
     ]
     return "[" + " · ".join(parts) + "]"

@@ -81,18 +81,27 @@ def oa_text(
     cached: int = 0,
     finish: str = "stop",
     chunks: list[str] | None = None,
+    usage: bool = True,
 ) -> Reply:
-    """`chunks`: stream the text in exactly these pieces (default: three)."""
+    """`chunks`: stream the text in exactly these pieces (default: three). `usage=False`: a server that never
+    reports token usage."""
     events: list[tuple[str | None, Any]] = [(None, _chunk({"role": "assistant", "content": ""}))]
     events += [(None, _chunk({"content": p})) for p in (chunks if chunks is not None else _pieces(text))]
     events.append((None, _chunk({}, finish)))
-    events.append((None, _chunk(None, usage=_oa_usage(prompt, completion, cached))))
+    if usage:
+        events.append((None, _chunk(None, usage=_oa_usage(prompt, completion, cached))))
     events.append((None, "[DONE]"))
     return Reply(body=_sse(events), content_type="text/event-stream")
 
 
 def oa_tools(
-    calls: list[tuple[str, str, str]], *, text: str = "", prompt: int = 100, completion: int = 20, cached: int = 0
+    calls: list[tuple[str, str, str]],
+    *,
+    text: str = "",
+    prompt: int = 100,
+    completion: int = 20,
+    cached: int = 0,
+    usage: bool = True,
 ) -> Reply:
     """`calls`: (id, name, raw JSON arguments) — the arguments are streamed in fragments, as real APIs do."""
     events: list[tuple[str | None, Any]] = [(None, _chunk({"role": "assistant", "content": text or None}))]
@@ -112,7 +121,8 @@ def oa_tools(
         for frag in _pieces(args):
             events.append((None, _chunk({"tool_calls": [{"index": i, "function": {"arguments": frag}}]})))
     events.append((None, _chunk({}, "tool_calls")))
-    events.append((None, _chunk(None, usage=_oa_usage(prompt, completion, cached))))
+    if usage:
+        events.append((None, _chunk(None, usage=_oa_usage(prompt, completion, cached))))
     events.append((None, "[DONE]"))
     return Reply(body=_sse(events), content_type="text/event-stream")
 
