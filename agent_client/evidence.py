@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from .hits import search_hits
+from .models import Shown
 
 # a heading line of an outline or a summary: "## Linux (L10-19, ~59)"; of a document read in full: "## Linux"
 _OUTLINE_LINE = re.compile(r"^(?P<marks>#{1,6})\s+(?P<text>.+?)\s+\(L\d+-\d+(?:,[^)]*)?\)\s*$")
@@ -96,16 +97,32 @@ class Evidence:
             if parts:
                 doc.headings.add(parts)
 
-    def add(self, tool: str, arguments: dict[str, Any], structured: Any, text: str, *, cut: bool = False) -> None:
-        """One successful tool result. `tool` is the server's tool name; `arguments` serve only a text-only
-        server's read (which document the returned text is), never a search. `cut`: the model saw `text`
-        only up to a budget, so a search hit counts only when its id is in that text."""
+    def add(
+        self, tool: str, arguments: dict[str, Any], structured: Any, text: str, *, cut: bool = False
+    ) -> list[Shown]:
+        """Record one successful tool result; returns what it showed. `tool` is the server's tool name;
+        `arguments` serve only a text-only server's read (which document the returned text is), never a
+        search. `cut`: the model saw `text` only up to a budget, so a search hit counts only when its id is in
+        that text."""
         kind = tool_kind(tool)
+        part = Evidence()
         if kind is None:
-            return
-        if isinstance(structured, dict) and _add_structured(self, kind, structured, text if cut else None):
-            return
-        _add_text(self, kind, arguments, text)
+            return []
+        if not (isinstance(structured, dict) and _add_structured(part, kind, structured, text if cut else None)):
+            _add_text(part, kind, arguments, text)
+        self.listed |= part.listed
+        shown = [
+            Shown(id=d.id, headings=sorted(" > ".join(h) for h in d.headings), all_headings=d.all_headings)
+            for d in part.documents.values()
+        ]
+        self.merge(shown)
+        return shown
+
+    def merge(self, shown: Iterable[Shown]) -> None:
+        """Add what earlier results showed (a resumed turn's stored results)."""
+        for s in shown:
+            self._add_paths(s.id, s.headings)
+            self._seen(s.id).all_headings |= s.all_headings
 
 
 def tool_kind(name: str) -> str | None:

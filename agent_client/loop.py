@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -28,6 +28,7 @@ from .models import (
     ProviderAttempt,
     ReflectionReport,
     RunResult,
+    Shown,
     StepReport,
     StoppedReason,
     ToolCall,
@@ -56,7 +57,8 @@ USAGE_ESTIMATED = (
     "The provider did not report token usage: tokens and cost are estimates (about 4 characters per token), "
     "and --max-tokens / --max-cost were applied to them."
 )
-EXPLAIN_DOCUMENTS = 6  # unverified cited documents whose outline is read to say why
+EXPLAIN_DOCUMENTS = 6
+Progress = Callable[[list[Message]], None]  # unverified cited documents whose outline is read to say why
 
 SYSTEM_PROMPT = """\
 You answer questions from a collection of documents that you can reach only through your tools.
@@ -161,6 +163,8 @@ class Agent:
         self._active = 0
         self._evidence: list[str] = []  # the text of this question's successful searches and reads (for --reflect)
         self._seen = Evidence()  # the documents and headings those results showed (for the citations)
+        self._progress: Progress | None = None  # where settled messages go (a session), see ask()
+        self._stored = 0  # messages[:_stored] have been handed to _progress
         self.limits = limits or Limits()
         self.log = log
         self.session = session
@@ -170,21 +174,47 @@ class Agent:
         self.expand = expand
         self.reflect = reflect
 
-    async def ask(self, question: str, history: Sequence[Message] = ()) -> RunResult:
+    async def ask(
+        self, question: str, history: Sequence[Message] = (), *, progress: Progress | None = None
+    ) -> RunResult:
+        """Answer `question` after `history`. `progress` receives the new messages as they are settled: the
+        question at once, then each tool round as it completes, then the answer — what a session stores, so
+        a turn cut by a crash, a kill or Ctrl-C keeps its tool results (see `resume`)."""
+        messages: list[Message] = [*history, UserMessage(content=question)]
+        return await self._turn(question, messages, len(history), progress, resuming=False)
+
+    async def resume(
+        self, unfinished: Sequence[Message], history: Sequence[Message] = (), *, progress: Progress | None = None
+    ) -> RunResult:
+        """Finish a cut turn: `unfinished` is its stored question and tool rounds. The tool results already
+        stored are used as they are (and as evidence for the citations); only calls that never got a result
+        run, then the loop goes on. `new_messages` and `progress` get only what this run adds."""
+        if not unfinished or not isinstance(unfinished[0], UserMessage):
+            raise AgentError(ErrorKind.CONFIGURATION, "Nothing to resume: the stored turn has no question.")
+        messages: list[Message] = [*history, *unfinished]
+        return await self._turn(unfinished[0].content, messages, len(messages), progress, resuming=True)
+
+    async def _turn(
+        self, question: str, messages: list[Message], start: int, progress: Progress | None, *, resuming: bool
+    ) -> RunResult:
         self._active = 0  # every question starts with the first provider
         self._evidence = []
         self._seen = Evidence()
+        self._progress, self._stored = progress, start if not resuming else len(messages)
+        if not resuming:
+            self._checkpoint(messages)  # the question, before any call: a crash still leaves it to resume
         result = RunResult(provider=self.model.provider, model=self.model.model)
-        messages: list[Message] = [*history, UserMessage(content=question)]
-        start = len(history)
         try:
             with anyio.fail_after(self.limits.deadline_s):
-                if self.expand:
-                    await self._expand(question, messages, result)
-                if self.strategy == "plan":
-                    await self._run_plan(messages, result)
+                if resuming:
+                    await self._resume(messages, result)
                 else:
-                    await self._run(messages, result)
+                    if self.expand:
+                        await self._expand(question, messages, result)
+                    if self.strategy == "plan":
+                        await self._run_plan(messages, result)
+                    else:
+                        await self._run(messages, result)
                 if self.reflect and result.stopped_reason == "final" and result.answer.strip():
                     await self._reflect(question, messages, result)
         except TimeoutError:
@@ -213,7 +243,43 @@ class Agent:
                 AssistantMessage(content=result.answer or f"(no answer: {result.error or result.stopped_reason})")
             )
         result.new_messages = messages[start:]
+        self._checkpoint(messages)
         return result
+
+    def _checkpoint(self, messages: list[Message]) -> None:
+        """Hand the messages settled since the last checkpoint to `progress` (the session store)."""
+        new, self._stored = messages[self._stored :], len(messages)
+        if new and self._progress is not None:
+            try:
+                self._progress(new)
+            except Exception as exc:  # a full disk must not lose the answer; say it once
+                self._progress = None
+                self.observer.on_note(f"the session could not be saved ({type(exc).__name__}: {exc})")
+
+    async def _resume(self, messages: list[Message], result: RunResult) -> None:
+        """The stored rounds count as done: their results are evidence, their turns count as iterations; the
+        calls of the last round that never got a result run now; then the react loop goes on."""
+        question = max(i for i, m in enumerate(messages) if isinstance(m, UserMessage))
+        tail = messages[question + 1 :]
+        answered = {m.tool_call_id for m in tail if isinstance(m, ToolResultMessage)}
+        reused = 0
+        for m in tail:
+            if isinstance(m, AssistantMessage) and m.tool_calls:
+                result.iterations += 1
+            elif isinstance(m, ToolResultMessage) and not m.is_error:
+                self._seen.merge(m.shown)
+                self._evidence.append(m.content)
+                reused += 1
+        last_calls = next((m for m in reversed(tail) if isinstance(m, AssistantMessage) and m.tool_calls), None)
+        missing = [c for c in last_calls.tool_calls if c.id not in answered] if last_calls else []
+        result.notes.append(
+            f"Resumed an unfinished answer: {reused} stored tool result{'s' if reused != 1 else ''} reused, "
+            f"{len(missing)} call{'s' if len(missing) != 1 else ''} run again."
+        )
+        if missing:
+            messages.extend(await self._run_tools(missing, result))
+            self._checkpoint(messages)
+        await self._run(messages, result)
 
     @staticmethod
     def _fail(result: RunResult, exc: AgentError) -> None:
@@ -246,6 +312,7 @@ class Agent:
                 )
                 results[-1] = results[-1].model_copy(update={"content": results[-1].content + note})
             messages.extend(results)
+            self._checkpoint(messages)
         if self._over_budget(result):
             result.stopped_reason = "budget"
             return
@@ -347,6 +414,7 @@ class Agent:
             messages.append(AssistantMessage(tool_calls=[self._bounded(c) for c in calls]))
             results = await self._run_tools(calls, result)
             messages.extend(results)
+            self._checkpoint(messages)
             failed = []
             for step, call, res in zip(round_steps, calls, results, strict=False):
                 outputs[step.id] = res.content
@@ -389,7 +457,9 @@ class Agent:
             ToolCall(id=f"expand_{i}", name=search.wire_name, arguments_json=json.dumps({"query": q}))
             for i, q in enumerate(queries)
         ]
-        found = [r.content for r in await self._run_tools(calls, result) if not r.is_error]
+        ran = [r for r in await self._run_tools(calls, result) if not r.is_error]
+        found = [r.content for r in ran]
+        shown = [s for r in ran for s in r.shown]  # a resumed turn needs the fused searches' evidence
         call = ToolCall(id="expand", name=search.wire_name, arguments_json=json.dumps({"query": question}))
         (call,) = _unique_ids([call], messages)
         messages.append(AssistantMessage(tool_calls=[call]))
@@ -398,8 +468,10 @@ class Agent:
                 tool_call_id=call.id,
                 name=call.name,
                 content=clip(render_fused(queries, found), self.limits.result_chars),
+                shown=shown,
             )
         )
+        self._checkpoint(messages)
 
     # ------------------------------------------------------------ --reflect
 
@@ -588,11 +660,16 @@ class Agent:
             duration_ms = int((time.perf_counter() - started) * 1000)
             self.observer.on_tool_end(call, outcome, duration_ms)
             text = clip(outcome.text, self.limits.result_chars)
+            shown: list[Shown] = []
             if spec is not None and not outcome.is_error and tool_kind(spec.name) in ("search", "section", "document"):
                 self._evidence.append(text)
-                self._seen.add(spec.name, args or {}, outcome.structured, outcome.text, cut=text != outcome.text)
+                shown = self._seen.add(
+                    spec.name, args or {}, outcome.structured, outcome.text, cut=text != outcome.text
+                )
             outcomes[i] = (
-                ToolResultMessage(tool_call_id=call.id, name=call.name, content=text, is_error=outcome.is_error),
+                ToolResultMessage(
+                    tool_call_id=call.id, name=call.name, content=text, is_error=outcome.is_error, shown=shown
+                ),
                 ToolCallRecord(
                     name=spec.name if spec else call.name,
                     arguments=args

@@ -53,12 +53,23 @@ class AssistantMessage(BaseModel):
     tool_calls: list[ToolCall] = Field(default_factory=list)
 
 
+class Shown(BaseModel):
+    """What one tool result showed of one document: its id, the heading paths (normalised, `a > b`), and
+    whether that was its whole heading list. Kept with the result in the session, so a resumed turn checks
+    its citations against results it does not fetch again; never sent to a provider."""
+
+    id: str
+    headings: list[str] = Field(default_factory=list)
+    all_headings: bool = False
+
+
 class ToolResultMessage(BaseModel):
     role: Literal["tool"] = "tool"
     tool_call_id: str
     name: str
     content: str
     is_error: bool = False
+    shown: list[Shown] = Field(default_factory=list)
 
 
 Message = Annotated[UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")]
