@@ -25,14 +25,18 @@ NEVER_READ: Reason = "never read"
 NO_SUCH_HEADING: Reason = "no such heading in that document"
 
 # An id: path segments (spaces allowed inside, as in Obsidian vaults), ending with an extension.
-_ID = r"[^\s()\[\]<>{}`*|;,—–§#>\"'][^()\[\]<>{}`*|;,—–§#>\n\"]*?\.[A-Za-z][A-Za-z0-9]{0,9}(?![\w.])"
+_ID = r"(?<![^\s(\[;,:*`])(?!(?:and|et|und|y|or|ou)\s)[^\s()\[\]<>{}`*|;,—–§#>\"'][^()\[\]<>{}`*|;,—–§#>\n\"]*?\.[A-Za-z][A-Za-z0-9]{0,9}(?![\w.])"
 _ID_RE = re.compile(_ID)
-_PAREN = re.compile(r"\(([^()\n]{3,400})\)")
+# one level of nested parentheses: headings such as "Persistent storage (write-ahead log)" or "(top)"
+_PAREN = re.compile(r"\(((?:[^()\n]|\([^()\n]{0,200}\)){3,400})\)")
+# what may stand between two citations of one group: "(a.md — H1, b.md — H2)", "(a.md and b.md)"
+_LIST_SEPARATOR = re.compile(r"(?:,|&|\band|\bet|\by|\bund)\s*$", re.IGNORECASE)
 _BRACKET = re.compile(r"\[([^\[\]\n]{3,400})\](?![(:\[])")
 _FOOTNOTE = re.compile(r"^\s*\[\^?[\w.-]{1,12}\]:\s*(.+?)\s*$", re.MULTILINE)
 _DOCS_URI = re.compile(r"<?docs://(?P<id>[^\s)<>#\"]+)(?:#(?P<frag>[^\s)<>\"]*))?>?")
 _LABEL = re.compile(
-    r"^\s*(?:sources?|see(?:\s+also)?|from|cf\.?|ref(?:erence)?s?|quelle|fuente|fonte)\s*[:.]?\s+", re.IGNORECASE
+    r"^\s*(?:sources?|see(?:\s+also)?|from|cf\.?|ref(?:erence)?s?|quelle|fuente|fonte)(?:\s*[:.]\s*|\s+)",
+    re.IGNORECASE,
 )
 _SEPARATOR = re.compile(r"^\s*(?:—|–|-|§|:|,|#|>|›|»|/)\s*")
 _MARKUP = re.compile(r"\*\*|__|`|\*")
@@ -84,15 +88,36 @@ def _parse_group(group: str) -> list[tuple[int, str, str | None]]:
         # the id must open the part (after a label): "(see below — it is long.md)" is prose, not a citation
         if not ids or part[offset : ids[0].start()].strip():
             continue
+        # a later id starts another citation only after a list separator and when it looks like a document:
+        # "OpenTelemetry.io word list" or "Runtime .NET" inside a heading are no ids
+        ids = [ids[0]] + [
+            m
+            for m in ids[1:]
+            if _LIST_SEPARATOR.search(part[: m.start()].rstrip()) and ("/" in m.group() or _is_doc(m.group()))
+        ]
         for n, m in enumerate(ids):
             end = ids[n + 1].start() if n + 1 < len(ids) else len(part)
             rest = part[m.end() : end]
+            if n + 1 < len(ids):
+                rest = _LIST_SEPARATOR.sub("", rest.rstrip())
             sep = _SEPARATOR.match(rest)
             if not sep and rest.strip():
                 break  # words after the id that are no heading: not a citation
-            after = (rest[sep.end() :] if sep else "").strip().rstrip(",").strip(" .\"'“”«»")
+            after = _unquote((rest[sep.end() :] if sep else "").strip().rstrip(".").strip())
             out.append((part_start + m.start(), m.group().strip(), after or None))
     return out
+
+
+def _is_doc(doc_id: str) -> bool:
+    return doc_id.lower().endswith(_DOC_SUFFIXES)
+
+
+def _unquote(heading: str) -> str:
+    """A heading in quotes loses them; a quote that belongs to the heading ("… 'Runtime.Native'") stays."""
+    pairs = {'"': '"', "'": "'", "“": "”", "«": "»", "‘": "’"}
+    if len(heading) >= 2 and pairs.get(heading[0]) == heading[-1]:
+        return heading[1:-1].strip()
+    return heading
 
 
 def _parts(text: str) -> list[tuple[int, str]]:
@@ -104,10 +129,9 @@ def _parts(text: str) -> list[tuple[int, str]]:
 
 
 def _looks_like_document(doc_id: str, evidence: Evidence) -> bool:
-    low = doc_id.lower()
-    if low.endswith(_DOC_SUFFIXES):
+    if _is_doc(doc_id):
         return True
-    suffix = "." + low.rsplit(".", 1)[-1]
+    suffix = "." + doc_id.lower().rsplit(".", 1)[-1]
     return any(d.id.lower().endswith(suffix) for d in evidence.documents.values())
 
 

@@ -8,6 +8,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -247,10 +248,13 @@ def an_tools(
 
 class FakeLLM:
     """`push()` replies in order (or pass them to the constructor); every request is kept in `requests`
-    (path, headers, JSON body, arrival time). Usable as a context manager, which starts and stops it."""
+    (path, headers, JSON body, arrival time). Usable as a context manager, which starts and stops it.
+    `responder`: once the script is empty, each reply is computed from the request body (a scripted model that
+    reacts to the tool results it is sent, for the benchmarks)."""
 
-    def __init__(self, *replies: Reply) -> None:
+    def __init__(self, *replies: Reply, responder: Callable[[dict[str, Any]], Reply] | None = None) -> None:
         self.script: deque[Reply] = deque(replies)
+        self.responder = responder
         self.requests: list[Request] = []
         self._lock = threading.Lock()
         fake = self
@@ -276,6 +280,8 @@ class FakeLLM:
                     reply = (
                         fake.script.popleft()
                         if fake.script
+                        else fake.responder(body)
+                        if fake.responder is not None
                         else Reply(
                             status=500,
                             headers={"x-should-retry": "false"},
