@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -187,3 +188,45 @@ def test_a_damaged_session_row_is_skipped_with_one_warning(llm: FakeLLM, capsys,
     (count,) = conn.execute("SELECT COUNT(*) FROM messages WHERE session = 'dmg'").fetchone()
     conn.close()
     assert count == 12  # nothing deleted: 10 stored rows plus the new question and answer
+
+
+def test_ctrl_c_in_chat_keeps_the_tool_rounds_and_resume_finishes_the_answer(llm: FakeLLM) -> None:
+    """SIGINT while the third model call hangs: the chat goes on, and /resume answers from the stored results."""
+    llm.push(
+        oa_tools([("s1", "search_documents", '{"query": "backups"}')]),
+        oa_tools([("r1", "read_section", '{"id": "ops/backup.md", "section": "Schedule"}')]),
+        oa_text("too late", prompt=1),
+        oa_text(ANSWER),
+    )
+    llm.script[2].delay_s = 30
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent_client", "chat", "--session", "k", "--server-cmd", TINY, *llm_args(llm)],
+        cwd=REPO,
+        env={**os.environ, "DOCS_AGENT_MAX_RETRIES": "0"},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write("When are backups?\n")
+        proc.stdin.flush()
+        deadline = time.monotonic() + 120
+        while len(llm.requests) < 3 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert len(llm.requests) == 3
+        time.sleep(0.3)  # the request is in flight
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        out, err = proc.communicate("/resume\n/exit\n", timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert proc.returncode == 0, err
+    assert "(cancelled — /resume finishes this answer" in err and "Traceback" not in err
+    assert ANSWER in out and len(llm.requests) == 4
+    assert "02:00" in llm.requests[3].body["messages"][-1]["content"]  # the stored read, not called again
+    history = SessionStore().load("k")
+    assert [m.role for m in history] == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
