@@ -31,6 +31,7 @@ _ID_RE = re.compile(_ID)
 _PAREN = re.compile(r"\(((?:[^()\n]|\([^()\n]{0,200}\)){3,400})\)")
 # what may stand between two citations of one group: "(a.md — H1, b.md — H2)", "(a.md and b.md)"
 _LIST_SEPARATOR = re.compile(r"(?:,|&|\band|\bet|\by|\bund)\s*$", re.IGNORECASE)
+_LIST_SPLIT = re.compile(r"(?:,|&|\band\b|\bet\b|\by\b|\bund\b)\s*", re.IGNORECASE)
 _BRACKET = re.compile(r"\[([^\[\]\n]{3,400})\](?![(:\[])")
 _FOOTNOTE = re.compile(r"^\s*\[\^?[\w.-]{1,12}\]:\s*(.+?)\s*$", re.MULTILINE)
 _DOCS_URI = re.compile(r"<?docs://(?P<id>[^\s)<>#\"]+)(?:#(?P<frag>[^\s)<>\"]*))?>?")
@@ -61,11 +62,8 @@ def parse_citations(answer: str) -> list[tuple[str, str | None]]:
     for pattern in (_PAREN, _BRACKET):
         for m in pattern.finditer(masked):
             found += [(m.start(1) + off, i, h) for off, i, h in _parse_group(m.group(1))]
-    out: list[tuple[str, str | None]] = []
-    for _, doc_id, heading in sorted(found, key=lambda f: f[0]):
-        if (doc_id, heading) not in out:
-            out.append((doc_id, heading))
-    return out
+    unique = dict.fromkeys((doc_id, heading) for _, doc_id, heading in sorted(found, key=lambda f: f[0]))
+    return list(unique)
 
 
 def _mask(text: str, spans: Iterable[tuple[int, int]]) -> str:
@@ -84,17 +82,19 @@ def _parse_group(group: str) -> list[tuple[int, str, str | None]]:
     for part_start, part in _parts(text):
         label = _LABEL.match(part)
         offset = label.end() if label else 0
-        ids = list(_ID_RE.finditer(part, offset))
-        # the id must open the part (after a label): "(see below — it is long.md)" is prose, not a citation
-        if not ids or part[offset : ids[0].start()].strip():
+        offset += len(part[offset:]) - len(part[offset:].lstrip())
+        # the id must open the part (after a label): "(see below — it is long.md)" is prose, not a citation.
+        # Ids are only tried where one may start, so a hostile 2,000,000-character answer stays linear.
+        first = _ID_RE.match(part, offset)
+        if first is None:
             continue
+        ids = [first]
         # a later id starts another citation only after a list separator and when it looks like a document:
         # "OpenTelemetry.io word list" or "Runtime .NET" inside a heading are no ids
-        ids = [ids[0]] + [
-            m
-            for m in ids[1:]
-            if _LIST_SEPARATOR.search(part[: m.start()].rstrip()) and ("/" in m.group() or _is_doc(m.group()))
-        ]
+        for split in _LIST_SPLIT.finditer(part, first.end()):
+            m = _ID_RE.match(part, split.end())
+            if m and m.start() >= ids[-1].end() and ("/" in m.group() or _is_doc(m.group())):
+                ids.append(m)
         for n, m in enumerate(ids):
             end = ids[n + 1].start() if n + 1 < len(ids) else len(part)
             rest = part[m.end() : end]
