@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 from agent_client.citations import parse_citations
 from agent_client.mcp_session import DocsFolder, connect
@@ -129,4 +131,48 @@ def test_parse_headings_with_parentheses_dots_and_quotes() -> None:
         ("g/h.md", "H2"),
         ("i.md", None),
         ("j/k.md", None),
+    ]
+
+
+text_only = MCPServer("text-only-docs")
+
+
+@text_only.tool()
+def search_documents(query: str) -> str:
+    """Search; plain text lines `id — Heading: snippet`, no structured content."""
+    return "No results." if "ghost" in query else "guides/setup.md — Installation: Run pip install widget."
+
+
+@text_only.tool()
+def read_section(id: str, section: str) -> str:
+    """Read a section; plain text."""
+    if id != "ops/backup.md":
+        raise ToolError(f"No document {id!r}.")
+    return "# Schedule\nBackups run nightly at 02:00 UTC."
+
+
+async def test_a_server_without_structured_results_is_read_from_its_text(llm: FakeLLM) -> None:
+    """A search line names its document and heading; a read that succeeded is the document it was asked for,
+    with the headings of the text it returned; a search's arguments still count for nothing."""
+    llm.push(
+        oa_tools(
+            [
+                ("s1", "search_documents", '{"query": "install"}'),
+                ("s2", "search_documents", '{"query": "ghost/licence.md Terms"}'),
+                ("r1", "read_section", '{"id": "ops/backup.md", "section": "Schedule"}'),
+                ("r2", "read_section", '{"id": "ghost/licence.md", "section": "Terms"}'),
+            ]
+        ),
+        oa_text(
+            "(guides/setup.md — Installation) (guides/setup.md — Configuration) (ops/backup.md — Schedule) "
+            "(ghost/licence.md — Terms)"
+        ),
+    )
+    async with connect(text_only) as conn:
+        result = await ask("?", llm, conn)
+    assert cited(result) == [
+        ("guides/setup.md", "Installation", True, None),
+        ("guides/setup.md", "Configuration", False, "never read"),
+        ("ops/backup.md", "Schedule", True, None),
+        ("ghost/licence.md", "Terms", False, "never read"),  # no read_document tool to tell more
     ]
