@@ -200,7 +200,7 @@ class Agent:
         self._active = 0  # every question starts with the first provider
         self._evidence = []
         self._seen = Evidence()
-        self._progress, self._stored = progress, start if not resuming else len(messages)
+        self._progress, self._stored = progress, len(messages) if resuming else start
         if not resuming:
             self._checkpoint(messages)  # the question, before any call: a crash still leaves it to resume
         result = RunResult(provider=self.model.provider, model=self.model.model)
@@ -274,7 +274,7 @@ class Agent:
         missing = [c for c in last_calls.tool_calls if c.id not in answered] if last_calls else []
         result.notes.append(
             f"Resumed an unfinished answer: {reused} stored tool result{'s' if reused != 1 else ''} reused, "
-            f"{len(missing)} call{'s' if len(missing) != 1 else ''} run again."
+            f"{len(missing)} call{'s' if len(missing) != 1 else ''} that never got a result run now."
         )
         if missing:
             messages.extend(await self._run_tools(missing, result))

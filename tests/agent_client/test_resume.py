@@ -230,3 +230,19 @@ def test_ctrl_c_in_chat_keeps_the_tool_rounds_and_resume_finishes_the_answer(llm
     assert "02:00" in llm.requests[3].body["messages"][-1]["content"]  # the stored read, not called again
     history = SessionStore().load("k")
     assert [m.role for m in history] == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
+
+
+def test_a_new_question_with_ask_session_closes_the_cut_turn(llm: FakeLLM, capsys, monkeypatch) -> None:
+    cut_a_turn(llm, "a")
+    llm.push(oa_text("Hello."))
+    code, stdout, stderr = cli(
+        capsys, monkeypatch, "ask", "hello", "--session", "a", "--server-cmd", TINY, *llm_args(llm)
+    )
+    assert code == 0, stderr
+    assert "Hello." in stdout
+    sent = llm.requests[3].body["messages"]
+    assert [m["role"] for m in sent[1:]] == ["user", "assistant", "tool", "assistant", "tool", "assistant", "user"]
+    assert "(no answer: interrupted, not resumed)" in sent[-2]["content"]
+    history = SessionStore().load("a")
+    assert history[-2:] == [UserMessage(content="hello"), AssistantMessage(content="Hello.")]
+    assert unfinished(history) is None
