@@ -14,7 +14,8 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,7 +26,7 @@ from .index.catalog import SCHEMA_VERSION, Catalog
 from .index.fulltext import QUERY_STOPWORDS, FullTextIndex, KeywordHit, doc_key, identifiers, query_words
 from .index.hits import RankedSection
 from .index.ranking import Bonus, DocumentGroup, group_by_document, lead_with
-from .index.sync import Progress, Synchronizer, SyncReport
+from .index.sync import Progress, Synchronizer, SyncReport, recover_interrupted_batch
 from .language import STOPWORDS, describe_languages, query_language_beyond_stopwords
 from .loader import read_markdown
 from .markdown import normalize_tag
@@ -78,6 +79,9 @@ class Library:
         self.scanner = Scanner(self.jail)
         self._sync_lock = threading.Lock()
         self._embedding = False  # start_embedding() was called: a reopened vector store starts its worker too
+        # Why the last sync failed as a whole (None once one succeeds): /health says "degraded" meanwhile, since
+        # searches still answer from what was committed before, but changes on disk are not reaching the index.
+        self.sync_error: str | None = None
         self._open_storage()
         self.reranker = make_reranker(settings)
 
@@ -94,6 +98,7 @@ class Library:
         self._check_compatibility()
         self.fulltext = FullTextIndex(settings.index_dir / "fulltext", settings.language)
         self._check_generation()
+        recover_interrupted_batch(self.sqlite_catalog, self.fulltext)  # a kill between the two commits
         self._check_fulltext_matches()
         self.synchronizer = Synchronizer(settings, self.jail, self.scanner, self.sqlite_catalog, self.fulltext)
         self._refresh_stats([], [])
@@ -250,7 +255,7 @@ class Library:
     def sync(self, paths: Iterable[str] | None = None, progress: Progress | None = None) -> SyncReport:
         if self.read_only:
             raise IndexBusy("this worker only reads the index; the writing worker keeps it up to date")
-        with self._sync_lock:
+        with self._sync_lock, self.recording_sync_errors():
             if self.storage_lost():
                 self._reopen_storage()
                 paths = None  # everything must be indexed again
@@ -265,6 +270,18 @@ class Library:
                 ) from exc
             self.follow_languages()
             return report
+
+    @contextmanager
+    def recording_sync_errors(self) -> Iterator[None]:
+        """Keep why a sync failed as a whole in `sync_error` (for /health), clear it when one succeeds."""
+        try:
+            yield
+        except IndexBusy:
+            raise  # another process is writing the index: it is kept fresh, just not by this one right now
+        except Exception as exc:
+            self.sync_error = f"the last sync failed ({type(exc).__name__}: {str(exc)[:300]})"
+            raise
+        self.sync_error = None
 
     def _refresh_stats(self, changed: list[str], deleted: list[str]) -> None:
         """After each committed batch, so a long first sync shows its progress in every search."""

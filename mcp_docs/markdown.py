@@ -211,7 +211,7 @@ def _load_front_matter(raw: str, warnings: list[str]) -> dict[str, Any]:
             return {}
         # YAML dates and other objects must survive JSON storage.
         budget = [MAX_FRONT_MATTER_VALUES]
-        return {str(k): _jsonable(v, budget, 1) for k, v in data.items()}
+        return {_without_nul(str(k)): _jsonable(v, budget, 1) for k, v in data.items()}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
@@ -247,13 +247,31 @@ def _jsonable(value: Any, budget: list[int], depth: int) -> Any:
     budget[0] -= 1
     if budget[0] < 0 or depth > MAX_FRONT_MATTER_DEPTH:
         raise _FrontMatterTooBig
-    if isinstance(value, (str, int, float, bool)) or value is None:
+    if isinstance(value, str):
+        return _without_nul(value)
+    if isinstance(value, (int, float, bool)) or value is None:
         return value
     if isinstance(value, dict):
-        return {str(k): _jsonable(v, budget, depth + 1) for k, v in value.items()}
+        return {_without_nul(str(k)): _jsonable(v, budget, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple, set)):
         return [_jsonable(v, budget, depth + 1) for v in value]
     return str(value)
+
+
+def _without_nul(text: str) -> str:
+    """The text without NUL characters. A file holding a NUL byte is skipped as binary, but YAML's escapes
+    (`"\\0"`, `"\\x00"`, `"\\u0000"`) put one in a front matter value; PostgreSQL's text refuses it (the whole
+    batch with it), and no reader could type it: dropping it keeps the title, tag or alias usable. Lone
+    surrogates (`"\\udce9"`, which the pure-Python YAML loader accepts where libyaml refuses the file) become
+    U+FFFD: neither SQLite nor PostgreSQL can encode them."""
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    if not text.isascii() and _SURROGATE.search(text):
+        text = _SURROGATE.sub("\ufffd", text)
+    return text
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _build_sections(

@@ -258,6 +258,9 @@ def build_server(library: Library, state: ServerState | None = None) -> MCPServe
             body["stateless"] = True
         elif sessions is not None:
             body["sessions"] = sessions.count
+        if library.sync_error:  # searches answer from the last commit; changes on disk do not reach the index
+            body["status"] = "degraded"
+            body["error"] = library.sync_error
         if state.role is not None:
             body["worker"] = {"role": state.role, "pid": os.getpid()}
             if state.writer_up is not None and not state.writer_up.is_set():
@@ -476,7 +479,7 @@ def serving_line(settings: Settings, host: str, listener: socket.socket, token: 
     extras += ["bearer token required"] if token else []
     where = f"http://{_url_host(host)}:{listener.getsockname()[1]}/mcp"
     if settings.store == "postgres" and settings.database_url:
-        from .store.postgres import redact  # never the password
+        from .store.dsn import redact  # never a password
 
         extras += [f"writing it from {settings.root}"] if settings.has_root else ["read-only"]
         return f"mcp-docs: serving the PostgreSQL index {redact(settings.database_url)} at {where}" + (

@@ -249,6 +249,10 @@ class Catalog:
         with self.transaction() as conn:
             conn.execute("insert or replace into meta(key, value) values (?, ?)", (key, value))
 
+    @staticmethod
+    def drop_meta(conn: sqlite3.Connection, key: str) -> None:
+        conn.execute("delete from meta where key = ?", (key,))
+
     # -- writes (inside a transaction) ------------------------------------------
     @staticmethod
     def upsert(conn: sqlite3.Connection, doc: DocumentRecord, sections: Iterable[SectionRecord]) -> None:

@@ -439,6 +439,12 @@ class FullTextIndex:
         """Search the latest commit from now on (a reader: Tantivy's own reload lags a commit by up to a second)."""
         self.index.reload()
 
+    def committed_opstamp(self) -> int:
+        """The operation stamp of the last commit: a commit always raises it (a fresh writer reads it from the
+        index), so comparing it with a stamp noted earlier tells whether a commit happened in between."""
+        with self._writer_lock:
+            return int(self._w().commit_opstamp)
+
     def commit(self) -> None:
         with self._writer_lock:
             if self._writer is not None:
