@@ -184,7 +184,7 @@ def query_language_beyond_stopwords(query: str, languages: Iterable[str]) -> str
         return None
     wanted = others | {code for code in languages if code in LANGUAGE_NAMES}
     shares: dict[str, float] = {}
-    for label, probability in _identifier().rank(query):
+    for label, probability in _identifier().rank(query[:SAMPLE_CHARS]):  # a query is bounded, not its caller
         code = VARIETIES.get(label, label)
         if code in wanted:
             shares[code] = shares.get(code, 0.0) + float(probability)
