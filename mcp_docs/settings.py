@@ -227,9 +227,9 @@ def _rerank_settings(env: Mapping[str, str], url_flag: str | None) -> dict[str, 
     url = (url_flag or env.get("MCP_DOCS_RERANK_URL", "")).strip().rstrip("/") or None
     origin = "--rerank-url" if url_flag else "MCP_DOCS_RERANK_URL"
     if url is not None and not re.fullmatch(r"https?://[^/\s?#]+(/[^\s?#]*)?", url):
-        raise ValueError(
-            f"{origin} must be an http:// or https:// URL such as http://127.0.0.1:8080, not '{url[:80]}'."
-        )
+        # a URL with an @ may hold user:password (even mistyped): it is never repeated
+        shown = "(not shown: it holds an @, maybe a user:password)" if "@" in url else f"'{url[:80]}'"
+        raise ValueError(f"{origin} must be an http:// or https:// URL such as http://127.0.0.1:8080, not {shown}.")
     api = env.get("MCP_DOCS_RERANK_API", "").strip().lower() or "tei"
     if api not in ("tei", "cohere"):
         raise ValueError(f"Unknown MCP_DOCS_RERANK_API '{api[:40]}': choose tei or cohere.")
@@ -238,6 +238,12 @@ def _rerank_settings(env: Mapping[str, str], url_flag: str | None) -> dict[str, 
     if url is not None and key_env and key is None:
         raise ValueError(
             f"MCP_DOCS_RERANK_API_KEY_ENV names {key_env[:60]}, which is not set: set it to the reranker's API key."
+        )
+    if url is not None and key is not None and "@" in url.split("/", 3)[2]:
+        # the HTTP client would send the URL's user:password as Basic auth in place of the key, silently
+        raise ValueError(
+            f"{origin} holds a user:password@ and MCP_DOCS_RERANK_API_KEY_ENV names a key: the service would get "
+            "only one of them, so keep one (the key, as a bearer token, or the URL's user:password)."
         )
     model_dir_value = env.get("MCP_DOCS_RERANK_MODEL_DIR", "").strip()
     model_dir = Path(model_dir_value).expanduser().resolve() if model_dir_value else None
