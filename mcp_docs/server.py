@@ -326,7 +326,9 @@ def http_app(
     from .http_connections import quiet_client_disconnects  # uvicorn's protocol: not imported for stdio
 
     quiet_client_disconnects()
-    sessions = SessionLimiter(app, max_sessions=max_sessions, idle_seconds=session_idle_seconds)
+    from .http_messages import JsonRpcShape  # batches and malformed messages: one sentence, not pydantic's report
+
+    sessions = SessionLimiter(JsonRpcShape(app), max_sessions=max_sessions, idle_seconds=session_idle_seconds)
     app.state.sessions = sessions  # /health reports the count
     app.state.stateless = stateless
     return SecurityMiddleware(sessions, allowed_hosts_for(host, allowed_hosts), set(allowed_origins), token)

@@ -67,6 +67,12 @@ def error_reply(exc: Exception) -> JSONRPCError | None:
             id=None,
             error=ErrorData(code=PARSE_ERROR, message="Parse error: the line is not valid JSON."),
         )
+    if isinstance(message, list):
+        # MCP dropped JSON-RPC batches (2025-06-18); the SDK reads one message per line or POST
+        detail = "JSON-RPC batches are not supported; send each message on its own"
+        return JSONRPCError(
+            jsonrpc="2.0", id=None, error=ErrorData(code=INVALID_REQUEST, message=f"Invalid request: {detail}.")
+        )
     if isinstance(message, dict):
         if "method" not in message:
             return None  # a malformed response: replying could start an error ping-pong
