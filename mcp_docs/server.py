@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import importlib
 import logging
 import os
 import socket
@@ -132,7 +133,29 @@ def _call(name: str, fn: Callable[[], BaseModel], render: Callable[[Any], str]) 
     return _ok(result, render(result))
 
 
+# Modules a request imports on first use (so that one-shot commands and keyword-only servers stay light), by the
+# setting that brings them into play. A server imports them when it starts: it outlives its own files, and a
+# `pip install` run under it (files replaced, or missing mid-way) made every hybrid search fail with "cannot
+# import name 'hybrid'" (tests/test_server_startup_imports.py deletes the package under a running server).
+REQUEST_MODULES_WITH_VECTORS = ("mcp_docs.index.hybrid", "mcp_docs.index.language_mix")
+
+
+# an OpenAI-compatible endpoint's errors are worded with rerank.http's display_url (no user:password)
+REQUEST_MODULES_WITH_ENDPOINT = ("mcp_docs.rerank.http",)
+
+
+def import_request_modules(library: Library) -> None:
+    wanted: tuple[str, ...] = ()
+    if library.vectors is not None or library.settings.embeddings != "none":
+        wanted += REQUEST_MODULES_WITH_VECTORS
+    if library.settings.embeddings == "openai":
+        wanted += REQUEST_MODULES_WITH_ENDPOINT
+    for name in wanted:
+        importlib.import_module(name)
+
+
 def build_server(library: Library, state: ServerState | None = None) -> MCPServer:
+    import_request_modules(library)
     tools = DocsTools(library)
     if state is None:  # in-process use (tests, embedding): the caller keeps the index up to date
         state = ServerState()
