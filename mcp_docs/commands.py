@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .errors import IndexBusy, IndexUnwritable, ToolInputError, UserError
+from .index.read_only_media import writable
 from .index.sync import SyncReport
 from .library import Library
 from .link_graph import LinkGraph
@@ -232,11 +233,27 @@ def cmd_index(args: argparse.Namespace, settings: Settings | None) -> int:
     return 0
 
 
+def _open_to_answer(settings: Settings) -> Library:
+    """The library for search, read and status: read-only over PostgreSQL (the server writes), and when the
+    index folder cannot be written (a read-only mount, a snapshot): it is then searched as it is, not brought
+    up to date, and opening it changes nothing there (see index/read_only_media.py)."""
+    if settings.store == "postgres":
+        return open_library(settings, read_only=True)
+    if settings.index_dir.is_dir() and not writable(settings.index_dir):
+        _err_console().print(
+            f"[yellow]note[/]: the index folder {_shown(str(settings.index_dir))} is read-only: answering from "
+            "the index as it is, without bringing it up to date",
+            highlight=False,
+        )
+        return open_library(settings, read_only=True)
+    return open_library(settings)
+
+
 def _try_sync(library: Library) -> None:
     """Bring the index up to date before answering; if a server holds the writer, it keeps it fresh."""
     try:
         sync_with_progress(library)
-    except IndexBusy:
+    except IndexBusy:  # a server holds the writer, or the index is opened read-only: answer from it as it is
         pass
     except IndexUnwritable as exc:  # answer from the index as it is, and say why it may be out of date
         _err_console().print(f"[yellow]warning[/]: {exc}; answering from the index as it is")
@@ -255,10 +272,15 @@ def cmd_search(args: argparse.Namespace, settings: Settings | None) -> int:
     from .render import cli_next_step, render_search
     from .tools import DEFAULT_SEARCH_CHARS, DocsTools
 
-    with open_library(settings, read_only=settings.store == "postgres") as library:
+    with _open_to_answer(settings) as library:
         _try_sync(library)
         vectors = library.vectors
-        if args.mode != "keyword" and vectors is not None and 0 < vectors.pending() <= SEARCH_EMBED_LIMIT:
+        if (
+            args.mode != "keyword"
+            and not library.read_only
+            and vectors is not None
+            and 0 < vectors.pending() <= SEARCH_EMBED_LIMIT
+        ):
             # A one-shot command has no background worker: small vaults get their vectors now.
             embed_with_progress(library)
         tools = DocsTools(library)
@@ -296,7 +318,7 @@ def cmd_read(args: argparse.Namespace, settings: Settings | None) -> int:
     assert settings is not None
     from .tools import DEFAULT_MAX_CHARS, DocsTools
 
-    with open_library(settings, read_only=settings.store == "postgres") as library:
+    with _open_to_answer(settings) as library:
         _try_sync(library)  # reads come from disk, but suggestions for a mistyped id come from the index
         tools = DocsTools(library)
         max_chars = DEFAULT_MAX_CHARS if args.max_chars is None else args.max_chars
@@ -318,7 +340,7 @@ def cmd_read(args: argparse.Namespace, settings: Settings | None) -> int:
 
 def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
     assert settings is not None
-    with open_library(settings, read_only=settings.store == "postgres") as library:
+    with _open_to_answer(settings) as library:
         catalog = library.catalog
         info = library.index_info()
         problems = catalog.problems()
