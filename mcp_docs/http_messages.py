@@ -58,6 +58,8 @@ def _rejection(body: bytes) -> JSONRPCError | None:
         raw = pydantic_core.from_json(body)
     except ValueError:
         return None  # not JSON: the SDK's "Parse error" (-32700) says so in one line
+    if _plainly_a_request(raw):
+        return None  # the usual case, left to the SDK's own validation (no second pydantic pass)
     try:
         jsonrpc_message_adapter.validate_python(raw, by_name=False)
     except ValidationError as exc:
@@ -69,6 +71,20 @@ def _rejection(body: bytes) -> JSONRPCError | None:
             )
         return reply
     return None
+
+
+def _plainly_a_request(raw: object) -> bool:
+    """A request or notification whose every field has the right type: what nearly every POST is."""
+    if not isinstance(raw, dict) or raw.get("jsonrpc") != "2.0" or not isinstance(raw.get("method"), str):
+        return False
+    if not set(raw) <= {"jsonrpc", "id", "method", "params"}:
+        return False
+    request_id = raw.get("id", "")
+    return (
+        isinstance(request_id, str | int)
+        and not isinstance(request_id, bool)
+        and isinstance(raw.get("params", {}), dict)
+    )
 
 
 def _replay(body: bytes, last: Message | None, receive: Receive) -> Receive:
