@@ -9,7 +9,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -290,6 +291,19 @@ def _store_settings(
                 "(the value given is not shown: it may hold a password)."
             )
     return ("postgres" if kind == "postgres" else "tantivy"), url
+
+
+@contextmanager
+def token_kept_from_children() -> Iterator[None]:
+    """MCP_DOCS_TOKEN taken out of the environment that child processes inherit, for the duration: the settings
+    have read it already, and a child's environment is readable in /proc/PID/environ (workers.py passes the
+    token through the spawn pipe instead). Put back afterwards, for whoever runs in the same process next."""
+    given = os.environ.pop("MCP_DOCS_TOKEN", None)
+    try:
+        yield
+    finally:
+        if given is not None:
+            os.environ["MCP_DOCS_TOKEN"] = given
 
 
 def reader_root() -> Path:

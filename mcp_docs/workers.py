@@ -61,7 +61,7 @@ from types import FrameType
 from typing import Any
 
 from .errors import UserError
-from .settings import Settings
+from .settings import Settings, token_kept_from_children
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,6 @@ READER_WAIT_SECONDS = 0.5
 FLAG_POLL_SECONDS = 0.05
 EXIT_REFUSED = 3  # a worker's exit status for "cannot start with these settings": restarting would not help
 PARENT_POLL_SECONDS = 0.5
-TOKEN_ENV = "MCP_DOCS_TOKEN"
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 BACKLOG = 2048  # uvicorn's default
 
@@ -248,29 +247,27 @@ def serve_workers(settings: Settings, host: str, listener: socket.socket, token:
     previous = signal.signal(signal.SIGTERM, on_term)
     # The token reaches the workers through the spawn pipe (the `token` argument), never their environment,
     # which anyone who may read /proc/PID/environ sees (the supervisor's own is as it was given).
-    given_token = os.environ.pop(TOKEN_ENV, None)
-    announced = False
-    try:
-        for slot in slots:
-            start(slot)
-        while True:
-            sentinels = {slot.process.sentinel: slot for slot in slots if slot.process is not None}
-            timeout = 1.0 if announced else FLAG_POLL_SECONDS
-            for ready in multiprocessing.connection.wait(list(sentinels), timeout=timeout):
-                slot = sentinels[ready]  # type: ignore[index]
-                _handle_exit(slot, shared)
+    with token_kept_from_children():
+        announced = False
+        try:
+            for slot in slots:
                 start(slot)
-            if not announced and shared.listening.is_set():
-                print(serving_line(settings, host, held, token), file=sys.stderr, flush=True)
-                announced = True
-    except KeyboardInterrupt:
-        stopping = True
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        _stop_all(slots, quiet=stopping)
-        held.close()
-        if given_token is not None:
-            os.environ[TOKEN_ENV] = given_token
+            while True:
+                sentinels = {slot.process.sentinel: slot for slot in slots if slot.process is not None}
+                timeout = 1.0 if announced else FLAG_POLL_SECONDS
+                for ready in multiprocessing.connection.wait(list(sentinels), timeout=timeout):
+                    slot = sentinels[ready]  # type: ignore[index]
+                    _handle_exit(slot, shared)
+                    start(slot)
+                if not announced and shared.listening.is_set():
+                    print(serving_line(settings, host, held, token), file=sys.stderr, flush=True)
+                    announced = True
+        except KeyboardInterrupt:
+            stopping = True
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            _stop_all(slots, quiet=stopping)
+            held.close()
 
 
 def _handle_exit(slot: _Slot, shared: Shared) -> None:
