@@ -464,11 +464,11 @@ def vector_summary(vec: dict[str, object]) -> str:
 
 def cmd_serve(args: argparse.Namespace, settings: Settings | None) -> int:
     assert settings is not None
-    from .server import open_transport, serve_one_process
+    from .serve.process import open_transport, serve_one_process
 
     listener, token = open_transport(settings, args.transport, args.host, args.port)
     if listener is not None and settings.workers > 1:
-        from .workers import serve_workers  # the process model sits above the server: workers import it
+        from .serve.workers import serve_workers  # the process model sits above one process: workers import it
 
         try:
             serve_workers(settings, args.host, listener, token)

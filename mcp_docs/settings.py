@@ -27,7 +27,7 @@ DEFAULT_EXTENSIONS = (".md", ".markdown")
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
 DEFAULT_PARSE_SECONDS = 5.0  # CPU time to parse one file, else it is skipped; 5 MB of the OTel docs take ~2 s
 IGNORE_FILE_NAME = ".mcpdocsignore"
-# Streamable HTTP sessions (see http_sessions.py): an idle one ends after this long; at the cap the least
+# Streamable HTTP sessions (see serve/http_sessions.py): an idle one ends after this long; at the cap the least
 # recently used idle one makes room. A session costs ~40 KB, so the cap bounds them to ~10 MB.
 DEFAULT_SESSION_IDLE_SECONDS = 1800.0
 DEFAULT_MAX_SESSIONS = 256
@@ -107,14 +107,14 @@ class Settings:
     rerank_model_dir: Path | None = None
     rerank_top: int = DEFAULT_RERANK_TOP
     rerank_timeout: float = DEFAULT_RERANK_TIMEOUT
-    # HTTP: processes answering on the one port (see workers.py), and Streamable HTTP without sessions
+    # HTTP: processes answering on the one port (see serve/workers.py), and Streamable HTTP without sessions
     workers: int = 1
     stateless: bool = False
     # where the index lives: the index folder (tantivy) or a PostgreSQL database (MCP_DOCS_DATABASE_URL)
     store: StoreKind = "tantivy"
     database_url: str | None = field(default=None, repr=False)
     # False for a server over PostgreSQL started without a root: it only reads (its root is an empty folder of
-    # its own, `reader_root()`); with a root, `serve --store postgres` is the one writer (see server.py)
+    # its own, `reader_root()`); with a root, `serve --store postgres` is the one writer (see serve/process.py)
     has_root: bool = True
     extra: dict[str, str] = field(default_factory=dict)
 
@@ -298,7 +298,7 @@ def _store_settings(
 @contextmanager
 def token_kept_from_children() -> Iterator[None]:
     """MCP_DOCS_TOKEN taken out of the environment that child processes inherit, for the duration: the settings
-    have read it already, and a child's environment is readable in /proc/PID/environ (workers.py passes the
+    have read it already, and a child's environment is readable in /proc/PID/environ (serve/workers.py passes the
     token through the spawn pipe instead). Put back afterwards, for whoever runs in the same process next."""
     given = os.environ.pop("MCP_DOCS_TOKEN", None)
     try:

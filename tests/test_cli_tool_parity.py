@@ -12,7 +12,7 @@ from mcp import Client
 
 from mcp_docs.cli import main
 from mcp_docs.library import Library
-from mcp_docs.server import build_server
+from mcp_docs.mcp.server import build_server
 
 pytestmark = pytest.mark.anyio
 

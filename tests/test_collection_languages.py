@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 
 from mcp_docs.library import Library
-from mcp_docs.server import INSTRUCTIONS, build_server
+from mcp_docs.mcp.server import INSTRUCTIONS, build_server
 from mcp_docs.settings import Settings
 from mcp_docs.tools import DocsTools
 

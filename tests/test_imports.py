@@ -13,7 +13,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("mcp_docs", "agent_client")
 # Modules the index layer must never import: it is the storage below the facade, the tools and the CLI.
-ABOVE_INDEX = ("mcp_docs.library", "mcp_docs.tools", "mcp_docs.server", "mcp_docs.commands", "mcp_docs.cli")
+ABOVE_INDEX = ("mcp_docs.library", "mcp_docs.tools", "mcp_docs.mcp.server", "mcp_docs.commands", "mcp_docs.cli")
 
 
 def _module_name(path: Path) -> str:

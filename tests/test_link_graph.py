@@ -14,7 +14,7 @@ from mcp import Client
 
 from mcp_docs.cli import main
 from mcp_docs.library import Library
-from mcp_docs.server import build_server
+from mcp_docs.mcp.server import build_server
 from mcp_docs.settings import Settings
 
 from .server_fixtures import write

@@ -16,7 +16,7 @@ from mcp import Client
 
 from mcp_docs.library import Library
 from mcp_docs.links import MAX_LINKS_PER_DOCUMENT
-from mcp_docs.server import INSTRUCTIONS, build_server
+from mcp_docs.mcp.server import INSTRUCTIONS, build_server
 from mcp_docs.settings import Settings
 
 from .server_fixtures import write

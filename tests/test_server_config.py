@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mcp_docs.client_config import render_client_config, server_command
-from mcp_docs.http_security import is_loopback, load_token
+from mcp_docs.serve.http_security import is_loopback, load_token
 from mcp_docs.settings import Settings
 from tests.server_fixtures import initialize_request
 

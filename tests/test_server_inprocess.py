@@ -8,7 +8,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcp_docs.server import INSTRUCTIONS, build_server
+from mcp_docs.mcp.server import INSTRUCTIONS, build_server
 
 from .server_fixtures import vault  # noqa: F401
 
@@ -134,7 +134,8 @@ async def test_resource_template_prompt_and_instructions(client, library) -> Non
 
 def test_serving_a_root_without_markdown_logs_it_plainly(tmp_path, caplog) -> None:
     from mcp_docs.library import Library
-    from mcp_docs.server import ServerState, start_background
+    from mcp_docs.mcp.server import ServerState
+    from mcp_docs.serve.process import start_background
     from mcp_docs.settings import Settings
 
     (tmp_path / "docs").mkdir()

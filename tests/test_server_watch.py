@@ -7,7 +7,7 @@ import time
 import pytest
 from mcp import Client
 
-from mcp_docs.server import ServerState, build_server
+from mcp_docs.mcp.server import ServerState, build_server
 from mcp_docs.watch import FULL_SYNC, Watcher
 
 from .server_fixtures import vault, write  # noqa: F401

@@ -73,8 +73,8 @@ def llm_args(llm: FakeLLM, wire: str = "openai") -> list[str]:
 
 
 def test_ask_json_end_to_end_against_real_mcp_docs(llm: FakeLLM, tmp_path: Path) -> None:
-    if importlib.util.find_spec("mcp_docs.server") is None:  # skip only when the module is missing, not broken
-        pytest.skip("mcp_docs.server (the MCP server) is not built yet")
+    if importlib.util.find_spec("mcp_docs.mcp.server") is None:  # skip only when the module is missing, not broken
+        pytest.skip("mcp_docs.mcp.server (the MCP server) is not built yet")
     llm.push(
         oa_tools([("c1", "search_documents", '{"query": "collector install", "mode": "keyword"}')]),
         oa_tools([("c2", "read_section", '{"id": "guides/install.md", "section": "Installing the collector"}')]),
@@ -463,8 +463,8 @@ def test_docs_uses_the_index_that_mcp_docs_index_built(llm: FakeLLM, tmp_path: P
     """Found following the README with XDG_CACHE_HOME set: `mcp-docs index --root DIR` built the index under
     it, but the server `docs-agent --docs DIR` starts got only HOME, PATH, … and MCP_DOCS_*, so it built a
     second index under ~/.cache and re-embedded the collection in the background of every question."""
-    if importlib.util.find_spec("mcp_docs.server") is None:
-        pytest.skip("mcp_docs.server (the MCP server) is not built yet")
+    if importlib.util.find_spec("mcp_docs.mcp.server") is None:
+        pytest.skip("mcp_docs.mcp.server (the MCP server) is not built yet")
     cache = tmp_path / "xdg-cache"
     home = tmp_path / "home"
     env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(cache), "MCP_DOCS_EMBEDDINGS": "none"}

@@ -9,7 +9,7 @@ import pytest
 from mcp import Client
 
 from mcp_docs.library import Library
-from mcp_docs.server import build_server
+from mcp_docs.mcp.server import build_server
 from mcp_docs.settings import Settings
 
 from .common import make_attack_vault

@@ -21,7 +21,7 @@ from mcp import Client
 
 from mcp_docs.errors import ERROR_CHARS
 from mcp_docs.library import Library
-from mcp_docs.server import build_server
+from mcp_docs.mcp.server import build_server
 from mcp_docs.settings import Settings
 from mcp_docs.tools import (
     DEFAULT_SEARCH_CHARS,

@@ -18,7 +18,8 @@ import uvicorn
 from mcp import Client
 
 from mcp_docs.library import Library
-from mcp_docs.server import ServerState, build_server, http_app, uvicorn_config
+from mcp_docs.mcp.server import ServerState, build_server
+from mcp_docs.serve.process import http_app, uvicorn_config
 from mcp_docs.settings import Settings
 from mcp_docs.watch import Watcher
 

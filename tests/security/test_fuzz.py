@@ -18,7 +18,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from mcp_docs.library import Library
-from mcp_docs.server import build_server
+from mcp_docs.mcp.server import build_server
 from tests.conftest import OUTSIDE_MARKER
 from tests.server_fixtures import stdio_params
 

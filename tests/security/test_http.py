@@ -20,9 +20,9 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp_docs import http_security
-from mcp_docs import server as server_module
 from mcp_docs.cli import build_parser
+from mcp_docs.serve import http_security
+from mcp_docs.serve import process as server_module
 from tests.conftest import make_vault
 
 from .common import child_env, free_port, http_server, serve_cmd, stop_process

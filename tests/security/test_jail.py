@@ -31,8 +31,8 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_docs.errors import PathOutsideRoot, ToolInputError
 from mcp_docs.library import Library
+from mcp_docs.mcp.server import build_server
 from mcp_docs.paths import Jail
-from mcp_docs.server import build_server
 from mcp_docs.settings import Settings
 from mcp_docs.tools import DocsTools
 from tests.cli_runner import CliResult, run_cli

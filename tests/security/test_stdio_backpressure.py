@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_docs.stdio_transport import MAX_UNANSWERED
+from mcp_docs.serve.stdio import MAX_UNANSWERED
 from tests.server_fixtures import initialize_request, spawn_stdio
 
 from .common import stop_process

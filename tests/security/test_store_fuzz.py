@@ -22,7 +22,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from mcp_docs.library import Library
-from mcp_docs.server import build_server
+from mcp_docs.mcp.server import build_server
 from mcp_docs.settings import Settings
 from mcp_docs.store import open_library
 from mcp_docs.store.dsn import redact, scrub

@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 
 from mcp_docs.cli import main
-from mcp_docs.server import build_server
+from mcp_docs.mcp.server import build_server
 from mcp_docs.settings import Settings
 from mcp_docs.store import open_library
 

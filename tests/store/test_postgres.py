@@ -21,8 +21,8 @@ from mcp_docs.cli import main
 from mcp_docs.settings import Settings
 from mcp_docs.store import open_library
 
+from ..serve.test_workers import Alternating
 from ..server_fixtures import BACKUPS, CONFIG, INSTALL, child_env, free_port, stop, write
-from ..test_server_workers import Alternating
 from .conftest import Relay, new_database, unix_socket
 
 psycopg = pytest.importorskip(

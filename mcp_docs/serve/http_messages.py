@@ -3,7 +3,7 @@
 The SDK answers a body it cannot validate with -32602 and pydantic's whole report ("Validation error: 4
 validation errors for union[JSONRPCRequest, ...]", input values and documentation links included): a
 JSON-RPC batch (`[{...}, {...}]`, which MCP dropped in 2025-06-18) got a screenful. Here such a POST is answered
-as stdio answers the same line (`stdio_transport.error_reply`): -32600 with the request's id when it can be
+as stdio answers the same line (`stdio.error_reply`): -32600 with the request's id when it can be
 read, and for a batch, "batches are not supported". Bodies that validate pass through untouched.
 """
 
@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .stdio_transport import error_reply
+from .stdio import error_reply
 
 
 class JsonRpcShape:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Callable
-from typing import Any, get_type_hints
+from typing import Any
 
 import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -37,16 +37,16 @@ _KINDS = {
 
 
 class DocsMiddleware:
-    """A `ServerMiddleware`: see the module docstring. Tools are registered with `add_tool` after definition."""
+    """A `ServerMiddleware`: see the module docstring. Tools are registered with `add_tool` (from `tool_table.TOOLS`)."""
 
     def __init__(self, resource_page: ResourcePage, instructions: Callable[[], str] | None = None) -> None:
         self._resource_page = resource_page
         self._instructions = instructions
         self._arguments: dict[str, type[BaseModel]] = {}
 
-    def add_tool(self, fn: Callable[..., Any]) -> None:
-        """Know `fn`'s arguments (the same signature the SDK builds the tool's input schema from)."""
-        self._arguments[fn.__name__] = arguments_model(fn)
+    def add_tool(self, name: str, signature: inspect.Signature) -> None:
+        """Know the tool's arguments (the same signature the SDK builds the tool's input schema from)."""
+        self._arguments[name] = arguments_model(name, signature)
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         page: tuple[list[Resource], str | None] | None = None
@@ -91,14 +91,13 @@ def _is_error(result: HandlerResult) -> bool:
     return bool(getattr(result, "is_error", False))
 
 
-def arguments_model(fn: Callable[..., Any]) -> type[BaseModel]:
-    """A pydantic model of `fn`'s parameters, validated as the SDK validates tool arguments."""
-    hints = get_type_hints(fn, include_extras=True)
+def arguments_model(tool: str, signature: inspect.Signature) -> type[BaseModel]:
+    """A pydantic model of a tool's parameters, validated as the SDK validates tool arguments."""
     fields: dict[str, Any] = {}
-    for name, param in inspect.signature(fn).parameters.items():
+    for name, param in signature.parameters.items():
         default = ... if param.default is inspect.Parameter.empty else param.default
-        fields[name] = (hints[name], default)
-    return create_model(f"{fn.__name__}_arguments", **fields)
+        fields[name] = (param.annotation, default)
+    return create_model(f"{tool}_arguments", **fields)
 
 
 def argument_error(tool: str, model: type[BaseModel], arguments: dict[str, Any]) -> str | None:

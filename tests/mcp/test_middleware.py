@@ -11,12 +11,12 @@ from mcp.server import MCPServer
 from mcp.shared.exceptions import MCPError
 
 from mcp_docs.library import Library
-from mcp_docs.server import build_server
+from mcp_docs.mcp.server import build_server
+from mcp_docs.serve.stdio import lowlevel_server
 from mcp_docs.settings import Settings
-from mcp_docs.stdio_transport import lowlevel_server
 from mcp_docs.tools import MAX_LIST_LIMIT
 
-from .server_fixtures import child_env, serve_args, stdio_params, vault, write  # noqa: F401
+from ..server_fixtures import child_env, serve_args, stdio_params, vault, write  # noqa: F401
 
 pytestmark = pytest.mark.anyio
 

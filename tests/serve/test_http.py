@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from .server_fixtures import (  # noqa: F401
+from ..server_fixtures import (  # noqa: F401
     child_env,
     free_port,
     make_vault,
@@ -258,7 +258,7 @@ def test_the_server_keeps_idle_connections_longer_than_clients_do() -> None:
     the server closes it, and a call fails with a connection reset under load."""
     from starlette.applications import Starlette
 
-    from mcp_docs.server import uvicorn_config
+    from mcp_docs.serve.process import uvicorn_config
 
     client_expiry = httpx2.Limits().keepalive_expiry
     assert client_expiry is not None
@@ -271,7 +271,7 @@ def test_connections_to_the_listener_send_without_nagle_delay() -> None:
     delayed ACK, about 40 ms per call on a keep-alive connection."""
     import asyncio
 
-    from mcp_docs.server import bind_listener
+    from mcp_docs.serve.process import bind_listener
 
     async def accepted_nodelay() -> int:
         listener = bind_listener("127.0.0.1", 0)

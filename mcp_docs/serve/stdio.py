@@ -259,11 +259,13 @@ def lowlevel_server(mcp: MCPServer) -> Server[Any]:
 
     The SDK's one private attribute we use: `MCPServer.run_stdio_async` takes no streams, and MCPServer has no
     public accessor for its low-level server (mcp 2.3; the SDK's own in-process client reads it the same way).
-    tests/test_server_middleware.py fails loudly if a release renames it.
+    tests/mcp/test_middleware.py fails loudly if a release renames it.
     """
     server = getattr(mcp, "_lowlevel_server", None)
     if not isinstance(server, Server):
-        raise RuntimeError("this mcp SDK release has no MCPServer._lowlevel_server: stdio_transport needs updating")
+        raise RuntimeError(
+            "this mcp SDK release has no MCPServer._lowlevel_server: mcp_docs.serve.stdio needs updating"
+        )
     return server
 
 

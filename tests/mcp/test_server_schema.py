@@ -7,7 +7,7 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 
 from mcp_docs.library import Library
-from mcp_docs.server import build_server
+from mcp_docs.mcp.server import build_server
 
 
 @pytest.mark.anyio

@@ -18,9 +18,10 @@ import uvicorn
 from mcp import Client
 from starlette.applications import Starlette
 
-from mcp_docs.http_connections import MAX_CONNECTIONS, REQUEST_READ_SECONDS, connection_cap, guarded_protocol
 from mcp_docs.library import Library
-from mcp_docs.server import HTTP_SHUTDOWN_SECONDS, build_server, http_app, uvicorn_config
+from mcp_docs.mcp.server import build_server
+from mcp_docs.serve.http_connections import MAX_CONNECTIONS, REQUEST_READ_SECONDS, connection_cap, guarded_protocol
+from mcp_docs.serve.process import HTTP_SHUTDOWN_SECONDS, http_app, uvicorn_config
 from tests.server_fixtures import child_env, free_port, start_http, stop
 
 READ_SECONDS = 0.5

@@ -14,7 +14,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from .server_fixtures import child_env, initialize_request, serve_args, stdio_params, vault, write  # noqa: F401
+from ..server_fixtures import child_env, initialize_request, serve_args, stdio_params, vault, write  # noqa: F401
 
 
 async def _wait_for(client: Client, query: str, want: str | None, timeout: float = 10.0) -> float:

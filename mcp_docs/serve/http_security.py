@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .errors import UserError
+from ..errors import UserError
 
 TOKEN_ENV = "MCP_DOCS_TOKEN"  # both read by Settings; named here in messages
 TOKEN_FILE_ENV = "MCP_DOCS_TOKEN_FILE"

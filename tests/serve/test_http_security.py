@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from mcp_docs.http_security import (
+from mcp_docs.serve.http_security import (
     MIN_NETWORK_TOKEN_CHARS,
     SecurityMiddleware,
     allowed_hosts_for,

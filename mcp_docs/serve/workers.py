@@ -60,8 +60,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from .errors import UserError
-from .settings import Settings, token_kept_from_children
+from ..errors import UserError
+from ..settings import Settings, token_kept_from_children
 
 log = logging.getLogger(__name__)
 
@@ -193,7 +193,7 @@ def hold_port(host: str, listener: socket.socket) -> tuple[socket.socket, socket
     None where each worker binds and listens on its own (Linux). `listener` comes from `bind_listener`, bound
     without SO_REUSEPORT: that bind failed if anything listened on the port, another `--workers` server of
     this user included (its SO_REUSEPORT sockets would have let ours into their group)."""
-    from .server import bind_listener
+    from .process import bind_listener
 
     if sys.platform != "linux" or not hasattr(socket, "SO_REUSEPORT"):
         # macOS and the BSDs give every connection to one socket of a SO_REUSEPORT port (the newest): all the
@@ -203,7 +203,7 @@ def hold_port(host: str, listener: socket.socket) -> tuple[socket.socket, socket
     # The port, with SO_REUSEPORT so the workers' sockets can bind it too, held and never listened on: a TCP
     # socket enters the port's group, and the kernel's table of listening sockets that incoming connections are
     # matched against, only at listen(); bound, it takes no connection (with only this socket, a connection is
-    # refused; beside one listening worker, that worker accepts them all: tests/test_server_workers.py). It
+    # refused; beside one listening worker, that worker accepts them all: tests/serve/test_workers.py). It
     # keeps the port while workers restart against binds without SO_REUSEADDR; a program that sets
     # SO_REUSEADDR could still listen on it while no worker does, as in a single `serve` between binding and
     # uvicorn's start (the workers would then stop with "port in use"). Bound beside `listener` (both
@@ -218,7 +218,7 @@ def hold_port(host: str, listener: socket.socket) -> tuple[socket.socket, socket
 def serve_workers(settings: Settings, host: str, listener: socket.socket, token: str | None) -> None:
     """Run `settings.workers` worker processes on `listener`'s port until interrupted; raise UserError if they
     fail. Closes `listener`."""
-    from .server import serving_line
+    from .process import serving_line
 
     if not settings.stateless:
         log.info("--workers implies --stateless: a session's requests could reach any worker")
@@ -321,15 +321,9 @@ def _worker_main(
     or on `common`, the supervisor's socket shared by all (see `hold_port`)."""
     _end_with_parent(parent)
     logging.basicConfig(level=log_level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    from .library import open_library
-    from .server import (
-        INITIAL_SYNC_WAIT_SECONDS,
-        ServerState,
-        bind_listener,
-        build_server,
-        serve_http,
-        start_background,
-    )
+    from ..library import open_library
+    from ..mcp.server import ServerState, build_server
+    from .process import INITIAL_SYNC_WAIT_SECONDS, bind_listener, serve_http, start_background
 
     writer = index == 0
     try:
