@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import __version__
+from .errors import McpDocsError, SettingsInvalid
 from .settings import Settings
 from .terminal import terminal_safe
 
@@ -142,7 +143,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         overrides["watch"] = False
     if getattr(args, "workers", None) is not None:
         if args.workers < 1:
-            raise ValueError(f"--workers must be 1 or more, not {args.workers}.")
+            raise SettingsInvalid(f"--workers must be 1 or more, not {args.workers}.")
         overrides["workers"] = args.workers
     if getattr(args, "stateless", None):
         overrides["stateless"] = True
@@ -168,17 +169,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     from .commands import run_command
-    from .errors import UserError
 
     try:
         settings = _settings(args) if args.command != "config" or args.root else None
         code = run_command(args, settings)
         sys.stdout.flush()  # here, where a closed pipe is caught, not at interpreter exit
         return code
-    except UserError as exc:
-        _fail(str(exc), getattr(args, "json", False))
-        return 2
-    except ValueError as exc:  # settings errors: a bad root, language, index dir
+    except McpDocsError as exc:  # every error of ours is one sentence: a bad setting, a refusal, a tool's answer
         _fail(str(exc), getattr(args, "json", False))
         return 2
     except KeyboardInterrupt:

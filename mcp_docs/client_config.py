@@ -15,6 +15,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from .errors import SettingsInvalid
 from .settings import Settings, default_index_dir
 
 SERVER_NAME = "docs"
@@ -49,9 +50,9 @@ def render_client_config(
     client: str, settings: Settings, transport: str = "stdio", url: str = "http://127.0.0.1:8000/mcp"
 ) -> str:
     if client not in CLIENTS:
-        raise ValueError(f"unknown client '{client}': choose one of {', '.join(CLIENTS)}")
+        raise SettingsInvalid(f"unknown client '{client}': choose one of {', '.join(CLIENTS)}")
     if transport not in ("stdio", "http"):
-        raise ValueError(f"unknown transport '{transport}': choose stdio or http")
+        raise SettingsInvalid(f"unknown transport '{transport}': choose stdio or http")
     command = server_command()
     args = command[1:] + serve_args(settings)
     token = bool(settings.token or settings.token_file)

@@ -15,7 +15,7 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 from rich.table import Table
 from rich.text import Text
 
-from .errors import IndexBusy, IndexUnwritable, ToolInputError, UserError
+from .errors import IndexBusy, IndexUnwritable, ToolCallFailed, UserError
 from .index.read_only_media import writable
 from .index.sync import SyncReport
 from .library import Library
@@ -263,7 +263,7 @@ def _tool_call(call: Callable[[], T]) -> T:
     """A tool's answer; its one-sentence refusal becomes the command's (exit code 2, no traceback)."""
     try:
         return call()
-    except ToolInputError as exc:
+    except ToolCallFailed as exc:
         raise UserError(str(exc)) from exc
 
 

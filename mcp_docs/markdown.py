@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from .blocks import Blocks, paragraph_text, scan_blocks
-from .errors import ParseTimeout
+from .errors import McpDocsError, ParseTimeout
 from .inline import INLINE_CODE, MARKDOWN_LINK_FIND, WIKILINK_FIND, WIKILINK_WHOLE, clean_inline, wikilink_parts
 from .snippets import clip
 from .tokens import estimate_tokens
@@ -193,8 +193,8 @@ def document_from_blocks(
     )
 
 
-class _FrontMatterTooBig(Exception):
-    pass
+class _FrontMatterTooBig(McpDocsError):
+    """Front matter over its size limit: caught where it is read, never seen outside this module."""
 
 
 _FLOW_BRACKETS = re.compile(r"[\[\]{}]")

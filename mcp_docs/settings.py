@@ -17,6 +17,8 @@ from typing import Any, Literal, TypeVar
 
 import platformdirs
 
+from .errors import SettingsInvalid
+
 EmbeddingsKind = Literal["local", "openai", "none"]
 RerankApi = Literal["tei", "cohere"]
 StoreKind = Literal["tantivy", "postgres"]
@@ -140,10 +142,10 @@ class Settings:
         if not root_value and store_kind == "postgres" and reader:
             root_value = str(reader_root())
         if not root_value:
-            raise ValueError("No documents root given: pass --root DIR or set MCP_DOCS_ROOT.")
+            raise SettingsInvalid("No documents root given: pass --root DIR or set MCP_DOCS_ROOT.")
         root_path = Path(root_value).expanduser()
         if not root_path.is_dir():
-            raise ValueError(f"The documents root does not exist or is not a folder: {root_path}")
+            raise SettingsInvalid(f"The documents root does not exist or is not a folder: {root_path}")
         # As written (links not followed), '..' undone as the shell user means it: `--root . --index-dir ../idx`.
         given_root = Path(os.path.abspath(root_path))
         root_path = root_path.resolve()
@@ -157,13 +159,13 @@ class Settings:
         lang = normalize_language(lang_value)
         if lang is None:
             origin = "" if language else " (from MCP_DOCS_LANGUAGE)"
-            raise ValueError(
+            raise SettingsInvalid(
                 f"Unsupported language '{lang_value}'{origin}. Choose one of: {', '.join(sorted(STEMMER_LANGUAGES))}."
             )
         emb = (embeddings or env.get("MCP_DOCS_EMBEDDINGS") or "local").lower()
         if emb not in ("local", "openai", "none"):
             origin = "" if embeddings else " (from MCP_DOCS_EMBEDDINGS)"
-            raise ValueError(f"Unknown embeddings '{emb}'{origin}: choose local, openai or none.")
+            raise SettingsInvalid(f"Unknown embeddings '{emb}'{origin}: choose local, openai or none.")
         exts_env = env.get("MCP_DOCS_EXTENSIONS")
         extensions = (
             tuple(e if e.startswith(".") else f".{e}" for e in (x.strip().lower() for x in exts_env.split(",")) if e)
@@ -211,12 +213,12 @@ def check_separate(root: Path, index: Path, root_forms: tuple[Path, ...], index_
     for r in root_forms:
         for i in index_forms:
             if i == r or i.is_relative_to(r):
-                raise ValueError(
+                raise SettingsInvalid(
                     f"The index folder {index} is inside the documents root {root}; mcp-docs never writes into "
                     "the root. Choose another --index-dir."
                 )
             if r.is_relative_to(i):
-                raise ValueError(
+                raise SettingsInvalid(
                     f"The documents root {root} is inside the index folder {index}; the index folder is a cache "
                     "that mcp-docs may delete. Choose another --index-dir."
                 )
@@ -230,19 +232,21 @@ def _rerank_settings(env: Mapping[str, str], url_flag: str | None) -> dict[str, 
     if url is not None and not re.fullmatch(r"https?://[^/\s?#]+(/[^\s?#]*)?", url):
         # a URL with an @ may hold user:password (even mistyped): it is never repeated
         shown = "(not shown: it holds an @, maybe a user:password)" if "@" in url else f"'{url[:80]}'"
-        raise ValueError(f"{origin} must be an http:// or https:// URL such as http://127.0.0.1:8080, not {shown}.")
+        raise SettingsInvalid(
+            f"{origin} must be an http:// or https:// URL such as http://127.0.0.1:8080, not {shown}."
+        )
     api = env.get("MCP_DOCS_RERANK_API", "").strip().lower() or "tei"
     if api not in ("tei", "cohere"):
-        raise ValueError(f"Unknown MCP_DOCS_RERANK_API '{api[:40]}': choose tei or cohere.")
+        raise SettingsInvalid(f"Unknown MCP_DOCS_RERANK_API '{api[:40]}': choose tei or cohere.")
     key_env = env.get("MCP_DOCS_RERANK_API_KEY_ENV", "").strip() or None
     key = (env.get(key_env, "").strip() or None) if key_env else None
     if url is not None and key_env and key is None:
-        raise ValueError(
+        raise SettingsInvalid(
             f"MCP_DOCS_RERANK_API_KEY_ENV names {key_env[:60]}, which is not set: set it to the reranker's API key."
         )
     if url is not None and key is not None and "@" in url.split("/", 3)[2]:
         # the HTTP client would send the URL's user:password as Basic auth in place of the key, silently
-        raise ValueError(
+        raise SettingsInvalid(
             f"{origin} holds a user:password@ and MCP_DOCS_RERANK_API_KEY_ENV names a key: the service would get "
             "only one of them, so keep one (the key, as a bearer token, or the URL's user:password)."
         )
@@ -250,13 +254,13 @@ def _rerank_settings(env: Mapping[str, str], url_flag: str | None) -> dict[str, 
     model_dir = Path(model_dir_value).expanduser().resolve() if model_dir_value else None
     if model_dir is not None:
         if url is not None:
-            raise ValueError(f"Both {origin} and MCP_DOCS_RERANK_MODEL_DIR are set: keep one reranker.")
+            raise SettingsInvalid(f"Both {origin} and MCP_DOCS_RERANK_MODEL_DIR are set: keep one reranker.")
         from .rerank.local import find_model_files  # what a cross-encoder export folder must hold
 
         find_model_files(model_dir)
     top = _positive(env, "MCP_DOCS_RERANK_TOP", DEFAULT_RERANK_TOP, int)
     if top > MAX_RERANK_TOP:
-        raise ValueError(f"MCP_DOCS_RERANK_TOP must be at most {MAX_RERANK_TOP}, not {top}.")
+        raise SettingsInvalid(f"MCP_DOCS_RERANK_TOP must be at most {MAX_RERANK_TOP}, not {top}.")
     return {
         "rerank_url": url,
         "rerank_api": api,
@@ -276,11 +280,11 @@ def _store_settings(
     kind = (store or env.get("MCP_DOCS_STORE", "")).strip().lower() or "tantivy"
     if kind not in ("tantivy", "postgres"):
         origin = "" if store else " (from MCP_DOCS_STORE)"
-        raise ValueError(f"Unknown store '{kind[:40]}'{origin}: choose tantivy (the index folder) or postgres.")
+        raise SettingsInvalid(f"Unknown store '{kind[:40]}'{origin}: choose tantivy (the index folder) or postgres.")
     url = (database_url or env.get("MCP_DOCS_DATABASE_URL", "")).strip() or None
     if kind == "postgres":
         if url is None:
-            raise ValueError(
+            raise SettingsInvalid(
                 "--store postgres needs the database: set MCP_DOCS_DATABASE_URL (or pass --database-url) to a URL "
                 "such as postgresql://user:password@host:5432/dbname."
             )
@@ -288,7 +292,7 @@ def _store_settings(
 
         if not (re.match(r"postgres(ql)?://", url) or is_key_value(url)):
             origin = "--database-url" if database_url else "MCP_DOCS_DATABASE_URL"
-            raise ValueError(
+            raise SettingsInvalid(
                 f"{origin} must be a PostgreSQL URL such as postgresql://user:password@host:5432/dbname, or libpq "
                 "key=value pairs (the value given is not shown: it may hold a password)."
             )
@@ -322,7 +326,7 @@ def _flag(env: Mapping[str, str], name: str) -> bool:
         return False
     if raw in ("1", "true", "yes", "on"):
         return True
-    raise ValueError(f"{name} must be 1 or 0 (true or false), not '{raw[:40]}'.")
+    raise SettingsInvalid(f"{name} must be 1 or 0 (true or false), not '{raw[:40]}'.")
 
 
 def _names(env: Mapping[str, str], name: str) -> tuple[str, ...]:
@@ -341,7 +345,7 @@ def _positive(
     except ValueError:
         value = None
     if value is None or not 0 < value < float("inf"):
-        raise ValueError(f"{name} must be a positive number, not '{raw[:40]}' (default {default}).")
+        raise SettingsInvalid(f"{name} must be a positive number, not '{raw[:40]}' (default {default}).")
     return value
 
 

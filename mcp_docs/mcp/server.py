@@ -2,7 +2,7 @@
 
 The tools themselves live in `tools.py` (plain Python); the transports in `mcp_docs/serve/`. Here each one becomes a
 read-only, idempotent MCP tool that returns structured content (the pydantic
-result) plus a compact text rendering, and turns `ToolInputError` into an
+result) plus a compact text rendering, and turns `ToolCallFailed` (a wrong request, an unreachable database) into an
 `is_error` result with one sentence the model can act on. Nothing in this
 module prints to stdout: over stdio, stdout is the protocol.
 """
@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from .. import __version__
-from ..errors import DatabaseUnavailable, ToolInputError
+from ..errors import DatabaseUnavailable, ToolCallFailed
 from ..library import Library
 from ..models import SearchResult
 from ..tools import MAX_LIST_LIMIT, DocsTools
@@ -98,7 +98,7 @@ def _ok(result: BaseModel, text: str) -> CallToolResult:
 def _call(name: str, fn: Callable[[], BaseModel], render: Callable[[Any], str]) -> CallToolResult:
     try:
         result = fn()
-    except ToolInputError as exc:
+    except ToolCallFailed as exc:
         return _error(str(exc))
     except Exception:  # never a traceback to the model, never a dead server
         log.exception("tool %s failed", name)
@@ -183,7 +183,7 @@ def build_server(library: Library, state: ServerState | None = None) -> MCPServe
     def document_resource(id: str) -> str:
         try:
             return tools.load(id).text
-        except ToolInputError as exc:
+        except ToolCallFailed as exc:
             raise ResourceNotFoundError(str(exc)) from None
 
     @mcp.prompt(name="answer_from_docs", title="Answer from the docs")
@@ -240,7 +240,7 @@ def _resource_page(tools: DocsTools, cursor: str | None) -> tuple[list[Resource]
     """One page of resources/list: the documents of the root, in id order, as `docs://` resources."""
     try:
         page = tools.list_documents("", None, MAX_LIST_LIMIT, cursor)
-    except ToolInputError as exc:
+    except ToolCallFailed as exc:
         if cursor is None:  # the root itself is gone
             raise ValueError(str(exc)) from None
         raise ValueError(

@@ -25,6 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from ..errors import McpDocsError
+
 log = logging.getLogger(__name__)
 
 FIRST_COOLDOWN_SECONDS = 15.0
@@ -36,7 +38,7 @@ DEFAULT_DEADLINE_SECONDS = 2.0
 T = TypeVar("T")
 
 
-class RerankError(RuntimeError):
+class RerankError(McpDocsError, RuntimeError):
     """The reranker could not score: unreachable, slow, refused, or answered something unusable.
     The message is one phrase, safe to show (never a key, never a document text)."""
 

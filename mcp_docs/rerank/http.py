@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 import httpx2
 
+from ..errors import SettingsInvalid
 from .base import RerankError
 
 # Texts sent are cut to this many characters (~512 tokens, the usual cross-encoder window); TEI truncates
@@ -51,14 +52,14 @@ class HttpScorer:
         self, url: str, api: str, model: str | None = None, api_key: str | None = None, timeout: float = 2.0
     ) -> None:
         if api not in ("tei", "cohere"):
-            raise ValueError(f"unknown rerank API '{api}': choose tei or cohere")
+            raise SettingsInvalid(f"unknown rerank API '{api}': choose tei or cohere")
         self.kind = api
         self.model = model
         self.timeout = timeout
         base = url.rstrip("/")
         if api_key and (urlsplit(base).username is not None or urlsplit(base).password is not None):
             # httpx would send the URL's user:password as Basic auth in place of the bearer key, silently
-            raise ValueError(
+            raise SettingsInvalid(
                 f"the reranker URL {display_url(base)} holds user:password@ and a key is set: keep one of them"
             )
         self.endpoint = f"{base}/rerank" if api == "tei" else f"{base}/v1/rerank"

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import SettingsInvalid
 from .base import RerankError
 
 DEFAULT_MAX_TOKENS = 512
@@ -29,14 +30,14 @@ TOKEN_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 def find_model_files(folder: Path) -> tuple[Path, Path]:
     """(model, tokenizer) in a cross-encoder export folder, or one sentence (ValueError) saying what is missing."""
     if not folder.is_dir():
-        raise ValueError(f"MCP_DOCS_RERANK_MODEL_DIR {folder} is not a folder.")
+        raise SettingsInvalid(f"MCP_DOCS_RERANK_MODEL_DIR {folder} is not a folder.")
     model = next((p for p in (folder / "model.onnx", folder / "onnx" / "model.onnx") if p.is_file()), None)
     tokenizer = folder / "tokenizer.json"
     if model is None or not tokenizer.is_file():
         missing = " and ".join(
             name for name, ok in (("model.onnx", model is not None), ("tokenizer.json", tokenizer.is_file())) if not ok
         )
-        raise ValueError(
+        raise SettingsInvalid(
             f"MCP_DOCS_RERANK_MODEL_DIR {folder} has no {missing}: point it at an ONNX cross-encoder export "
             "(model.onnx or onnx/model.onnx, with tokenizer.json)."
         )

@@ -20,12 +20,12 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_docs.workers import hold_port
 
 from mcp_docs.cli import main
 from mcp_docs.errors import IndexBusy, UserError
 from mcp_docs.library import Library, open_library
 from mcp_docs.serve.process import bind_listener
+from mcp_docs.serve.workers import hold_port
 from mcp_docs.settings import Settings
 
 from ..server_fixtures import child_env, free_port, make_vault, serve_args, start_http, stop, write

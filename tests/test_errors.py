@@ -1,0 +1,86 @@
+"""One exception root per package: every exception class mcp_docs defines derives from `McpDocsError`, every one
+agent_client defines from `AgentError`, so a caller (the command line, a tool, an embedding program) catches one
+class; and the command line turns any of mcp_docs' into its sentence and exit status 2."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+from agent_client.errors import AgentError
+from mcp_docs.cli import main
+from mcp_docs.errors import DatabaseUnavailable, McpDocsError, SettingsInvalid, ToolCallFailed, ToolInputError
+
+ROOTS = {"mcp_docs": McpDocsError, "agent_client": AgentError}
+
+
+def _modules(package: str) -> list[str]:
+    root = importlib.import_module(package)
+    return [package] + [m.name for m in pkgutil.walk_packages(root.__path__, f"{package}.")]
+
+
+@pytest.mark.parametrize("package", sorted(ROOTS))
+def test_every_exception_class_derives_from_its_package_root(package: str) -> None:
+    root, seen, strays = ROOTS[package], [], []
+    for name in _modules(package):
+        module = importlib.import_module(name)
+        for cls in vars(module).values():
+            if inspect.isclass(cls) and issubclass(cls, BaseException) and cls.__module__ == name:
+                seen.append(f"{name}.{cls.__qualname__}")
+                if not issubclass(cls, root):
+                    strays.append(f"{name}.{cls.__qualname__} ({', '.join(b.__name__ for b in cls.__bases__)})")
+    assert seen, f"no exception class found in {package}: the walk is broken"
+    assert not strays, f"not derived from {root.__name__}: {strays}"
+
+
+@pytest.mark.parametrize("package", sorted(ROOTS))
+def test_no_exception_class_hides_inside_a_function(package: str) -> None:
+    """The walk above sees module-level classes; one defined in a function would escape it."""
+    hidden = []
+    for path in sorted((Path(__file__).resolve().parents[1] / package).rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for fn in ast.walk(tree):
+            if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                hidden += [f"{path.name}:{c.lineno}" for c in ast.walk(fn) if isinstance(c, ast.ClassDef)]
+    exceptions = [h for h in hidden if "Error" in h or "Exception" in h]
+    assert not exceptions
+
+
+def test_the_walk_finds_the_classes_it_must() -> None:
+    """A class outside errors.py is seen too (the rerank and embedder errors live beside what raises them)."""
+    from mcp_docs.embedders import EmbedderError
+    from mcp_docs.rerank.base import RerankError
+
+    assert issubclass(EmbedderError, McpDocsError) and issubclass(EmbedderError, RuntimeError)
+    assert issubclass(RerankError, McpDocsError)
+
+
+def test_an_unreachable_database_is_not_a_wrong_request() -> None:
+    """DatabaseUnavailable is the database's failure, not the caller's input; a tool answers both in one sentence."""
+    assert not issubclass(DatabaseUnavailable, ToolInputError)
+    assert issubclass(DatabaseUnavailable, ToolCallFailed) and issubclass(ToolInputError, ToolCallFailed)
+
+
+def test_settings_errors_stay_value_errors_for_their_callers() -> None:
+    assert issubclass(SettingsInvalid, ValueError) and issubclass(SettingsInvalid, McpDocsError)
+
+
+def test_the_command_line_reports_a_settings_error_and_a_refusal_the_same_way(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Through the one `except McpDocsError` of `main`: a bad setting and a tool's refusal, exit status 2, one line."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# A\n\ntext\n", encoding="utf-8")
+    index = str(tmp_path / "index")
+    assert main(["search", "x", "--root", str(tmp_path / "nowhere"), "--index-dir", index]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: The documents root does not exist or is not a folder: {tmp_path / 'nowhere'}"
+    )
+    args = ["--root", str(tmp_path / "docs"), "--index-dir", index]
+    assert main(["read", "nosuch.md", *args]) == 2
+    assert capsys.readouterr().err.startswith("error: No document 'nosuch.md'")
