@@ -50,10 +50,19 @@ def import_graph() -> dict[str, set[str]]:
             for target in targets:
                 while target and target not in modules:  # `a.b.Name` -> the module `a.b`
                     target = target.rpartition(".")[0]
-                # A package's __init__ runs before its submodules: that edge is not a cycle of ours.
-                if target and target != name and not name.startswith(target + "."):
-                    graph[name].add(target)
+                # Importing `a.b.c` runs `a/__init__` and `a/b/__init__` first: those are edges too (settings ->
+                # rerank.local ran rerank/__init__, which imported settings). A package's own __init__ ran before
+                # its submodules, so a module's edge to a package it sits in is not a cycle of ours.
+                for module in (target, *_packages_of(target)):
+                    if module in modules and module != name and not name.startswith(module + "."):
+                        graph[name].add(module)
     return graph
+
+
+def _packages_of(module: str) -> list[str]:
+    """`a.b.c` -> ['a.b', 'a']: the packages whose __init__ runs before `a.b.c` is imported."""
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)]
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -92,10 +101,29 @@ def test_the_graph_sees_function_level_and_relative_imports() -> None:
     assert "mcp_docs.settings" in graph["mcp_docs.cli"]
     assert "mcp_docs.commands" in graph["mcp_docs.cli"]  # imported inside main()
     assert "mcp_docs.index.ownership" in graph["mcp_docs.library"]  # `from .index import ownership`
+    assert "mcp_docs.rerank" in graph["mcp_docs.library"]  # `from .rerank import make_reranker`
+
+
+def test_the_graph_sees_the_package_init_an_import_runs() -> None:
+    """`from .rerank.local import x` inside a function runs rerank/__init__ first: an edge to it, as to the module."""
+    graph = import_graph()
+    assert "mcp_docs.serve" in graph["mcp_docs.commands"]  # `from .serve.process import ...` inside cmd_serve
+    assert "mcp_docs.serve.process" in graph["mcp_docs.commands"]
+
+
+# Function-local imports that run a package's __init__ which reaches back, known and left for their room's
+# owner: settings checks a libpq DSN with `store.dsn` (only for --store postgres), and store/__init__ imports
+# library at module level. Settings is loaded completely by the time that function runs, so nothing breaks
+# today; the store restructure of issue 28 (store/ was being edited by others) removes it. No other edge may.
+WAIVED_EDGES = {("mcp_docs.settings", "mcp_docs.store")}
 
 
 def test_no_import_cycles() -> None:
-    cycle = find_cycle(import_graph())
+    graph = import_graph()
+    for importer, package in WAIVED_EDGES:
+        assert package in graph[importer], f"{importer} -> {package} is gone: drop it from WAIVED_EDGES"
+        graph[importer].discard(package)
+    cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 

@@ -2,13 +2,36 @@
 
 from __future__ import annotations
 
-from ..settings import Settings
+from pathlib import Path
+from typing import Protocol
+
 from .base import Reranked, RerankError, RerankStage, Scorer
 
-__all__ = ["RerankError", "RerankStage", "Reranked", "Scorer", "make_reranker"]
+__all__ = ["RerankError", "RerankSettings", "RerankStage", "Reranked", "Scorer", "make_reranker"]
 
 
-def make_reranker(settings: Settings) -> RerankStage | None:
+class RerankSettings(Protocol):
+    """What the rerank stage reads of `mcp_docs.settings.Settings`. A protocol, not an import: settings imports
+    `rerank.local` to check a model folder, and importing it runs this __init__ first, so an import of settings
+    here made the cycle settings -> rerank -> settings (tests/test_imports.py)."""
+
+    @property
+    def rerank_url(self) -> str | None: ...
+    @property
+    def rerank_api(self) -> str: ...
+    @property
+    def rerank_model(self) -> str | None: ...
+    @property
+    def rerank_api_key(self) -> str | None: ...
+    @property
+    def rerank_model_dir(self) -> Path | None: ...
+    @property
+    def rerank_top(self) -> int: ...
+    @property
+    def rerank_timeout(self) -> float: ...
+
+
+def make_reranker(settings: RerankSettings) -> RerankStage | None:
     """The stage the settings ask for, or None. Nothing is contacted or loaded yet: the first search does."""
     scorer: Scorer
     if settings.rerank_url:
