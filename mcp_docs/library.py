@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_SEARCH_RESULTS = 100
 # Snippets were half of a search result's JSON (OpenTelemetry questions, 220 characters for every section): a
 # document's lead section keeps a window that shows why it matched, the sections after it a shorter one.
 LEAD_SNIPPET_CHARS = 180
@@ -340,7 +339,7 @@ class Library:
     ) -> list[DocumentGroup[RankedSection]]:
         """The keyword search's documents, best first; another store overrides this with its own hits."""
         hits = self.keyword_hits(query, limit, folder, tags)
-        return keyword_documents(hits, max_documents, self.document_bonus(query, by_key=True))
+        return group_keyword_hits(hits, max_documents, self.document_bonus(query, by_key=True))
 
     def document_bonus(self, query: str, by_key: bool = False) -> Bonus | None:
         """Document-level evidence for the best documents of `query` (index/document_signals.py): their ids
@@ -366,7 +365,6 @@ class Library:
         folder: str | None = None,
         tags: Iterable[str] | None = None,
     ) -> SearchResult:
-        max_results = max(1, min(int(max_results), MAX_SEARCH_RESULTS))
         folder_norm = self.jail.relative_folder(folder) if folder else ""
         tag_list = [t for t in (normalize_tag(t) for t in (tags or [])) if t]
         limit = min(max(50, max_results * 8), 2000)
@@ -570,7 +568,7 @@ class Library:
                 return
 
 
-def keyword_documents(
+def group_keyword_hits(
     hits: list[KeywordHit], max_documents: int, bonus: Bonus | None = None
 ) -> list[DocumentGroup[RankedSection]]:
     """Keyword hits grouped into documents by their key before their stored fields are read: only the sections

@@ -69,7 +69,7 @@ M = TypeVar("M", bound=str)
 DEFAULT_MAX_CHARS = 8000
 MIN_MAX_CHARS = 200
 MAX_MAX_CHARS = 50_000
-MAX_SEARCH_RESULTS = 20
+MAX_SEARCH_RESULTS = 20  # the tool's documented 1-20; the one clamp (Library.search takes what it is given)
 MAX_QUERY_CHARS = 1000
 MAX_TAGS = 20
 _NO_TAG = "Tag '{tag}' names no tag (only '#' and spaces): give a tag name such as 'project' or '#project'."

@@ -4,7 +4,7 @@ import pytest
 
 from mcp_docs.errors import PathOutsideRoot
 from mcp_docs.index.ranking import group_by_document
-from mcp_docs.library import Library, keyword_documents
+from mcp_docs.library import Library, group_keyword_hits
 
 
 def top(library: Library, query: str, **kw) -> list[str]:
@@ -69,7 +69,7 @@ def test_keyword_documents_read_only_the_sections_of_the_documents_shown(library
         (vault / "notes" / f"shared{n}.md").write_text(f"# Shared {n}\n\n{body}\n")
     library.sync()
     hits = library.keyword_hits("sharedterm", 50)
-    shown = keyword_documents(hits, 2)
+    shown = group_keyword_hits(hits, 2)
     full = group_by_document([(s.doc_id, score, s) for s, score in library.keyword_sections("sharedterm", 50)], 2)
     assert [(g.doc_id, g.score, g.hits) for g in shown] == [(g.doc_id, g.score, g.hits) for g in full]
     assert len(hits) == 32 and sum(h.loaded for h in hits) == 8  # the 4 sections of each document shown, not 32
