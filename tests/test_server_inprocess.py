@@ -9,6 +9,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from mcp_docs.mcp.server import INSTRUCTIONS, build_server
+from mcp_docs.mcp.tool_table import TOOL_NAMES
 
 from .server_fixtures import vault  # noqa: F401
 
@@ -27,7 +28,7 @@ def model_visible(tools) -> list[dict]:
 
 async def test_tool_definitions_are_small_and_read_only(client) -> None:
     tools = (await client.list_tools()).tools
-    assert sorted(t.name for t in tools) == ["list_documents", "read_document", "read_section", "search_documents"]
+    assert [t.name for t in tools] == list(TOOL_NAMES)
     for t in tools:
         assert t.annotations.read_only_hint and t.annotations.idempotent_hint
         assert t.annotations.destructive_hint is False

@@ -14,7 +14,7 @@ import importlib
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 from urllib.parse import quote
 
@@ -148,7 +148,8 @@ def import_request_modules(library: Library) -> None:
         importlib.import_module(name)
 
 
-def build_server(library: Library, state: ServerState | None = None) -> MCPServer:
+def build_server(library: Library, state: ServerState | None = None, table: Sequence[ToolEntry] = TOOLS) -> MCPServer:
+    """The MCP server over `library`: every tool of `table` (`tool_table.TOOLS`), the resource, the prompt."""
     import_request_modules(library)
     tools = DocsTools(library)
     if state is None:  # in-process use (tests, embedding): the caller keeps the index up to date
@@ -163,7 +164,7 @@ def build_server(library: Library, state: ServerState | None = None) -> MCPServe
         middleware=[middleware],
     )
 
-    for entry in TOOLS:
+    for entry in table:
         mcp.add_tool(
             _handler(entry, tools, state),
             name=entry.name,

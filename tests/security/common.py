@@ -14,13 +14,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
+from mcp_docs.mcp.tool_table import TOOL_NAMES
 from tests.conftest import OUTSIDE_MARKER, make_vault
 from tests.server_fixtures import child_env, free_port, serve_args
 from tests.server_fixtures import stop as stop_process
 
 BIG_BYTES = 50 * 1024 * 1024
 TRACEBACK_SIGNS = ("Traceback (most recent call last)", 'File "/', "site-packages", "/mcp_docs/")
-TOOLS = ("search_documents", "list_documents", "read_document", "read_section")
+TOOLS = TOOL_NAMES
 
 # ../ in all its encodings and separator styles, absolute paths, NUL bytes.
 TRAVERSALS = [
