@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import signal
 import sys
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -36,10 +37,12 @@ from .providers import (
     unusable_keys,
 )
 from .redaction import scrubbed_stdio
-from .render import TerminalObserver, notes, summary_line, unverified_citations
-from .sessions import SessionStore
+from .render import TerminalObserver, fallback_line, notes, summary_line, unverified_citations
+from .sessions import SessionStore, close_unfinished, question_of, unfinished
 from .settings import DEFAULT_MAX_RETRIES, Settings
-from .text import json_safe, terminal_safe
+from .text import json_safe, short, terminal_safe
+
+STRICT_CITATIONS_EXIT = 3  # distinct from 1 (an error): the answer is there, its sources are not all checked
 
 
 def _connection_args(p: argparse.ArgumentParser) -> None:
@@ -119,9 +122,24 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("ask", help="answer one question (the answer streams to stdout)")
-    p.add_argument("question")
+    p.add_argument("question", nargs="?", help="the question (not with --resume, which continues a stored one)")
     _connection_args(p)
+    p.add_argument(
+        "--session",
+        metavar="NAME",
+        help="store the question, each tool round and the answer in this chat session as they come",
+    )
+    p.add_argument(
+        "--resume",
+        metavar="SESSION",
+        help="finish the answer a crash, kill or Ctrl-C cut in this session, re-using its stored tool results",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object (answer, stopped_reason, usage…)")
+    p.add_argument(
+        "--strict-citations",
+        action="store_true",
+        help=f"exit with status {STRICT_CITATIONS_EXIT} when the answer cites a source the tools did not show",
+    )
 
     p = sub.add_parser("chat", help="interactive session, history kept per --session")
     _connection_args(p)
@@ -274,7 +292,8 @@ def _report(result: RunResult, args: argparse.Namespace) -> None:
     if result.stopped_reason == "error":
         print(terminal_safe(f"error ({result.error_kind}): {result.error}"), file=sys.stderr)
         return
-    for line in [*unverified_citations(result), *notes(result)]:
+    fallback = fallback_line(result)
+    for line in [*([fallback] if fallback else []), *unverified_citations(result), *notes(result)]:
         print(line, file=sys.stderr)
     if not args.quiet:
         print(summary_line(result), file=sys.stderr)
@@ -296,8 +315,14 @@ async def _ask(args: argparse.Namespace, settings: Settings) -> RunResult:
         )
     observer = TerminalObserver(stream_text=not args.json, show_tools=not args.quiet, verbose=args.verbose)
     try:
-        async with _agent(setup, args, observer) as agent:
-            result = await agent.ask(args.question)
+        turn = _stored_turn(args, settings)
+        async with _agent(setup, args, observer, session=turn.name if turn else None) as agent:
+            if turn is None:
+                result = await agent.ask(args.question)
+            elif turn.unfinished:
+                result = await agent.resume(turn.unfinished, turn.context, progress=turn.save)
+            else:
+                result = await agent.ask(args.question, turn.context, progress=turn.save)
     except AgentError as exc:
         return _failed(exc, provider, args)
     if (
@@ -314,19 +339,76 @@ async def _ask(args: argparse.Namespace, settings: Settings) -> RunResult:
     return result
 
 
+@dataclass
+class StoredTurn:
+    """`ask --session` / `--resume`: the session, what the model is sent of it, and the cut turn to finish."""
+
+    name: str
+    store: SessionStore
+    context: list[Message]
+    unfinished: list[Message]
+
+    def save(self, messages: list[Message]) -> None:
+        self.store.append(self.name, messages)
+
+
+def _stored_turn(args: argparse.Namespace, settings: Settings) -> StoredTurn | None:
+    if args.resume and args.question:
+        raise AgentError(ErrorKind.CONFIGURATION, "--resume continues the stored question: give no QUESTION.")
+    if not args.resume and not args.question:
+        raise AgentError(ErrorKind.CONFIGURATION, "ask needs a QUESTION (or --resume SESSION).")
+    name = args.resume or args.session
+    if not name:
+        return None
+    store = SessionStore()
+    history = store.load(name)
+    cut = unfinished(history)
+    if args.resume:
+        if cut is None:
+            raise AgentError(ErrorKind.CONFIGURATION, f"session {name!r} has no unfinished answer to resume.")
+        question = question_of(history, cut)
+        context = remember(history[:cut], question, settings.memory_tokens).messages()
+        return StoredTurn(name, store, context, history[cut:])
+    closing = close_unfinished(history, "interrupted, not resumed")
+    if closing:  # a new question after a cut one: end the cut turn so the history stays valid
+        store.append(name, closing)
+        history += closing
+    return StoredTurn(name, store, remember(history, args.question, settings.memory_tokens).messages(), [])
+
+
 def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
-    result = anyio.run(_ask, args, settings)
+    try:
+        result = anyio.run(_ask, args, settings)
+    except KeyboardInterrupt:
+        name = args.resume or args.session
+        if name:
+            print(
+                terminal_safe(f"\ncancelled; the tool results so far are stored: docs-agent ask --resume {name} …"),
+                file=sys.stderr,
+            )
+            return 130
+        raise
     if args.json:
         print(json_safe(result.contract()))
     else:
         _report(result, args)
-    return 1 if result.stopped_reason == "error" else 0
+    if result.stopped_reason == "error":
+        return 1
+    unverified = sum(not c.verified for c in result.citations)
+    if args.strict_citations and unverified:
+        print(
+            f"--strict-citations: {unverified} unverified citation{'s' if unverified != 1 else ''}",
+            file=sys.stderr,
+        )
+        return STRICT_CITATIONS_EXIT
+    return 0
 
 
 # ---------------------------------------------------------------- chat
 
 CHAT_HELP = (
-    "commands: /reset  /usage  /sessions  /delete NAME  /memory  /forget [N]  /exit  (Ctrl-C cancels a running answer)"
+    "commands: /reset  /usage  /sessions  /delete NAME  /memory  /forget [N]  /resume  /exit  "
+    "(Ctrl-C cancels a running answer; /resume finishes it)"
 )
 
 
@@ -336,7 +418,7 @@ class ChatSession:
     def __init__(self, name: str, settings: Settings, out: TextIO) -> None:
         self.name = name
         self.store = SessionStore()
-        self.history: list[Message] = self.store.load(name)
+        self.history: list[Message] = self.store.load(name)  # a damaged row: one warning line, then skipped
         self.memory_tokens = settings.memory_tokens
         self.out = out
 
@@ -403,9 +485,26 @@ class ChatSession:
     def context(self, question: str) -> list[Message]:
         return remember(self.history, question, self.memory_tokens).messages()
 
-    def record(self, result: RunResult) -> None:
-        self.store.append(self.name, result.new_messages)
-        self.history.extend(result.new_messages)
+    def save(self, messages: list[Message]) -> None:
+        """Each settled part of a turn (question, tool round, answer), stored as it comes."""
+        self.store.append(self.name, messages)
+        self.history.extend(messages)
+
+    def cut_turn(self) -> int | None:
+        return unfinished(self.history)
+
+    def close_cut_turn(self, why: str) -> None:
+        closing = close_unfinished(self.history, why)
+        if closing:
+            self.save(closing)
+
+    async def resume(self, agent: Agent) -> RunResult | None:
+        cut = self.cut_turn()
+        if cut is None:
+            self._say("nothing to resume: the last answer is complete")
+            return None
+        context = remember(self.history[:cut], question_of(self.history, cut), self.memory_tokens).messages()
+        return await _interruptible(lambda: agent.resume(self.history[cut:], context, progress=self.save))
 
 
 async def _chat(args: argparse.Namespace, settings: Settings) -> int:
@@ -419,6 +518,21 @@ async def _chat(args: argparse.Namespace, settings: Settings) -> int:
             file=sys.stderr,
         )
         print(CHAT_HELP, file=sys.stderr)
+        cut = chat.cut_turn()
+        if cut is not None:
+            question = short(question_of(chat.history, cut), 80)
+            print(
+                terminal_safe(f"session {chat.name!r} has an unfinished answer to {question!r}. Continue it? [Y/n]"),
+                file=sys.stderr,
+            )
+            try:
+                reply = await anyio.to_thread.run_sync(input, "› ", abandon_on_cancel=True)
+            except EOFError:
+                return 0  # nothing decided: the cut turn stays, to resume later
+            if reply.strip().lower() in ("", "y", "yes", "o", "oui"):
+                _after(await chat.resume(agent), args)
+            else:
+                chat.close_cut_turn("not resumed")
         while True:
             try:
                 line = await anyio.to_thread.run_sync(input, "› ", abandon_on_cancel=True)
@@ -427,19 +541,26 @@ async def _chat(args: argparse.Namespace, settings: Settings) -> int:
             line = line.strip()
             if not line:
                 continue
+            if line == "/resume":
+                _after(await chat.resume(agent), args)
+                continue
             if line.startswith("/"):
                 if not chat.command(line):
                     return 0
                 continue
-            result = await _interruptible(agent, line, chat.context(line))
-            if result is None:
-                print("\n(cancelled)", file=sys.stderr)
-                continue
-            chat.record(result)
-            _report(result, args)
+            chat.close_cut_turn("interrupted, not resumed")
+            context = chat.context(line)
+            _after(await _interruptible(functools.partial(agent.ask, line, context, progress=chat.save)), args)
 
 
-async def _interruptible(agent: Agent, question: str, history: list[Message]) -> RunResult | None:
+def _after(result: RunResult | None, args: argparse.Namespace) -> None:
+    if result is None:
+        print("\n(cancelled — /resume finishes this answer from the tool results stored so far)", file=sys.stderr)
+    else:
+        _report(result, args)
+
+
+async def _interruptible(run: Callable[[], Awaitable[RunResult]]) -> RunResult | None:
     """Run one question; Ctrl-C cancels the request in flight and returns None instead of quitting."""
     import asyncio
 
@@ -449,7 +570,7 @@ async def _interruptible(agent: Agent, question: str, history: list[Message]) ->
         with contextlib.suppress(NotImplementedError, RuntimeError):  # Windows or not the main thread
             loop.add_signal_handler(signal.SIGINT, scope.cancel)
         try:
-            result = await agent.ask(question, history)
+            result = await run()
         finally:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGINT)

@@ -6,32 +6,36 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 import anyio
 
 from .calllog import CallLog, CallRecord
-from .citations import check_citations, is_evidence_tool
+from .citations import check_citations, refine
 from .context import trim_history
 from .errors import FALLBACK_KINDS, AgentError, ErrorKind, classify
+from .evidence import Evidence, norm_id, tool_kind
 from .expansion import EXPAND_PROMPT, Reformulations, distinct_queries, render_fused
 from .mcp_session import ToolOutcome
 from .models import (
     AssistantMessage,
+    Citation,
     Message,
     ModelTurn,
     PlanReport,
     ProviderAttempt,
     ReflectionReport,
     RunResult,
+    Shown,
     StepReport,
     StoppedReason,
     ToolCall,
     ToolCallRecord,
     ToolResultMessage,
     ToolSpec,
+    Usage,
     UserMessage,
 )
 from .planner import Plan, levels, parse_plan, planner_prompt, resolve_arguments
@@ -46,9 +50,15 @@ from .reflection import (
 )
 from .settings import DEFAULT_MAX_TOOL_ARGUMENT_BYTES, DEFAULT_MAX_TOOL_CALLS_PER_TURN
 from .structured import parse_reply
-from .text import clip, short
+from .text import clip, estimate_tokens, short
 
 Strategy = Literal["react", "plan"]
+USAGE_ESTIMATED = (
+    "The provider did not report token usage: tokens and cost are estimates (about 4 characters per token), "
+    "and --max-tokens / --max-cost were applied to them."
+)
+EXPLAIN_DOCUMENTS = 6
+Progress = Callable[[list[Message]], None]  # unverified cited documents whose outline is read to say why
 
 SYSTEM_PROMPT = """\
 You answer questions from a collection of documents that you can reach only through your tools.
@@ -59,8 +69,9 @@ other words, synonyms or a broader query before giving up.
 2. When the search results do not already point to the right place, look at a document's outline \
 (read_document with mode "outline") to find the section you need.
 3. Read only the sections you need (read_section), not whole documents.
-4. Answer concisely from what you read. Cite your sources: for each fact, the document id and the heading \
-it comes from, like (guides/setup.md — Installation).
+4. Answer concisely from what you read. Cite your sources: for each fact, the document id exactly as the \
+tools gave it and the heading it comes from, in this one form: (guides/setup.md — Installation). Cite only \
+documents and headings your tool results showed.
 5. If the documents do not contain the answer, say so plainly. Do not guess and do not fill gaps from \
 general knowledge.
 
@@ -150,7 +161,10 @@ class Agent:
         self.prices = prices
         self.routes = [Route(model, prices), *fallbacks]
         self._active = 0
-        self._evidence: list[str] = []  # arguments and text of this question's successful searches and reads
+        self._evidence: list[str] = []  # the text of this question's successful searches and reads (for --reflect)
+        self._seen = Evidence()  # the documents and headings those results showed (for the citations)
+        self._progress: Progress | None = None  # where settled messages go (a session), see ask()
+        self._stored = 0  # messages[:_stored] have been handed to _progress
         self.limits = limits or Limits()
         self.log = log
         self.session = session
@@ -160,20 +174,47 @@ class Agent:
         self.expand = expand
         self.reflect = reflect
 
-    async def ask(self, question: str, history: Sequence[Message] = ()) -> RunResult:
+    async def ask(
+        self, question: str, history: Sequence[Message] = (), *, progress: Progress | None = None
+    ) -> RunResult:
+        """Answer `question` after `history`. `progress` receives the new messages as they are settled: the
+        question at once, then each tool round as it completes, then the answer — what a session stores, so
+        a turn cut by a crash, a kill or Ctrl-C keeps its tool results (see `resume`)."""
+        messages: list[Message] = [*history, UserMessage(content=question)]
+        return await self._turn(question, messages, len(history), progress, resuming=False)
+
+    async def resume(
+        self, unfinished: Sequence[Message], history: Sequence[Message] = (), *, progress: Progress | None = None
+    ) -> RunResult:
+        """Finish a cut turn: `unfinished` is its stored question and tool rounds. The tool results already
+        stored are used as they are (and as evidence for the citations); only calls that never got a result
+        run, then the loop goes on. `new_messages` and `progress` get only what this run adds."""
+        if not unfinished or not isinstance(unfinished[0], UserMessage):
+            raise AgentError(ErrorKind.CONFIGURATION, "Nothing to resume: the stored turn has no question.")
+        messages: list[Message] = [*history, *unfinished]
+        return await self._turn(unfinished[0].content, messages, len(messages), progress, resuming=True)
+
+    async def _turn(
+        self, question: str, messages: list[Message], start: int, progress: Progress | None, *, resuming: bool
+    ) -> RunResult:
         self._active = 0  # every question starts with the first provider
         self._evidence = []
+        self._seen = Evidence()
+        self._progress, self._stored = progress, len(messages) if resuming else start
+        if not resuming:
+            self._checkpoint(messages)  # the question, before any call: a crash still leaves it to resume
         result = RunResult(provider=self.model.provider, model=self.model.model)
-        messages: list[Message] = [*history, UserMessage(content=question)]
-        start = len(history)
         try:
             with anyio.fail_after(self.limits.deadline_s):
-                if self.expand:
-                    await self._expand(question, messages, result)
-                if self.strategy == "plan":
-                    await self._run_plan(messages, result)
+                if resuming:
+                    await self._resume(messages, result)
                 else:
-                    await self._run(messages, result)
+                    if self.expand:
+                        await self._expand(question, messages, result)
+                    if self.strategy == "plan":
+                        await self._run_plan(messages, result)
+                    else:
+                        await self._run(messages, result)
                 if self.reflect and result.stopped_reason == "final" and result.answer.strip():
                     await self._reflect(question, messages, result)
         except TimeoutError:
@@ -187,7 +228,7 @@ class Agent:
             )
         except AgentError as exc:
             self._fail(result, exc)
-        result.citations = check_citations(result.answer, self._evidence)
+        result.citations = await self._explain(check_citations(result.answer, self._seen))
         result.providers_tried.append(
             ProviderAttempt(
                 provider=result.provider,
@@ -202,7 +243,43 @@ class Agent:
                 AssistantMessage(content=result.answer or f"(no answer: {result.error or result.stopped_reason})")
             )
         result.new_messages = messages[start:]
+        self._checkpoint(messages)
         return result
+
+    def _checkpoint(self, messages: list[Message]) -> None:
+        """Hand the messages settled since the last checkpoint to `progress` (the session store)."""
+        new, self._stored = messages[self._stored :], len(messages)
+        if new and self._progress is not None:
+            try:
+                self._progress(new)
+            except Exception as exc:  # a full disk must not lose the answer; say it once
+                self._progress = None
+                self.observer.on_note(f"the session could not be saved ({type(exc).__name__}: {exc})")
+
+    async def _resume(self, messages: list[Message], result: RunResult) -> None:
+        """The stored rounds count as done: their results are evidence, their turns count as iterations; the
+        calls of the last round that never got a result run now; then the react loop goes on."""
+        question = max(i for i, m in enumerate(messages) if isinstance(m, UserMessage))
+        tail = messages[question + 1 :]
+        answered = {m.tool_call_id for m in tail if isinstance(m, ToolResultMessage)}
+        reused = 0
+        for m in tail:
+            if isinstance(m, AssistantMessage) and m.tool_calls:
+                result.iterations += 1
+            elif isinstance(m, ToolResultMessage) and not m.is_error:
+                self._seen.merge(m.shown)
+                self._evidence.append(m.content)
+                reused += 1
+        last_calls = next((m for m in reversed(tail) if isinstance(m, AssistantMessage) and m.tool_calls), None)
+        missing = [c for c in last_calls.tool_calls if c.id not in answered] if last_calls else []
+        result.notes.append(
+            f"Resumed an unfinished answer: {reused} stored tool result{'s' if reused != 1 else ''} reused, "
+            f"{len(missing)} call{'s' if len(missing) != 1 else ''} that never got a result run now."
+        )
+        if missing:
+            messages.extend(await self._run_tools(missing, result))
+            self._checkpoint(messages)
+        await self._run(messages, result)
 
     @staticmethod
     def _fail(result: RunResult, exc: AgentError) -> None:
@@ -235,6 +312,7 @@ class Agent:
                 )
                 results[-1] = results[-1].model_copy(update={"content": results[-1].content + note})
             messages.extend(results)
+            self._checkpoint(messages)
         if self._over_budget(result):
             result.stopped_reason = "budget"
             return
@@ -336,6 +414,7 @@ class Agent:
             messages.append(AssistantMessage(tool_calls=[self._bounded(c) for c in calls]))
             results = await self._run_tools(calls, result)
             messages.extend(results)
+            self._checkpoint(messages)
             failed = []
             for step, call, res in zip(round_steps, calls, results, strict=False):
                 outputs[step.id] = res.content
@@ -378,7 +457,9 @@ class Agent:
             ToolCall(id=f"expand_{i}", name=search.wire_name, arguments_json=json.dumps({"query": q}))
             for i, q in enumerate(queries)
         ]
-        found = [r.content for r in await self._run_tools(calls, result) if not r.is_error]
+        ran = [r for r in await self._run_tools(calls, result) if not r.is_error]
+        found = [r.content for r in ran]
+        shown = [s for r in ran for s in r.shown]  # a resumed turn needs the fused searches' evidence
         call = ToolCall(id="expand", name=search.wire_name, arguments_json=json.dumps({"query": question}))
         (call,) = _unique_ids([call], messages)
         messages.append(AssistantMessage(tool_calls=[call]))
@@ -387,8 +468,10 @@ class Agent:
                 tool_call_id=call.id,
                 name=call.name,
                 content=clip(render_fused(queries, found), self.limits.result_chars),
+                shown=shown,
             )
         )
+        self._checkpoint(messages)
 
     # ------------------------------------------------------------ --reflect
 
@@ -423,6 +506,33 @@ class Agent:
         if turn.text.strip():
             messages[-1] = AssistantMessage(content=turn.text)  # the stored history keeps the revised answer
             result.answer, report.revised = turn.text, True
+
+    async def _explain(self, citations: list[Citation]) -> list[Citation]:
+        """Say why each unverified citation failed: one outline read per cited document (at most
+        `EXPLAIN_DOCUMENTS`, a few seconds) tells a document that does not exist from one never read, and a
+        heading the document lacks from one never shown. It only explains; nothing it returns verifies."""
+        reader = next((t for t in self.tools.tools if t.name == "read_document"), None)
+        wanted = list(dict.fromkeys(c.id for c in citations if not c.verified))[:EXPLAIN_DOCUMENTS]
+        if reader is None or not wanted:
+            return citations
+        outlines: dict[str, Evidence | None] = {}
+
+        async def outline(doc_id: str) -> None:
+            args = {"id": doc_id, "mode": "outline"}
+            with contextlib.suppress(Exception):
+                with anyio.fail_after(min(self.limits.tool_timeout_s, 10.0)):
+                    outcome = await self.tools.call(reader, args, timeout_s=min(self.limits.tool_timeout_s, 10.0))
+                if outcome.is_error:
+                    outlines[norm_id(doc_id)] = None
+                else:
+                    found = Evidence()
+                    found.add(reader.name, args, outcome.structured, outcome.text)
+                    outlines[norm_id(doc_id)] = found
+
+        async with anyio.create_task_group() as tg:
+            for doc_id in wanted:
+                tg.start_soon(outline, doc_id)
+        return refine(citations, outlines)
 
     def _oversized(self, call: ToolCall) -> int | None:
         size = len(call.arguments_json.encode())
@@ -480,13 +590,20 @@ class Agent:
                     raise error from None
                 # the same call goes to the next provider; its adapter converts the neutral history
                 result.providers_tried.append(
-                    ProviderAttempt(provider=route.model.provider, model=route.model.model, error=error.message)
+                    ProviderAttempt(
+                        provider=route.model.provider,
+                        model=route.model.model,
+                        error=error.message,
+                        error_kind=error.kind.value,
+                    )
                 )
                 self._active += 1
                 now = self.routes[self._active].model
                 result.provider, result.model = now.provider, now.model
             finally:
                 self.observer.on_turn_end()
+        if turn.usage.total_tokens == 0:  # no usage reported at all
+            turn = turn.model_copy(update={"usage": self._estimated(turn, system, to_send, tools, result)})
         cost = cost_usd(turn.usage, route.prices)
         result.usage = result.usage + turn.usage
         result.cost_usd += cost
@@ -495,6 +612,21 @@ class Agent:
         record.completion_tokens, record.cost_usd = turn.usage.completion_tokens, cost
         self._log(record)
         return turn
+
+    @staticmethod
+    def _estimated(
+        turn: ModelTurn, system: str, sent: Sequence[Message], tools: Sequence[ToolSpec], result: RunResult
+    ) -> Usage:
+        """A provider that reports no usage (some local servers, proxies that drop the last chunk) must not get
+        past --max-tokens / --max-cost for free: the counts it left out are estimated from the text sent and
+        received (~4 characters per token), and a note says the figures are estimates."""
+        prompt = estimate_tokens(
+            system + json.dumps([m.model_dump() for m in sent]) + json.dumps([t.model_dump() for t in tools])
+        )
+        completion = estimate_tokens(turn.text + "".join(c.name + c.arguments_json for c in turn.tool_calls))
+        if USAGE_ESTIMATED not in result.notes:
+            result.notes.append(USAGE_ESTIMATED)
+        return Usage(prompt_tokens=prompt, completion_tokens=completion)
 
     def _log(self, record: CallRecord) -> None:
         if self.log is not None:
@@ -528,10 +660,16 @@ class Agent:
             duration_ms = int((time.perf_counter() - started) * 1000)
             self.observer.on_tool_end(call, outcome, duration_ms)
             text = clip(outcome.text, self.limits.result_chars)
-            if spec is not None and not outcome.is_error and is_evidence_tool(spec.name):
-                self._evidence.append(f"{call.arguments_json}\n{text}")
+            shown: list[Shown] = []
+            if spec is not None and not outcome.is_error and tool_kind(spec.name) in ("search", "section", "document"):
+                self._evidence.append(text)
+                shown = self._seen.add(
+                    spec.name, args or {}, outcome.structured, outcome.text, cut=text != outcome.text
+                )
             outcomes[i] = (
-                ToolResultMessage(tool_call_id=call.id, name=call.name, content=text, is_error=outcome.is_error),
+                ToolResultMessage(
+                    tool_call_id=call.id, name=call.name, content=text, is_error=outcome.is_error, shown=shown
+                ),
                 ToolCallRecord(
                     name=spec.name if spec else call.name,
                     arguments=args

@@ -51,8 +51,12 @@ ServerTarget = DocsFolder | ServerURL | ServerCommand
 
 
 class ToolOutcome(BaseModel):
+    """`structured`: the server's structured content (mcp-docs' typed result), kept as the evidence citations
+    are checked against; the model sees `text`."""
+
     text: str
     is_error: bool = False
+    structured: dict[str, Any] | None = None
 
 
 # Where things live and how text is encoded: without XDG_CACHE_HOME the server would look for its index
@@ -140,7 +144,12 @@ class MCPConnection:
             raise
         except Exception as exc:  # protocol errors, invalid params, a dead server: the model can react
             return ToolOutcome(text=redact(f"The tool {spec.name} failed: {exc}"), is_error=True)
-        return ToolOutcome(text=render_result(result), is_error=bool(getattr(result, "is_error", False)))
+        structured = getattr(result, "structured_content", None)
+        return ToolOutcome(
+            text=render_result(result),
+            is_error=bool(getattr(result, "is_error", False)),
+            structured=structured if isinstance(structured, dict) else None,
+        )
 
 
 @asynccontextmanager

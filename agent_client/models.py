@@ -53,12 +53,23 @@ class AssistantMessage(BaseModel):
     tool_calls: list[ToolCall] = Field(default_factory=list)
 
 
+class Shown(BaseModel):
+    """What one tool result showed of one document: its id, the heading paths (normalised, `a > b`), and
+    whether that was its whole heading list. Kept with the result in the session, so a resumed turn checks
+    its citations against results it does not fetch again; never sent to a provider."""
+
+    id: str
+    headings: list[str] = Field(default_factory=list)
+    all_headings: bool = False
+
+
 class ToolResultMessage(BaseModel):
     role: Literal["tool"] = "tool"
     tool_call_id: str
     name: str
     content: str
     is_error: bool = False
+    shown: list[Shown] = Field(default_factory=list)
 
 
 Message = Annotated[UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")]
@@ -115,11 +126,14 @@ class UsageReport(BaseModel):
 
 
 class Citation(BaseModel):
-    """A source the answer cites; `verified` only when a search or read of this run returned it."""
+    """A source the answer cites; `verified` only when a search or read of this run showed that document (and
+    that heading of it). `reason` says why not: "no such document", "never read", "no such heading in that
+    document"."""
 
     id: str
     heading: str | None = None
     verified: bool = False
+    reason: str | None = None
 
 
 class ProviderAttempt(BaseModel):
@@ -128,6 +142,9 @@ class ProviderAttempt(BaseModel):
     provider: str
     model: str
     error: str | None = None
+    # the error's class (server_error, timeout…) for the terminal's one-line fallback notice; the --json
+    # shape of providers_tried stays {provider, model, error}
+    error_kind: str | None = Field(default=None, exclude=True)
 
 
 class StepReport(BaseModel):

@@ -81,26 +81,37 @@ def notes(result: RunResult) -> list[str]:
 
 
 def unverified_citations(result: RunResult) -> list[str]:
-    """One warning line per cited source that no search or read of this run returned."""
+    """One warning line per cited source that the tool results of this run did not show, with the reason."""
     return [
         terminal_safe(
-            f"  ! unverified citation: {c.id}"
-            + (f" — {c.heading}" if c.heading else "")
-            + " (no search or read in this run returned it)"
+            f"  ! unverified citation: {short(c.id, 200)}"
+            + (f" — {short(c.heading, 200)}" if c.heading else "")
+            + f" ({c.reason or 'never read'})"
         )
         for c in result.citations
         if not c.verified
     ]
 
 
+def fallback_line(result: RunResult) -> str | None:
+    """When another provider than the first answered: which failed (with its error class) and which answered,
+    in one line, so a fallback is not visible in --json only."""
+    failed = [a for a in result.providers_tried if a.error is not None]
+    if not failed or result.stopped_reason == "error":
+        return None
+    chain = ", then ".join(f"{a.provider}/{a.model} failed ({a.error_kind or 'error'})" for a in failed)
+    return terminal_safe(f"  ! fallback: {chain}; {result.provider}/{result.model} answered")
+
+
 def summary_line(result: RunResult) -> str:
     u = result.usage
+    approx = "~" if any(n.startswith("The provider did not report token usage") for n in result.notes) else ""
     parts = [
         result.stopped_reason,
         f"{result.iterations} iteration{'s' if result.iterations != 1 else ''}",
         f"{len(result.tool_calls)} tool call{'s' if len(result.tool_calls) != 1 else ''}",
-        f"{u.prompt_tokens:,} in / {u.completion_tokens:,} out tokens",
-        f"${result.cost_usd:.4f}",
+        f"{approx}{u.prompt_tokens:,} in / {approx}{u.completion_tokens:,} out tokens",
+        f"{approx}${result.cost_usd:.4f}",
         f"{result.provider}/{result.model}",
     ]
     return "[" + " · ".join(parts) + "]"

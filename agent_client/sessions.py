@@ -1,16 +1,23 @@
-"""Chat sessions in SQLite: one row per message, keyed by session name; sessions never see each other."""
+"""Chat sessions in SQLite: one row per message, keyed by session name; sessions never see each other.
+
+A turn is stored as it runs (the question, then each tool round, then the answer), so a turn cut by a crash,
+a kill or Ctrl-C keeps its tool results and can be resumed (`unfinished`, `close_unfinished`). A damaged row
+is skipped with one warning naming it: the session still opens, and nothing is deleted from the file."""
 
 from __future__ import annotations
 
 import sqlite3
+import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .calllog import connect_db
-from .models import Message, Usage
+from .models import AssistantMessage, Message, ToolResultMessage, Usage, UserMessage
 from .redaction import redact
+from .text import short, terminal_safe
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -49,13 +56,28 @@ class SessionStore:
         conn.executescript(SCHEMA)
         return conn
 
-    def load(self, name: str) -> list[Message]:
+    def load(self, name: str, warn: Callable[[str], None] | None = None) -> list[Message]:
+        """The session's messages. A row that is no message (bad JSON, wrong shape) or breaks the history (a tool
+        result with no call before it, tool calls whose results never came, mid-session) is left out, with one
+        `warn` line naming it (default: stderr); providers would refuse a history that replays it."""
         conn = self._conn()
         try:
-            rows = conn.execute("SELECT body FROM messages WHERE session = ? ORDER BY seq", (name,)).fetchall()
+            rows = conn.execute("SELECT seq, body FROM messages WHERE session = ? ORDER BY seq", (name,)).fetchall()
         finally:
             conn.close()
-        return [_MESSAGE.validate_json(body) for (body,) in rows]
+        say = warn or _stderr
+
+        def skip(seq: int, why: str) -> None:
+            say(terminal_safe(f"warning: session {short(name, 60)!r}: message {seq} skipped ({why})"))
+
+        parsed: list[tuple[int, Message]] = []
+        for seq, body in rows:
+            try:
+                parsed.append((seq, _MESSAGE.validate_json(body)))
+            except ValidationError as exc:
+                bad_json = any(e["type"] == "json_invalid" for e in exc.errors())
+                skip(seq, "not valid JSON" if bad_json else "not a message of the expected shape")
+        return _consistent(parsed, skip)
 
     def append(self, name: str, messages: list[Message]) -> None:
         stamp = time.time()
@@ -146,3 +168,88 @@ class SessionStore:
         finally:
             conn.close()
         return Usage(prompt_tokens=row[0], cached_tokens=row[1], completion_tokens=row[2]), float(row[3]), int(row[4])
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+def _consistent(rows: Sequence[tuple[int, Message]], skip: Callable[[int, str], None]) -> list[Message]:
+    """The messages in an order every provider accepts: each tool result answers a call of the assistant
+    message before it; tool calls left without results before a later message lose those calls. Pending calls
+    at the very end are kept: that is an unfinished turn, which can be resumed."""
+    out: list[Message] = []
+    pending: dict[str, str] = {}  # call id -> name, of the last assistant message with tool calls
+    owner = -1  # index in `out` of that message
+    owner_seq = -1
+
+    def drop_pending() -> None:
+        nonlocal pending
+        if not pending:
+            return
+        msg = out[owner]
+        assert isinstance(msg, AssistantMessage)
+        kept = [c for c in msg.tool_calls if c.id not in pending]
+        skip(owner_seq, f"{len(pending)} tool call{'s' if len(pending) != 1 else ''} without a result")
+        out[owner] = msg.model_copy(update={"tool_calls": kept})
+        pending = {}
+
+    for seq, m in rows:
+        if isinstance(m, ToolResultMessage):
+            if m.tool_call_id not in pending:
+                skip(seq, "a tool result with no tool call before it")
+                continue
+            del pending[m.tool_call_id]
+            out.append(m)
+            continue
+        drop_pending()
+        out.append(m)
+        if isinstance(m, AssistantMessage) and m.tool_calls:
+            pending = {c.id: c.name for c in m.tool_calls}
+            owner, owner_seq = len(out) - 1, seq
+    # an assistant message stripped of all its calls and without text says nothing
+    return [m for m in out if not (isinstance(m, AssistantMessage) and not m.tool_calls and not m.content.strip())]
+
+
+def unfinished(history: Sequence[Message]) -> int | None:
+    """The index of the question whose turn was cut (a crash, a kill, Ctrl-C): the history does not end with
+    an answer. None when the last turn is complete."""
+    last_user = max((i for i, m in enumerate(history) if isinstance(m, UserMessage)), default=None)
+    if last_user is None:
+        return None
+    last = history[-1]
+    if isinstance(last, AssistantMessage) and not last.tool_calls:
+        return None
+    return last_user
+
+
+def close_unfinished(history: Sequence[Message], why: str) -> list[Message]:
+    """The messages that end a cut turn without resuming it: an error result for each call that never ran, and
+    an assistant line, so the history stays valid for every provider."""
+    start = unfinished(history)
+    if start is None:
+        return []
+    tail = history[start:]
+    answered = {m.tool_call_id for m in tail if isinstance(m, ToolResultMessage)}
+    last = tail[-1]
+    out: list[Message] = []
+    if isinstance(last, AssistantMessage):
+        out += [
+            ToolResultMessage(tool_call_id=c.id, name=c.name, content=f"(not run: {why})", is_error=True)
+            for c in last.tool_calls
+            if c.id not in answered
+        ]
+    elif isinstance(last, ToolResultMessage):
+        owner = next(m for m in reversed(tail) if isinstance(m, AssistantMessage))
+        out += [
+            ToolResultMessage(tool_call_id=c.id, name=c.name, content=f"(not run: {why})", is_error=True)
+            for c in owner.tool_calls
+            if c.id not in answered
+        ]
+    out.append(AssistantMessage(content=f"(no answer: {why})"))
+    return out
+
+
+def question_of(history: Sequence[Message], start: int) -> str:
+    m = history[start]
+    return m.content if isinstance(m, UserMessage) else ""

@@ -345,7 +345,8 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
         info = library.index_info()
         problems = catalog.problems()
         warnings = catalog.documents_with_warnings()
-        broken = LinkGraph(catalog, settings.extensions).broken()
+        broken = LinkGraph(catalog, settings.extensions).broken()  # the targets most notes link to first
+        broken_links = [b for target in broken for b in target.links]
         status = {
             "root": str(settings.root),
             "index_dir": library.location(),
@@ -357,7 +358,13 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
             "pending_embeddings": info.pending_embeddings,
             "skipped": [{"path": p.path, "kind": p.kind, "detail": p.detail} for p in problems],
             "warnings": [{"path": path, "warnings": w} for path, w in warnings],
-            "broken_links": [{"id": b.id, "line": b.line, "target": b.target, "reason": b.reason} for b in broken],
+            "broken_links": [
+                {"id": b.id, "line": b.line, "target": b.target, "reason": b.reason, "count": b.count}
+                for b in broken_links
+            ],
+            "broken_link_targets": [
+                {"target": t.target, "reason": t.reason, "notes": t.notes, "links": t.count} for t in broken
+            ],
         }
         vec = library.vectors.status() if library.vectors is not None else None
         if vec is not None:
@@ -394,9 +401,11 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
                 table.add_row(*_cells(path, "; ".join(ws)))
             _print_capped(console, table, len(warnings))
         if broken:
-            table = Table("document", "line", "link", "why", title=f"{plural(len(broken), 'broken link')}")
-            for b in broken[:ROWS_SHOWN]:
-                table.add_row(*_cells(b.id, str(b.line), b.target, b.reason))
+            title = f"{plural(len(broken_links), 'broken link')} to {plural(len(broken), 'target')}, most notes first"
+            table = Table("link", "notes", "first in (line)", "why", title=title)
+            for t in broken[:ROWS_SHOWN]:
+                first = t.links[0]
+                table.add_row(*_cells(t.target, f"{t.notes:,}", f"{first.id} ({first.line})", t.reason))
             _print_capped(console, table, len(broken))
         if problems or warnings or broken:  # the tables push the lines above off screen: the gist again, last
             gist = [plural(info.documents, "document")]
@@ -404,7 +413,7 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
                 gist.append(vector_summary(vec))
             gist.append(
                 f"{plural(len(problems), 'file')} skipped, {plural(len(warnings), 'document')} with warnings, "
-                f"{plural(len(broken), 'broken link')}"
+                f"{plural(len(broken_links), 'broken link')}"
             )
             console.print("summary     " + "; ".join(gist), highlight=False)
         empty = library.empty_note()

@@ -20,9 +20,31 @@ MARKDOWN_LINK = re.compile(r"!?\[([^\[\]\n]*)\]\(\s*<?([^)\s>\[]+)>?(?:\s+[\"'][
 # The label, heading and alias parts exclude '[' so a run of '[' is never rescanned (wiki targets cannot contain it).
 WIKILINK = re.compile(r"!?\[\[([^\[\]\|#\n]*)(?:#([^\[\]\|\n]*))?(?:\|([^\[\]\n]*))?\]\]")
 INLINE_CODE = re.compile(r"`+[^`]*`+")
+# The same without the embed's '!' (it is not captured), for finding links: a pattern that starts with a literal
+# '[' is searched for that character at C speed, where '!?' makes the engine try every position (a line of 4.9 MB
+# of `[[a]] `: 0.4 s instead of 0.8 s, and 0.2 s instead of 0.6 s for Markdown links it does not hold).
+WIKILINK_FIND = re.compile(WIKILINK.pattern.removeprefix("!?"))
+# Every bracket-free `[[...]]` splits into WIKILINK's parts, so this finds the same links; as one string per link
+# (not a tuple of three) it takes half the time, and each distinct link is then split once (WIKILINK_FIND).
+WIKILINK_WHOLE = re.compile(r"\[\[[^\[\]\n]*\]\]")
+MARKDOWN_LINK_FIND = re.compile(MARKDOWN_LINK.pattern.removeprefix("!?"))
+
 _HTML_TAG = re.compile(r"</?[A-Za-z][^<>\n]*>")
 _BACKTICKS = re.compile(r"`+")
 _NEVER = sys.maxsize
+
+
+def wikilink_parts(target: str, heading: str, alias: str) -> tuple[str, str | None, str | None]:
+    """(target, heading, alias) of a WIKILINK's groups (`findall`'s, '' for a part not written). In a table cell
+    the alias separator is written `\\|` (`| [[Table view\\|Table]] |`, so the table keeps its columns) and
+    Obsidian reads it as `|`: the backslash left at the end of the target or heading is that escape."""
+    target, heading, alias = target.strip(), heading.strip(), alias.strip()
+    if alias:
+        if heading:
+            heading = heading.removesuffix("\\").rstrip()
+        else:
+            target = target.removesuffix("\\").rstrip()
+    return target, heading or None, alias or None
 
 
 def clean_inline(text: str) -> str:

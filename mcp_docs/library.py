@@ -14,7 +14,8 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,8 +27,8 @@ from .index.fulltext import QUERY_STOPWORDS, FullTextIndex, KeywordHit, doc_key,
 from .index.hits import RankedSection
 from .index.ranking import Bonus, DocumentGroup, group_by_document, lead_with
 from .index.read_only_media import writable
-from .index.sync import Progress, Synchronizer, SyncReport
-from .language import STOPWORDS, describe_languages
+from .index.sync import Progress, Synchronizer, SyncReport, recover_interrupted_batch
+from .language import STOPWORDS, describe_languages, query_language_beyond_stopwords
 from .loader import read_markdown
 from .markdown import normalize_tag
 from .models import DocumentMatch, IndexInfo, SearchMode, SearchResult, SectionMatch
@@ -85,6 +86,9 @@ class Library:
         self.scanner = Scanner(self.jail)
         self._sync_lock = threading.Lock()
         self._embedding = False  # start_embedding() was called: a reopened vector store starts its worker too
+        # Why the last sync failed as a whole (None once one succeeds): /health says "degraded" meanwhile, since
+        # searches still answer from what was committed before, but changes on disk are not reaching the index.
+        self.sync_error: str | None = None
         self._open_storage()
         self.reranker = make_reranker(settings)
 
@@ -101,6 +105,7 @@ class Library:
         self._check_compatibility()
         self.fulltext = FullTextIndex(settings.index_dir / "fulltext", settings.language)
         self._check_generation()
+        recover_interrupted_batch(self.sqlite_catalog, self.fulltext)  # a kill between the two commits
         self._check_fulltext_matches()
         self.synchronizer = Synchronizer(settings, self.jail, self.scanner, self.sqlite_catalog, self.fulltext)
         self._refresh_stats([], [])
@@ -257,7 +262,7 @@ class Library:
     def sync(self, paths: Iterable[str] | None = None, progress: Progress | None = None) -> SyncReport:
         if self.read_only:
             raise IndexBusy("this worker only reads the index; the writing worker keeps it up to date")
-        with self._sync_lock:
+        with self._sync_lock, self.recording_sync_errors():
             if self.storage_lost():
                 self._reopen_storage()
                 paths = None  # everything must be indexed again
@@ -272,6 +277,18 @@ class Library:
                 ) from exc
             self.follow_languages()
             return report
+
+    @contextmanager
+    def recording_sync_errors(self) -> Iterator[None]:
+        """Keep why a sync failed as a whole in `sync_error` (for /health), clear it when one succeeds."""
+        try:
+            yield
+        except IndexBusy:
+            raise  # another process is writing the index: it is kept fresh, just not by this one right now
+        except Exception as exc:
+            self.sync_error = f"the last sync failed ({type(exc).__name__}: {str(exc)[:300]})"
+            raise
+        self.sync_error = None
 
     def _refresh_stats(self, changed: list[str], deleted: list[str]) -> None:
         """After each committed batch, so a long first sync shows its progress in every search."""
@@ -445,12 +462,14 @@ class Library:
         words = query_words(query)
         terms = [w for w in words if w not in QUERY_STOPWORDS] or words
         terms += identifiers(query)
+        named = self.catalog.named_languages([g.doc_id for g in groups])
         results = [
             DocumentMatch(
                 id=g.doc_id,
                 title=g.hits[0].title,
                 score=round(g.score, 4),
                 tags=list(g.hits[0].tags),
+                language=named.get(g.doc_id),
                 sections=[
                     SectionMatch(
                         heading=s.heading,
@@ -493,7 +512,13 @@ class Library:
                 sections.update(self.catalog.section_counts(ids))
             return translations.alike(sections.get(a, 0), sections.get(b, 0))
 
-        answers = translations.collapse(ids, language_of, language, same_page)
+        declared = {}  # the pages whose front matter names their translations (translations.declared_key)
+        for doc_id in ids:
+            record = self.catalog.document(doc_id)
+            key = translations.declared_key(record.front_matter) if record is not None else None
+            if key is not None:
+                declared[doc_id] = key
+        answers = translations.collapse(ids, language_of, language, same_page, declared)
         answers = answers[:limit]
         if not translations.has_pairs(answers):
             return groups[:limit], None
@@ -507,7 +532,9 @@ class Library:
         OpenTelemetry questions it names 93 of 110, none wrongly; the language the query's vector is closest to
         named two English identifiers French."""
         stopwords = {code: STOPWORDS[code] for code in self._languages if code in STOPWORDS}
-        return document_signals.query_language(query_words(query), stopwords)
+        return document_signals.query_language(query_words(query), stopwords) or query_language_beyond_stopwords(
+            query, self._languages
+        )
 
     # -- documents (the tools read them through these, so another store may serve them) ---------------------
     def resolve_id(self, doc_id: str) -> Path:

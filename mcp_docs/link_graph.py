@@ -9,11 +9,22 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .index.catalog import LinkRecord
 from .index.store_api import CatalogReader
-from .links import Name, Resolution, Target, describe, is_document_link, link_target, lookup_key, resolve
+from .links import (
+    UNRESOLVED,
+    Name,
+    Resolution,
+    Target,
+    describe,
+    fold,
+    is_document_link,
+    link_target,
+    lookup_key,
+    resolve,
+)
 from .markdown import Link
 from .paths import printable
 from .snippets import clip_list
@@ -27,9 +38,27 @@ TARGET_CHARS = 300  # a link target quoted in the outline
 @dataclass(frozen=True)
 class BrokenLink:
     id: str  # the linking document
-    line: int
+    line: int  # the first line where it is written
     target: str  # as written
     reason: str
+    count: int = 1  # times written in that document
+
+
+@dataclass
+class BrokenTarget:
+    """One broken target and every note that links to it: what `status` lists, most notes first."""
+
+    target: str  # as first written
+    reason: str
+    links: list[BrokenLink] = field(default_factory=list)
+
+    @property
+    def notes(self) -> int:
+        return len(self.links)
+
+    @property
+    def count(self) -> int:
+        return sum(b.count for b in self.links)
 
 
 @dataclass(frozen=True)
@@ -63,14 +92,14 @@ class LinkGraph:
                 if len(targets) >= limit:
                     more = True
                     break
-                targets.setdefault((target.kind, target.path.casefold(), (target.heading or "").casefold()), target)
+                targets.setdefault((target.kind, fold(target.path), fold(target.heading or "")), target)
         keyed = {t: lookup_key(t, source, self.extensions) for t in targets.values()}
         by_key = _by_key(self.catalog.names(set(keyed.values())))
         out: dict[tuple[str, str], OutgoingLink] = {}
         for target, key in keyed.items():  # each target sees only its own names: linear in the links
             resolution = resolve(target, source, by_key.get(key, []), self.extensions)
             if resolution.id != source:  # two names of one note (its file name, an alias) are one link
-                where = resolution.id or "\x00" + target.path.casefold()
+                where = resolution.id or "\x00" + fold(target.path)
                 out.setdefault((where, (target.heading or "").casefold()), OutgoingLink(target, resolution))
         return list(out.values()), more
 
@@ -99,36 +128,51 @@ class LinkGraph:
         return "\n".join(lines) + "\n" if lines else ""
 
     def backlinks(self, doc_id: str) -> list[str]:
-        """The documents that link to `doc_id`, by id."""
+        """The documents that link to `doc_id`, by id. Reads only the links whose target has one of its names
+        (the `links(key, doc_id)` index), one row per linking note and target however often it is written."""
         keys = {n.key for n in self.catalog.names_of(doc_id)}
         if not keys:
             return []
-        names = self.catalog.names(keys)
+        by_key = _by_key(self.catalog.names(keys))
         sources: set[str] = set()
+        resolved: dict[tuple[str, str, str], Resolution] = {}
         for link in self.catalog.links(keys):
-            if link.doc_id != doc_id and link.doc_id not in sources and self._resolve(link, names).id == doc_id:
+            if link.doc_id == doc_id or link.doc_id in sources:
+                continue
+            if self._resolve(link, by_key.get(link.key, []), resolved).id == doc_id:
                 sources.add(link.doc_id)
         return sorted(sources)
 
-    def broken(self) -> list[BrokenLink]:
-        """Every link to a note that resolves to nothing (or to several notes), with its line."""
+    def broken(self) -> list[BrokenTarget]:
+        """Every target that resolves to nothing (or to several notes) with the notes that link to it (first
+        line, times written): the targets that most notes link to first, then by target."""
         by_key = _by_key(self.catalog.all_names())
-        found = []
+        resolved: dict[tuple[str, str, str], Resolution] = {}
+        targets: dict[str, BrokenTarget] = {}
         for link in self.catalog.links():
-            resolution = self._resolve(link, by_key.get(link.key, []))
+            resolution = self._resolve(link, by_key.get(link.key, []), resolved)
             if resolution.id is None and link.key:
                 reason = (
                     "ambiguous: " + ", ".join(resolution.candidates[:5]) if resolution.ambiguous else "no such document"
                 )
                 shown = link.target + (f"#{link.heading}" if link.kind == "wiki" and link.heading else "")
-                found.append(BrokenLink(link.doc_id, link.line, shown, reason))
-        return found
+                group = targets.setdefault(fold(link.target), BrokenTarget(shown, reason))
+                group.links.append(BrokenLink(link.doc_id, link.line, shown, reason, link.count))
+        return sorted(targets.values(), key=lambda t: (-t.notes, fold(t.target), t.target))
 
-    def _resolve(self, link: LinkRecord, names: Sequence[Name]) -> Resolution:
-        target = link_target(link.kind, link.target, link.heading)
-        if target is None:
-            return Resolution(None)
-        return resolve(target, link.doc_id, names, self.extensions)
+    def _resolve(
+        self, link: LinkRecord, names: Sequence[Name], resolved: dict[tuple[str, str, str], Resolution]
+    ) -> Resolution:
+        """Resolve a stored link; what a target resolves to depends only on the linking note's folder, so the
+        answer is shared by every note of that folder (`resolved`)."""
+        key = (link.kind, link.target, link.doc_id.rpartition("/")[0])
+        found = resolved.get(key)
+        if found is None:
+            target = link_target(link.kind, link.target, link.heading)
+            found = UNRESOLVED if target is None else resolve(target, link.doc_id, names, self.extensions)
+            if target is None or target.path:  # '#heading' resolves to the linking note itself: not shared
+                resolved[key] = found
+        return found
 
 
 def _by_key(names: Sequence[Name]) -> dict[str, list[Name]]:

@@ -5,9 +5,14 @@ or what an agent passes as an id. It resolves, in this order, to
 1. a path: relative to the linking note (`./`, `../`, any Markdown link), from the root (`/x`, or a wikilink
    naming folders `[[guides/setup]]`, also matched as the end of a path), with or without the extension, or a
    folder's index note (`guides/` → `guides/index.md`);
-2. a file name without its extension, case-insensitive (`[[quokka setup]]`); when several files share it,
-   the one in the linking note's folder, else the target is ambiguous and every candidate is named;
+2. a file name without its extension, case-insensitive (`[[quokka setup]]`); when several files share it
+   (`en/Plugins/Canvas.md`, `fr/Plugins/Canvas.md`), the one nearest the linking note as Obsidian picks it:
+   the longest shared folder prefix, then the shortest path; only a tie after both is ambiguous (an agent's
+   target has no linking note: there, any second candidate makes it ambiguous and every candidate is named);
 3. a front-matter alias, case-insensitive.
+
+Names are compared in one Unicode form (NFC, casefolded): `[[Café]]` reaches a file whose name macOS wrote
+decomposed (NFD). A URL of any scheme (`obsidian://`, `zotero:`, `mailto:`) is not a link to a note.
 
 Candidates are only ever documents of the catalog, i.e. files the scan found servable inside the root, and
 a path is resolved lexically: a target that climbs out of the root (`../../etc/passwd`) is unresolved before
@@ -18,19 +23,28 @@ from __future__ import annotations
 
 import posixpath
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from .inline import WIKILINK
+from .inline import WIKILINK, wikilink_parts
 from .markdown import Link
 
 # The notes a folder link opens (Hugo/Docsy `_index.md`, GitHub `README.md`), compared case-insensitively.
 INDEX_NAMES = ("index", "_index", "readme")
-_EXTERNAL_PREFIXES = ("http:", "https:", "mailto:", "ftp:", "tel:", "data:", "javascript:", "file:", "//")
+# A URI scheme (RFC 3986: a letter, then letters, digits, '+', '-', '.'); two characters at least, so that a
+# Windows drive ('C:') is not one. A Markdown link with one is a URL; a wikilink only with '//' after it or
+# one of the schemes without it, since a note may be named 'Chapter: one' (the space tells it apart anyway).
+_SCHEME = re.compile(r"[a-z][a-z0-9+.\-]+:")
+_OPAQUE_SCHEMES = ("mailto:", "tel:", "data:", "javascript:", "file:", "zotero:", "x-devonthink-item:", "message:")
 MAX_TARGET_CHARS = 500
 MAX_ALIASES = 100  # per document: front matter can hold 100,000 values, the catalog keeps names for these
+# Distinct link targets the catalog keeps per document. A link repeated is one row with a count; a note of
+# 20,000 distinct `[[x1]] [[x2]] …` (what the parser keeps, markdown.MAX_LINKS) keeps these, and its warnings
+# say how many more (`mcp-docs status`).
+MAX_LINKS_PER_DOCUMENT = 5000
 
 FILE, FOLDER, ALIAS = "file", "folder", "alias"
 
@@ -73,26 +87,33 @@ def strip_extension(name: str, extensions: Sequence[str]) -> str:
     return name
 
 
+def fold(text: str) -> str:
+    """`text` as names are compared: NFC (macOS writes file names decomposed), then casefolded."""
+    if text.isascii():
+        return text.casefold()
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+
+
 def key_of(path: str, extensions: Sequence[str]) -> str:
-    """The lookup key of a target or of a name: its last path component, without a Markdown extension, casefolded."""
+    """The lookup key of a target or of a name: its last path component, without a Markdown extension, folded."""
     last = path.rstrip("/").rsplit("/", 1)[-1]
-    return strip_extension(last, extensions).casefold()
+    return fold(strip_extension(last, extensions))
 
 
 def names_of(doc_id: str, aliases: Iterable[str], extensions: Sequence[str]) -> list[Name]:
     """Every name under which links can reach `doc_id`."""
     folder, _, file_name = doc_id.rpartition("/")
     stem = strip_extension(file_name, extensions)
-    names = [Name(stem.casefold(), doc_id, FILE)]
-    if folder and stem.casefold() in INDEX_NAMES:
+    names = [Name(fold(stem), doc_id, FILE)]
+    if folder and fold(stem) in INDEX_NAMES:
         names.append(Name(key_of(folder, extensions), doc_id, FOLDER))
     seen: set[str] = set()
     for alias in aliases:
         alias = alias.strip()[:MAX_TARGET_CHARS]
         if len(seen) >= MAX_ALIASES:
             break
-        if alias and alias.casefold() not in seen:
-            seen.add(alias.casefold())
+        if alias and fold(alias) not in seen:
+            seen.add(fold(alias))
             names.append(Name(key_of(alias, extensions), doc_id, ALIAS, alias))
     return names
 
@@ -103,12 +124,13 @@ def link_target(kind: str, target: str, heading: str | None) -> Target | None:
 
 
 def link_record(link: Link, source: str, extensions: Sequence[str]) -> dict[str, Any]:
-    """A parsed link as the catalog keeps it; `key` is None for what is not a link to a note (URLs, images)."""
+    """A parsed link as the catalog keeps it; `key` is None for what is not a link to a note (URLs, images)
+    and '' for a link inside the note itself (`[[#Setup]]`)."""
     key: str | None = None
     if is_document_link(link.target, link.kind, extensions):
         name = link.target.strip()
         if link.kind == "wiki" and not name.startswith(".") and "/" not in name and "\\" not in name:
-            key = strip_extension(name[:MAX_TARGET_CHARS], extensions).casefold()  # a plain name: the common case
+            key = fold(strip_extension(name[:MAX_TARGET_CHARS], extensions))  # a plain name: the common case
         else:
             target = link_target(link.kind, link.target, link.heading)
             key = lookup_key(target, source, extensions) if target is not None else None
@@ -119,13 +141,56 @@ def link_record(link: Link, source: str, extensions: Sequence[str]) -> dict[str,
         "alias": link.alias,
         "line": link.line,
         "key": key,
+        "count": 1,
     }
+
+
+def link_records(
+    links: Iterable[Link], source: str, extensions: Sequence[str], limit: int = MAX_LINKS_PER_DOCUMENT
+) -> tuple[list[dict[str, Any]], int]:
+    """The links of `source` to other notes as the catalog keeps them: one record per target (the first as
+    written, its line, and how many times it is written), at most `limit` targets; and how many more targets
+    there were. What resolves a link is its kind and path, never its heading or label: `[[a]]`, `[[A#x]]`
+    and `[[a|y]]` are one record. Linear in the links: 3 million `[[a]]` are one record of count 3 million."""
+    kept: dict[tuple[str, str], dict[str, Any]] = {}
+    dropped: set[tuple[str, str]] = set()
+    for link in links:
+        path = link.target.strip()
+        if link.kind == "markdown":
+            path = path.split("#", 1)[0]
+        written = (link.kind, fold(path[:MAX_TARGET_CHARS]))
+        record = kept.get(written)
+        if record is not None:
+            record["count"] += link.count
+            continue
+        if written in dropped:
+            continue
+        record = link_record(link, source, extensions)
+        if not record["key"]:  # a URL, an image, a link inside the note: nothing another note can answer
+            continue
+        if len(kept) >= limit:
+            dropped.add(written)
+            continue
+        record["count"] = link.count
+        kept[written] = record
+    return list(kept.values()), len(dropped)
+
+
+def is_url(target: str, kind: str) -> bool:
+    """Whether `target` (lower case) is a URL: any scheme in a Markdown link (`obsidian://show-plugin?id=maps`,
+    `zotero://select/items/X`), in a wikilink '//' after the scheme or a scheme that needs none (`mailto:`)."""
+    if target.startswith("//"):
+        return True
+    scheme = _SCHEME.match(target)
+    if scheme is None:
+        return False
+    return kind == "markdown" or target.startswith("//", scheme.end()) or target.startswith(_OPAQUE_SCHEMES)
 
 
 def is_document_link(target: str, kind: str, extensions: Sequence[str]) -> bool:
     """False for what is not a link to a note: a URL, an image or attachment, an empty Markdown link."""
     lower = target.strip().lower()
-    if lower.startswith(_EXTERNAL_PREFIXES) or (kind == "markdown" and not lower):
+    if is_url(lower, kind) or (kind == "markdown" and not lower):
         return False
     if lower.startswith("#"):
         return True
@@ -173,7 +238,8 @@ def parse_target(text: str, kind: str | None = None) -> Target | None:
     if kind is None:
         m = WIKILINK.fullmatch(text)
         if m:
-            return _target((m.group(1) or "").strip(), m.group(2), "wiki")
+            path, heading, _ = wikilink_parts(*m.groups(""))
+            return _target(path, heading, "wiki")
         # An agent's target: a name, a path or an alias, resolved as a wikilink (path first, then name).
         text = unquote(text) if "%" in text else text
         return parse_target(text.removeprefix("[[").removesuffix("]]").split("|", 1)[0], "wiki")
@@ -212,8 +278,7 @@ def resolve(target: Target, source: str | None, names: Iterable[Name], extension
             by_kind[name.kind].append(name)
     docs = {n.doc_id for n in by_kind[FILE] + by_kind[FOLDER]}
     path = target.path.replace("\\", "/")
-    source_folder = posixpath.dirname(source) if source else None
-    base = source_folder or ""
+    base = posixpath.dirname(source) if source else ""
     pathlike = "/" in path.rstrip("/") or path.startswith(".") or target.kind == "markdown" or path.endswith("/")
     if pathlike:
         if path.startswith("/"):
@@ -235,15 +300,15 @@ def resolve(target: Target, source: str | None, names: Iterable[Name], extension
             # Obsidian also accepts the end of a path ('setup/install') and a path relative to the note.
             found = _by_path(posixpath.normpath(posixpath.join(base, path)), docs, extensions)
             if found is None:
-                ends = sorted(d for d in docs if _no_ext(d, extensions).casefold().endswith("/" + rel.casefold()))
-                return _pick(ends, source_folder)
+                ends = sorted(d for d in docs if fold(_no_ext(d, extensions)).endswith("/" + fold(rel)))
+                return _pick(ends, source)
         return Resolution(found)  # a path that leads nowhere is not a name
     files = sorted({n.doc_id for n in by_kind[FILE]})
     if files:
-        return _pick(files, source_folder)
-    wanted = path.casefold()
-    aliased = sorted({n.doc_id for n in by_kind[ALIAS] if n.alias.casefold() == wanted})
-    return _pick(aliased, source_folder)
+        return _pick(files, source)
+    wanted = fold(path)
+    aliased = sorted({n.doc_id for n in by_kind[ALIAS] if fold(n.alias) == wanted})
+    return _pick(aliased, source)
 
 
 def _no_ext(doc_id: str, extensions: Sequence[str]) -> str:
@@ -252,28 +317,43 @@ def _no_ext(doc_id: str, extensions: Sequence[str]) -> str:
 
 def _by_path(rel: str, docs: set[str], extensions: Sequence[str]) -> str | None:
     """The document at `rel` (root-relative), as named, without its extension, or as a folder's index note."""
-    folded = {d.casefold(): d for d in sorted(docs, reverse=True)}  # the first in id order wins a case clash
+    folded = {fold(d): d for d in sorted(docs, reverse=True)}  # the first in id order wins a case clash
     stem = rel.rstrip("/")
     tries = [stem, *(stem + ext for ext in extensions)] if not rel.endswith("/") else []
     prefix = stem + "/" if stem else ""
     tries += [prefix + name + ext for name in INDEX_NAMES for ext in extensions]
     for candidate in tries:
-        hit = folded.get(candidate.casefold())
+        hit = folded.get(fold(candidate))
         if hit is not None:
             return hit
     return None
 
 
-def _pick(ids: list[str], source_folder: str | None) -> Resolution:
-    """One id, or none; of several, the one in the linking note's folder, else all of them (ambiguous)."""
+def _pick(ids: list[str], source: str | None) -> Resolution:
+    """One id, or none. Of several, for a link written in `source`, the nearest as Obsidian picks it: the most
+    leading folders shared with the linking note, then the shortest path; ambiguous (all of them) on a tie.
+    An agent's target (no `source`) is ambiguous as soon as there are two: it has no place to be near."""
     if len(ids) == 1:
         return Resolution(ids[0])
     if not ids:
         return UNRESOLVED
-    near = [i for i in ids if posixpath.dirname(i) == source_folder]
-    if len(near) == 1:
-        return Resolution(near[0])
-    return Resolution(None, tuple(ids))
+    if source is None:
+        return Resolution(None, tuple(ids))
+    here = posixpath.dirname(source).split("/") if "/" in source else []
+
+    def rank(doc_id: str) -> tuple[int, int]:
+        folders = doc_id.split("/")[:-1]
+        shared = 0
+        for mine, theirs in zip(here, folders, strict=False):
+            if mine != theirs:
+                break
+            shared += 1
+        return -shared, len(doc_id)
+
+    ranked = sorted(ids, key=rank)
+    if rank(ranked[0]) == rank(ranked[1]):
+        return Resolution(None, tuple(ids))
+    return Resolution(ranked[0])
 
 
 _NOT_IN_ANCHOR = re.compile(r"[^\w\- ]+")

@@ -284,11 +284,13 @@ def _store_settings(
                 "--store postgres needs the database: set MCP_DOCS_DATABASE_URL (or pass --database-url) to a URL "
                 "such as postgresql://user:password@host:5432/dbname."
             )
-        if not re.match(r"postgres(ql)?://", url):
+        from .store.dsn import is_key_value  # libpq's other form: host=h dbname=d password='...'
+
+        if not (re.match(r"postgres(ql)?://", url) or is_key_value(url)):
             origin = "--database-url" if database_url else "MCP_DOCS_DATABASE_URL"
             raise ValueError(
-                f"{origin} must be a PostgreSQL URL such as postgresql://user:password@host:5432/dbname "
-                "(the value given is not shown: it may hold a password)."
+                f"{origin} must be a PostgreSQL URL such as postgresql://user:password@host:5432/dbname, or libpq "
+                "key=value pairs (the value given is not shown: it may hold a password)."
             )
     return ("postgres" if kind == "postgres" else "tantivy"), url
 

@@ -125,7 +125,9 @@ class DocsTools:
         _unicode(query, "query")
         for tag in tags if isinstance(tags, list) else ():
             _unicode(tag, "tag")
-        query = " ".join(query.split())
+            _no_nul(tag, "tag")
+        # a NUL separates words like a space does (PostgreSQL's text cannot hold one)
+        query = " ".join(query.replace("\x00", " ").split())
         if len(query) > MAX_QUERY_CHARS:
             query = query[:MAX_QUERY_CHARS].rsplit(" ", 1)[0] or query[:MAX_QUERY_CHARS]
             notes.append(f"query cut to its first {len(query)} characters; shorter queries work better.")
@@ -179,6 +181,7 @@ class DocsTools:
         self._require_root()
         folder = self._folder(folder or "")
         _unicode(tag, "tag")
+        _no_nul(tag, "tag")
         tag_norm = normalize_tag(tag) if isinstance(tag, str) and tag.strip() else None
         if tag_norm == "":  # '#' alone: filtering by it would silently list everything
             raise ToolInputError(_NO_TAG.format(tag=printable(str(tag), ID_CHARS)))
@@ -214,6 +217,7 @@ class DocsTools:
                 size_bytes=r.size,
                 modified=iso_utc(r.mtime_ns),
                 sections=counts.get(r.id, 0),
+                language=r.language,
             )
             for r in records
         ]
@@ -501,6 +505,15 @@ def _unicode(value: Any, what: str) -> None:
         raise ToolInputError(
             f"The {what} '{printable(value)}' is not valid Unicode text (a lone surrogate such as \\udce9, or bytes "
             "of a file name that are not UTF-8); names that are not UTF-8 are not indexed or served."
+        )
+
+
+def _no_nul(value: Any, what: str) -> None:
+    """Refuse a NUL character in a value that is matched in the index: no tag holds one (front matter values
+    lose theirs when parsed), and PostgreSQL's text cannot carry one. (Ids and folders: the jail refuses it.)"""
+    if isinstance(value, str) and "\x00" in value:
+        raise ToolInputError(
+            f"The {what} '{printable(value)}' contains a NUL character (\\x00), which no {what} can hold: remove it."
         )
 
 

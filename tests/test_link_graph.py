@@ -207,6 +207,7 @@ def test_status_lists_broken_links_with_their_line(tmp_path: Path, capsys: pytes
         "line": 4,
         "target": "Missing Note",
         "reason": "no such document",
+        "count": 1,
     }
     assert {"../../etc/passwd", "/etc/passwd", "secret", "escape"} <= set(by_target)
     assert not {"dup", "hub", "QS", "Quokka Setup#Linux", "img/d.png", "https://example.org"} & set(by_target)
@@ -228,3 +229,30 @@ def test_an_outline_resolves_a_bounded_number_of_link_targets(tmp_path: Path) ->
     links = next(line for line in r.content.splitlines() if line.startswith("Links to"))
     assert links.startswith(f"Links to (first {OUTLINE_LINK_TARGETS}): 'n0' (unresolved), n1.md, 'n2' (unresolved)")
     assert len(links) < 2000 and "more" in links  # the list itself is clipped to its share of the budget
+
+
+def test_an_index_of_the_previous_schema_is_rebuilt_with_one_row_per_target(tmp_path: Path) -> None:
+    """Schema 5 kept one links row per link written, without a count: opening it rebuilds the index."""
+    import sqlite3
+
+    from mcp_docs.tools import DocsTools
+
+    root = make_vault(tmp_path)
+    write(root, "refs/r0.md", "# Ref 0\n\n" + "[[hub]] " * 3 + "\n")
+    index = tmp_path / "index"
+    with Library(Settings.load(root, index, embeddings="none", environ={})) as lib:
+        lib.sync()
+    catalog = next(index.rglob("catalog.sqlite"))
+    with sqlite3.connect(catalog) as conn:  # what schema 5 wrote
+        conn.execute("drop table links")
+        conn.execute(
+            "create table links (doc_id text not null, n integer not null, line integer not null, kind text not null,"
+            " target text not null, heading text, key text not null, primary key (doc_id, n)) without rowid"
+        )
+        conn.execute("insert into links values ('refs/r0.md', 0, 3, 'wiki', 'hub', null, 'hub')")
+        conn.execute("update meta set value = '5' where key = 'schema_version'")
+    with Library(Settings.load(root, index, embeddings="none", environ={})) as lib:
+        lib.sync()
+        assert DocsTools(lib).list_documents(linked_to="hub.md").total == HUB_REFS
+    with sqlite3.connect(catalog) as conn:
+        assert conn.execute("select count(*), sum(count) from links where doc_id = 'refs/r0.md'").fetchone() == (1, 3)

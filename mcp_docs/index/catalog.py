@@ -31,7 +31,9 @@ log = logging.getLogger(__name__)
 SQLITE_SUFFIXES = ("", "-wal", "-shm", "-journal")
 
 # Bump when the tables or what parsing extracts change: existing indexes are rebuilt on open.
-SCHEMA_VERSION = 5
+# 6: one links row per (document, target) with its count.
+# 7: documents.language, the language named (front matter or detected), null when undecided (issue 29).
+SCHEMA_VERSION = 7
 
 _SCHEMA = """
 create table if not exists meta (key text primary key, value text not null);
@@ -50,7 +52,8 @@ create table if not exists documents (
     links text not null,
     warnings text not null,
     tokens integer not null,
-    indexed_at real not null
+    indexed_at real not null,
+    language text
 );
 create index if not exists documents_folder on documents(folder);
 create index if not exists documents_lang on documents(lang);
@@ -80,9 +83,10 @@ create table if not exists links (
     target text not null,
     heading text,
     key text not null,
+    count integer not null,
     primary key (doc_id, n)
 ) without rowid;
-create index if not exists links_key on links(key);
+create index if not exists links_key on links(key, doc_id);
 create table if not exists doc_names (
     key text not null,
     doc_id text not null,
@@ -136,11 +140,15 @@ class DocumentRecord:
     tokens: int
     indexed_at: float = 0.0
     names: tuple[Name, ...] = ()  # how links can name it: file name, folder (index notes), aliases
+    # The language its front matter or the detector names (ISO 639-1), None when undecided: what agents are told.
+    # `lang` is the language it is analysed in: this one, else the root's.
+    language: str | None = None
 
 
 @dataclass(frozen=True)
 class LinkRecord:
-    """A link from `doc_id` to a note, as written (resolved when read: the linked notes change on their own)."""
+    """The links from `doc_id` to one target, the first as written (resolved when read: the linked notes
+    change on their own), and how many times it is written there."""
 
     doc_id: str
     line: int
@@ -148,6 +156,7 @@ class LinkRecord:
     target: str
     heading: str | None
     key: str
+    count: int = 1
 
 
 @dataclass(frozen=True)
@@ -175,6 +184,7 @@ class Catalog:
         try:
             conn = self._conn()
             if not read_only:
+                _drop_old_links_table(conn)
                 conn.executescript(_SCHEMA)
                 conn.commit()
         except DAMAGE:
@@ -240,12 +250,16 @@ class Catalog:
         with self.transaction() as conn:
             conn.execute("insert or replace into meta(key, value) values (?, ?)", (key, value))
 
+    @staticmethod
+    def drop_meta(conn: sqlite3.Connection, key: str) -> None:
+        conn.execute("delete from meta where key = ?", (key,))
+
     # -- writes (inside a transaction) ------------------------------------------
     @staticmethod
     def upsert(conn: sqlite3.Connection, doc: DocumentRecord, sections: Iterable[SectionRecord]) -> None:
         Catalog.delete(conn, doc.id)
         conn.execute(
-            "insert into documents values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "insert into documents values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             document_row(doc, doc.indexed_at or time.time()),
         )
         conn.executemany(
@@ -257,11 +271,11 @@ class Catalog:
         )
         conn.executemany("insert or ignore into doc_tags values (?, ?)", [(doc.id, t) for t in doc.tags])
         conn.executemany(
-            "insert into links values (?,?,?,?,?,?,?)",
+            "insert into links values (?,?,?,?,?,?,?,?)",
             [
-                (doc.id, n, link["line"], link["kind"], link["target"], link["heading"], link["key"])
+                (doc.id, n, link["line"], link["kind"], link["target"], link["heading"], link["key"], link["count"])
                 for n, link in enumerate(doc.links)
-                if link.get("key") is not None
+                if link.get("key")
             ],
         )
         conn.executemany(
@@ -391,6 +405,15 @@ class Catalog:
     def section_total(self) -> int:
         return int(self._conn().execute("select count(*) from sections").fetchone()[0])
 
+    def named_languages(self, doc_ids: list[str]) -> dict[str, str | None]:
+        """Each known document's named language (DocumentRecord.language: None when undecided), in one query."""
+        if not doc_ids:
+            return {}
+        rows = self._conn().execute(
+            "select id, language from documents where id in (select value from json_each(?))", (json.dumps(doc_ids),)
+        )
+        return {r[0]: r[1] for r in rows}
+
     def languages_of(self, doc_ids: list[str]) -> dict[str, str]:
         """Each known document's language code, in one query (a search merging translations asks for its ~10)."""
         if not doc_ids:
@@ -456,7 +479,7 @@ class Catalog:
 
     def links(self, keys: Iterable[str] | None = None) -> list[LinkRecord]:
         """The links whose target has one of `keys` (all links without), in document and line order."""
-        columns = "select doc_id, line, kind, target, heading, key from links"
+        columns = "select doc_id, line, kind, target, heading, key, count from links"
         if keys is None:
             rows = self._conn().execute(f"{columns} order by doc_id, n")
         else:
@@ -499,6 +522,14 @@ class Catalog:
         return [(r[0], int(r[1])) for r in rows]
 
 
+def _drop_old_links_table(conn: sqlite3.Connection) -> None:
+    """Schema 5 kept a row per link written, without a count: drop it so that the new table is created (the
+    schema version differs too, so the library rebuilds the whole index, and every note's links come back)."""
+    columns = {row[1] for row in conn.execute("pragma table_info(links)")}
+    if columns and "count" not in columns:
+        conn.execute("drop table links")
+
+
 def _signed(key: int) -> int:
     """A 64-bit unsigned key as SQLite's signed integer."""
     return key - (1 << 64) if key >= 1 << 63 else key
@@ -539,6 +570,7 @@ def document_row(doc: DocumentRecord, indexed_at: float) -> tuple[Any, ...]:
         json.dumps(list(doc.warnings)),
         doc.tokens,
         indexed_at,
+        doc.language,
     )
 
 
@@ -560,4 +592,5 @@ def document_from_row(row: tuple[Any, ...]) -> DocumentRecord:
         warnings=tuple(json.loads(row[12])),
         tokens=row[13],
         indexed_at=row[14],
+        language=row[15],
     )

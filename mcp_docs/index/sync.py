@@ -4,10 +4,21 @@ Order of durability: Tantivy commits first, the catalog second. A crash in
 between leaves the catalog behind (old hash or missing row), so the next sync
 sees a difference and redoes that work; before adding a document its old
 sections are always deleted by id, so redoing never duplicates.
+
+Deletions are the one change the next sync would not see (the file is gone, and
+the catalog still lists it: `list_documents` would offer it until then). So the
+two commits are one recoverable step for them: before the Tantivy commit the
+catalog records the batch's deleted ids with Tantivy's last commit stamp
+(PENDING_DELETES, in its own transaction); the catalog's transaction that applies
+the batch removes that record. Whoever opens the index next and finds the record
+(`recover_interrupted_batch`) knows from the stamp whether Tantivy committed the
+batch: if it did, the catalog forgets those documents too; if not, both still
+hold them and the next sync deletes them as usual.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import multiprocessing
 import os
@@ -26,13 +37,14 @@ from typing import TypeVar
 from ..errors import (
     BinaryContent,
     FileTooLarge,
+    IndexBusy,
     NotServed,
     ParseTimeout,
     PathOutsideRoot,
     RootMissing,
 )
 from ..language import detect_language
-from ..links import link_record, names_of
+from ..links import link_records, names_of
 from ..loader import content_hash, file_stem, parse_file, read_markdown
 from ..markdown import ParsedDocument
 from ..paths import Jail
@@ -65,6 +77,8 @@ MAX_WORKERS = 4
 WORKER_CHUNK = 64
 
 Progress = Callable[[int, int], None]
+
+PENDING_DELETES = "pending_deletes"  # catalog meta key: {"opstamp": Tantivy's stamp before the commit, "ids": [...]}
 
 
 @dataclass
@@ -202,6 +216,9 @@ def catalog_records(
     settings: Settings, f: ScannedFile, digest: str, parsed: ParsedDocument, warnings: list[str]
 ) -> tuple[DocumentRecord, list[SectionRecord]]:
     """What the catalog keeps of a parsed file (either store writes these)."""
+    links, dropped = link_records(parsed.links, f.doc_id, settings.extensions)
+    if dropped:
+        warnings = [*warnings, f"{dropped:,} more link targets not indexed (first {len(links):,} kept)"]
     record = DocumentRecord(
         id=f.doc_id,
         folder=folder_of(f.doc_id),
@@ -214,7 +231,8 @@ def catalog_records(
         aliases=parsed.aliases,
         front_matter=parsed.front_matter,
         lang=parsed.lang or settings.language,
-        links=tuple(link_record(link, f.doc_id, settings.extensions) for link in parsed.links),
+        language=parsed.lang,
+        links=tuple(links),
         names=tuple(names_of(f.doc_id, parsed.aliases, settings.extensions)),
         warnings=tuple(warnings) + parsed.warnings,
         tokens=sum(s.tokens for s in parsed.sections),
@@ -411,7 +429,19 @@ class Synchronizer:
             batch.touches.append(f)
             report.unchanged += 1
             return
+        try:
+            self._index(f, old, prep, batch, report)
+        except Exception as exc:  # one file must not stop the batch (as a parser error does not: `prepare`)
+            log.exception("could not index %s", f.doc_id)
+            self.fulltext.delete_document(f.doc_id)  # whatever was added of it, in this same commit
+            problem = Problem(f.doc_id, "unindexable", f"indexing error: {type(exc).__name__}: skipped")
+            self._skip(f, old, problem, batch, report)
+
+    def _index(
+        self, f: ScannedFile, old: Fingerprint | None, prep: Prepared, batch: _Batch, report: SyncReport
+    ) -> None:
         parsed = prep.parsed
+        assert parsed is not None
         record, sections = catalog_records(self.settings, f, prep.digest, parsed, prep.warnings)
         self.fulltext.delete_document(f.doc_id)
         terms: set[str] = set()
@@ -435,9 +465,10 @@ class Synchronizer:
             ),
             terms,
         )
-        batch.upserts.append((record, sections))
         path = self.fulltext.path_terms(f.doc_id, record.lang)
-        batch.terms.append((f.doc_id, DocumentTerms(record.lang, pack_terms(terms), joined(path))))
+        doc_terms = DocumentTerms(record.lang, pack_terms(terms), joined(path))
+        batch.upserts.append((record, sections))  # last: a failure above leaves nothing of it in the batch
+        batch.terms.append((f.doc_id, doc_terms))
         if old is None:
             report.added += 1
         else:
@@ -460,8 +491,12 @@ class Synchronizer:
     def _flush(self, batch: _Batch, report: SyncReport) -> None:
         if not len(batch):
             return
+        if batch.deletes:  # see the module's docstring: recoverable if killed between the two commits
+            pending = {"opstamp": self.fulltext.committed_opstamp(), "ids": batch.deletes}
+            self.catalog.set_meta(PENDING_DELETES, json.dumps(pending))
         self.fulltext.commit()
         with self.catalog.transaction() as conn:
+            Catalog.drop_meta(conn, PENDING_DELETES)
             for doc_id in batch.deletes:
                 Catalog.delete(conn, doc_id)
             for record, sections in batch.upserts:
@@ -484,3 +519,33 @@ class Synchronizer:
                 for rel in set(paths):
                     Catalog.replace_problems(conn, [], scope=rel)
                 Catalog.add_problems(conn, report.skipped)
+
+
+def recover_interrupted_batch(catalog: Catalog, fulltext: FullTextIndex) -> int:
+    """After a kill between the Tantivy commit and the catalog's: the catalog forgets the documents whose deletion
+    Tantivy committed. Returns how many. Nothing to do (0) when no batch was interrupted, or when another process
+    holds the writer: that one is alive and finishes its own batch."""
+    raw = catalog.get_meta(PENDING_DELETES)
+    if raw is None:
+        return 0
+    try:
+        fulltext.begin()
+    except IndexBusy:
+        return 0
+    try:
+        try:
+            pending = json.loads(raw)
+            stamp, ids = int(pending["opstamp"]), [str(i) for i in pending["ids"]]
+        except (ValueError, TypeError, KeyError):  # unreadable: the next sync compares everything anyway
+            stamp, ids = -1, []
+        committed = fulltext.committed_opstamp() > stamp
+        with catalog.transaction() as conn:
+            if committed:
+                for doc_id in ids:
+                    Catalog.delete(conn, doc_id)
+            Catalog.drop_meta(conn, PENDING_DELETES)
+    finally:
+        fulltext.end()
+    if committed and ids:
+        log.warning("the last sync was interrupted between its two commits: %d deleted document(s) removed", len(ids))
+    return len(ids) if committed else 0

@@ -118,7 +118,7 @@ class PgLibrary(Library):
                 "this server only reads the PostgreSQL index; `mcp-docs index --store postgres` (or a "
                 "`serve --store postgres --root DIR`) keeps it up to date"
             )
-        with self._sync_lock:
+        with self._sync_lock, self.recording_sync_errors():
             self.db.ensure_writer()  # a database restart ends the lock's session: take the lock again first
             report = self.writer.sync(paths, progress)
         self._refresh_stats([], [])

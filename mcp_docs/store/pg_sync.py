@@ -2,7 +2,9 @@
 
 The same steps as the embedded sync (`index.sync`): scan through the jail, skip files whose size and mtime
 did not change, read, hash and parse the others (`index.sync.prepare`), and commit in batches; each batch is one
-transaction, so a reader never sees a document without its sections. The file's bytes are stored too: readers
+transaction, so a reader never sees a document without its sections. Inside it each document has its own
+savepoint: one whose content the database refuses (`_DOCUMENT_REFUSED`) is skipped alone and listed by `status`
+as `unstorable`, and the rest of the batch is committed. The file's bytes are stored too: readers
 serve `read_document` from the database. Chunk vectors whose text did not change are kept.
 """
 
@@ -23,8 +25,8 @@ from ..index.chunking import chunk_document
 from ..index.sync import Progress, SyncReport, catalog_records, prepare, racy_safe, scan_paths
 from ..loader import content_hash, read_markdown
 from ..markdown import ParsedDocument
-from ..paths import Jail
-from ..scan import ScannedFile, Scanner
+from ..paths import Jail, printable
+from ..scan import Problem, ScannedFile, Scanner
 from ..settings import Settings
 from .pg_catalog import PgCatalog, _under
 from .postgres import Database, text_config
@@ -32,6 +34,12 @@ from .postgres import Database, text_config
 log = logging.getLogger(__name__)
 
 BATCH_DOCUMENTS = 500
+# What the database refuses because of one document's content: a NUL or an invalid value (DataError, class 22), a
+# section whose words overflow tsvector's 1 MB (ProgramLimitExceeded, class 54), a constraint (IntegrityError), a
+# lone surrogate the driver cannot encode (UnicodeEncodeError, a ValueError). That document is skipped alone.
+# Anything else (a full disk, a missing privilege, a read-only standby, a trigger, a lost connection) would refuse
+# every document alike: the batch rolls back whole, nothing is lost, and the sync fails (/health: degraded).
+_DOCUMENT_REFUSED = (psycopg.DataError, psycopg.errors.ProgramLimitExceeded, psycopg.IntegrityError, ValueError)
 EMBED_BATCH = 64
 
 
@@ -94,13 +102,13 @@ class PgWriter:
                     else:
                         report.updated += 1
             if len(batch) >= BATCH_DOCUMENTS:
-                self._commit(batch, [], touches)
+                self._commit(batch, [], touches, report, old)
                 batch, touches = [], []
                 if progress:
                     progress(done, total)
-        report.deleted = len(gone)
-        report.deleted_ids = list(gone)
-        self._commit(batch, gone, touches)
+        report.deleted += len(gone)
+        report.deleted_ids.extend(gone)
+        self._commit(batch, gone, touches, report, old)
         self._save_problems(paths, report)
         if progress:
             progress(total, total)
@@ -119,6 +127,8 @@ class PgWriter:
         batch: list[tuple[ScannedFile, str, ParsedDocument, list[str], bytes]],
         gone: list[str],
         touches: list[ScannedFile],
+        report: SyncReport,
+        old: dict[str, Fingerprint],
     ) -> None:
         if not batch and not gone and not touches:
             return
@@ -128,7 +138,14 @@ class PgWriter:
             conn.execute("delete from mcp_docs_documents where id = any(%s)", (ids + list(gone),))
             for f, digest, parsed, warnings, data in batch:
                 record, sections = catalog_records(self.settings, f, digest, parsed, warnings)
-                self._insert(conn, record, sections, parsed, data, kept)
+                try:
+                    # A savepoint per document: one the database refuses is rolled back alone, not the batch.
+                    with conn.transaction():
+                        self._insert(conn, record, sections, parsed, data, kept)
+                except _DOCUMENT_REFUSED as exc:
+                    if conn.broken or conn.closed:  # the connection is lost, not this document refused
+                        raise
+                    _refused(f.doc_id, exc, report, old.get(f.doc_id) is not None)
             if touches:
                 with conn.cursor() as cur:
                     cur.executemany(
@@ -159,7 +176,7 @@ class PgWriter:
         if config not in self._configs:  # a server built without that language's dictionary
             config = "simple"
         conn.execute(
-            "insert into mcp_docs_documents values (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            "insert into mcp_docs_documents values (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
             (*document_row(doc, time.time()), data),
         )
         bodies = {s.index: s.body for s in parsed.sections}
@@ -192,11 +209,11 @@ class PgWriter:
                 "insert into mcp_docs_doc_tags values (%s, %s) on conflict do nothing", [(doc.id, t) for t in doc.tags]
             )
             cur.executemany(
-                "insert into mcp_docs_links values (%s,%s,%s,%s,%s,%s,%s)",
+                "insert into mcp_docs_links values (%s,%s,%s,%s,%s,%s,%s,%s)",
                 [
-                    (doc.id, n, link["line"], link["kind"], link["target"], link["heading"], link["key"])
+                    (doc.id, n, link["line"], link["kind"], link["target"], link["heading"], link["key"], link["count"])
                     for n, link in enumerate(doc.links)
-                    if link.get("key") is not None
+                    if link.get("key")
                 ],
             )
             cur.executemany(
@@ -266,6 +283,21 @@ def head_text(title: str, heading_path: str) -> str:
 def vector_text(v: np.ndarray) -> str:
     """pgvector's text form of a vector."""
     return "[" + ",".join(f"{x:.7g}" for x in np.asarray(v, dtype=np.float32).ravel()) + "]"
+
+
+def _refused(doc_id: str, exc: Exception, report: SyncReport, was_indexed: bool) -> None:
+    """A document the database would not store: skipped and listed by `status`, the rest of its batch kept. Its
+    older version was deleted with the batch: it must not stay searchable with content the root no longer has."""
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    log.warning("the database refused %s (%s): skipped", printable(doc_id), detail)
+    report.skipped.append(Problem(doc_id, "unstorable", f"the database refused it ({detail[:200]}): skipped"))
+    report.changed_ids.remove(doc_id)
+    if was_indexed:
+        report.updated -= 1
+        report.deleted += 1
+        report.deleted_ids.append(doc_id)
+    else:
+        report.added -= 1
 
 
 def _changed(f: ScannedFile, old: Fingerprint | None) -> bool:

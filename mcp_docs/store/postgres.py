@@ -20,17 +20,20 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
 from ..errors import DatabaseUnavailable, IndexBusy, UserError
 from ..settings import STEMMER_LANGUAGES
+from .dsn import parses, redact, scrub
 
 log = logging.getLogger(__name__)
 
+__all__ = ["Database", "redact", "text_config"]  # `redact` here too: older callers import it from this module
+
 # Bump when the tables change: a writer rebuilds an older index (it is a cache of the root), readers refuse.
-PG_SCHEMA_VERSION = 1
+# 2: one links row per (document, target) with its count; 3: mcp_docs_documents.language (issue 29)
+PG_SCHEMA_VERSION = 3
 CONNECT_SECONDS = 5
 STATEMENT_MS = 30_000  # a reader's query that takes longer is cancelled: one tool error, not a hung request
 WRITER_LOCK_KEY = 0x6D63_7064_6F63  # pg_advisory_lock key of the one writer ('mcpdoc')
@@ -57,6 +60,7 @@ create table if not exists mcp_docs_documents (
     warnings text not null,
     tokens integer not null,
     indexed_at double precision not null,
+    language text,
     content bytea not null
 );
 create index if not exists mcp_docs_documents_folder on mcp_docs_documents(folder text_pattern_ops);
@@ -90,9 +94,10 @@ create table if not exists mcp_docs_links (
     target text not null,
     heading text,
     key text not null,
+    count integer not null,
     primary key (doc_id, n)
 );
-create index if not exists mcp_docs_links_key on mcp_docs_links(key);
+create index if not exists mcp_docs_links_key on mcp_docs_links(key, doc_id);
 create table if not exists mcp_docs_doc_names (
     key text not null,
     doc_id text not null references mcp_docs_documents(id) on delete cascade,
@@ -116,19 +121,8 @@ create index if not exists mcp_docs_chunks_pending on mcp_docs_chunks(id) where 
 """
 
 
-def redact(url: str) -> str:
-    """The URL with its password replaced by ***, for messages and logs (a keyword form keeps no password)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "the configured database"
-    if not parts.scheme.startswith("postgres"):
-        return "the configured database"
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)[1]
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
+class PrivilegeMissing(DatabaseUnavailable):
+    """The role may not do what was asked (SQLSTATE 42501): a tool error while serving, a refusal at start."""
 
 
 def text_config(lang: str | None) -> str:
@@ -164,10 +158,9 @@ class Database:
 
     def _unavailable(self, exc: BaseException) -> DatabaseUnavailable:
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        password = urlsplit(self.url).password if "://" in self.url else None
-        if password:
-            detail = detail.replace(password, "***")
-        detail = detail.removeprefix("connection failed: ")
+        if not parses(self.url):  # libpq quotes the part it could not parse, which may be the password
+            detail = "the connection string is malformed: see the libpq connection string forms"
+        detail = scrub(detail, self.url).removeprefix("connection failed: ")
         return DatabaseUnavailable(
             f"the PostgreSQL database {self.where} cannot be reached ({detail[:200]}); check MCP_DOCS_DATABASE_URL "
             "and that the database server runs, then try again"
@@ -193,9 +186,38 @@ class Database:
         conn = self.conn()
         try:
             return work(conn)
+        except psycopg.errors.InsufficientPrivilege as exc:  # revoked while serving: a tool error, not a crash
+            raise PrivilegeMissing(self._privilege(exc, conn, "read")) from None
         except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
             self._drop_thread_connection()
             raise self._unavailable(exc) from None
+
+    def _privilege(self, exc: psycopg.Error, conn: psycopg.Connection[Any] | None, doing: str) -> str:
+        """One sentence: which privilege the role lacks in which database, and the statement that grants it."""
+        role = conn.info.user if conn is not None and not conn.closed else "this role"
+        dbname = conn.info.dbname if conn is not None and not conn.closed else "the database"
+        detail = scrub(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__, self.url)
+        where = f"the PostgreSQL role '{role}' may not"
+        if "extension" in detail:
+            return (
+                f"{where} create the pgvector extension in database '{dbname}' ({detail}): have a superuser run "
+                f"`CREATE EXTENSION vector;` in that database once, then run this again"
+            )
+        if doing == "write" and "schema" in detail:
+            return (
+                f"{where} create the index's tables in database '{dbname}' ({detail}): have the schema's owner run "
+                f"`GRANT CREATE ON SCHEMA public TO {role};` (or give the role a database of its own), then run "
+                "this again"
+            )
+        if doing == "write":
+            return (
+                f"{where} write the mcp-docs index in database '{dbname}' ({detail}): the writer needs to own the "
+                f"mcp_docs_ tables (or be granted INSERT, UPDATE, DELETE on them); grant it, then run this again"
+            )
+        return (
+            f"{where} read the mcp-docs index in database '{dbname}' ({detail}): have the index's owner run "
+            f"`GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role};`, then start again"
+        )
 
     def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         return self.run(lambda c: c.execute(sql, args).fetchall())
@@ -210,6 +232,8 @@ class Database:
         try:
             with conn.transaction():
                 yield conn
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise PrivilegeMissing(self._privilege(exc, conn, "read" if self.read_only else "write")) from None
         except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
             self._drop_thread_connection()
             raise self._unavailable(exc) from None
@@ -252,6 +276,12 @@ class Database:
 
     def check_readable(self) -> None:
         """A reader's check: an index of this version is there, or one sentence saying what to run."""
+        try:
+            self._check_readable()
+        except PrivilegeMissing as exc:  # at start: a refusal (one sentence, exit 2), not an outage to wait out
+            raise UserError(str(exc)) from None
+
+    def _check_readable(self) -> None:
         version = self.stored_version()
         if version is None:
             raise UserError(
@@ -280,7 +310,24 @@ class Database:
                 f"the PostgreSQL database {self.where} holds an mcp-docs index of schema version {version}, newer "
                 f"than this mcp-docs ({PG_SCHEMA_VERSION}): upgrade mcp-docs before writing to it"
             )
-        with self.transaction() as conn:
+        try:
+            self._create_schema(root, version)
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise UserError(self._privilege(exc, self.conn(), "write")) from None
+        except psycopg.errors.UndefinedFile as exc:  # an OperationalError, but the server is there
+            raise UserError(
+                f"the PostgreSQL server of {self.where} has no pgvector extension ({scrub(str(exc).strip(), self.url)}"
+                "): install pgvector on it (https://github.com/pgvector/pgvector), then run this again"
+            ) from None
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            self._drop_thread_connection()
+            raise self._unavailable(exc) from None
+        dim = self.meta("dim")
+        self.dim = int(dim) if dim else None
+
+    def _create_schema(self, root: str, version: int | None) -> None:
+        conn = self.conn()
+        with conn.transaction():
             if version is not None and version < PG_SCHEMA_VERSION:
                 log.warning(
                     "the index in %s has schema version %d: rebuilding it as %d", self.where, version, PG_SCHEMA_VERSION
@@ -298,8 +345,6 @@ class Database:
             self.set_meta(conn, "schema_version", str(PG_SCHEMA_VERSION))
             self.set_meta(conn, "root", root)
             self.set_meta(conn, "writer", f"{socket.gethostname()} pid {os.getpid()}")
-        dim = self.meta("dim")
-        self.dim = int(dim) if dim else None
 
     def lock_writer(self) -> None:
         """Take the one writer's lock (a session advisory lock, released when this process ends or closes it);

@@ -8,6 +8,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -81,18 +82,27 @@ def oa_text(
     cached: int = 0,
     finish: str = "stop",
     chunks: list[str] | None = None,
+    usage: bool = True,
 ) -> Reply:
-    """`chunks`: stream the text in exactly these pieces (default: three)."""
+    """`chunks`: stream the text in exactly these pieces (default: three). `usage=False`: a server that never
+    reports token usage."""
     events: list[tuple[str | None, Any]] = [(None, _chunk({"role": "assistant", "content": ""}))]
     events += [(None, _chunk({"content": p})) for p in (chunks if chunks is not None else _pieces(text))]
     events.append((None, _chunk({}, finish)))
-    events.append((None, _chunk(None, usage=_oa_usage(prompt, completion, cached))))
+    if usage:
+        events.append((None, _chunk(None, usage=_oa_usage(prompt, completion, cached))))
     events.append((None, "[DONE]"))
     return Reply(body=_sse(events), content_type="text/event-stream")
 
 
 def oa_tools(
-    calls: list[tuple[str, str, str]], *, text: str = "", prompt: int = 100, completion: int = 20, cached: int = 0
+    calls: list[tuple[str, str, str]],
+    *,
+    text: str = "",
+    prompt: int = 100,
+    completion: int = 20,
+    cached: int = 0,
+    usage: bool = True,
 ) -> Reply:
     """`calls`: (id, name, raw JSON arguments) — the arguments are streamed in fragments, as real APIs do."""
     events: list[tuple[str | None, Any]] = [(None, _chunk({"role": "assistant", "content": text or None}))]
@@ -112,7 +122,8 @@ def oa_tools(
         for frag in _pieces(args):
             events.append((None, _chunk({"tool_calls": [{"index": i, "function": {"arguments": frag}}]})))
     events.append((None, _chunk({}, "tool_calls")))
-    events.append((None, _chunk(None, usage=_oa_usage(prompt, completion, cached))))
+    if usage:
+        events.append((None, _chunk(None, usage=_oa_usage(prompt, completion, cached))))
     events.append((None, "[DONE]"))
     return Reply(body=_sse(events), content_type="text/event-stream")
 
@@ -237,10 +248,13 @@ def an_tools(
 
 class FakeLLM:
     """`push()` replies in order (or pass them to the constructor); every request is kept in `requests`
-    (path, headers, JSON body, arrival time). Usable as a context manager, which starts and stops it."""
+    (path, headers, JSON body, arrival time). Usable as a context manager, which starts and stops it.
+    `responder`: once the script is empty, each reply is computed from the request body (a scripted model that
+    reacts to the tool results it is sent, for the benchmarks)."""
 
-    def __init__(self, *replies: Reply) -> None:
+    def __init__(self, *replies: Reply, responder: Callable[[dict[str, Any]], Reply] | None = None) -> None:
         self.script: deque[Reply] = deque(replies)
+        self.responder = responder
         self.requests: list[Request] = []
         self._lock = threading.Lock()
         fake = self
@@ -266,6 +280,8 @@ class FakeLLM:
                     reply = (
                         fake.script.popleft()
                         if fake.script
+                        else fake.responder(body)
+                        if fake.responder is not None
                         else Reply(
                             status=500,
                             headers={"x-should-retry": "false"},

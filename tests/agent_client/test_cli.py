@@ -303,6 +303,20 @@ def test_fallback_takes_over_the_question_with_its_history(llm: FakeLLM, capsys,
     assert calls == [(first, "ok"), (first, "error"), (second, "ok")]  # every call of every provider
 
 
+def test_a_fallback_is_one_line_on_the_terminal(llm: FakeLLM, capsys, monkeypatch) -> None:
+    """Without --json, a fallback was invisible: the answer came from another provider with no word of it."""
+    llm.push(error(503, "overloaded", headers={"x-should-retry": "false"}, kind="overloaded_error"))
+    with FakeLLM(an_text("7420.")) as backup:
+        fallback_env(monkeypatch, "anthropic", backup)
+        code, stdout, stderr = cli(
+            capsys, monkeypatch, "ask", "port?", "--server-cmd", TINY, *llm_args(llm), "--fallback", "anthropic"
+        )
+    assert code == 0 and "7420." in stdout
+    (line,) = [line for line in stderr.splitlines() if "fallback" in line]
+    model = PROVIDERS["anthropic"].default_model
+    assert line == f"  ! fallback: openai/fake-model failed (server_error); anthropic/{model} answered"
+
+
 def test_no_fallback_on_errors_another_provider_would_repeat(llm: FakeLLM, capsys, monkeypatch) -> None:
     llm.push(error(400, "This model's maximum context length is 128000 tokens"))
     with FakeLLM(an_text("never asked")) as backup:
@@ -337,12 +351,28 @@ def test_unverified_citations_in_json_and_flagged_on_the_terminal(llm: FakeLLM, 
     code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm), "--json")
     assert code == 0, stderr
     assert json.loads(stdout)["citations"] == [
-        {"id": "ops/backup.md", "heading": "Schedule", "verified": True},  # the search returned it
-        {"id": "guides/setup.md", "heading": "Installation", "verified": False},
+        {"id": "ops/backup.md", "heading": "Schedule", "verified": True, "reason": None},  # the search showed it
+        {"id": "guides/setup.md", "heading": "Installation", "verified": False, "reason": "never read"},
     ]
     code, stdout, stderr = cli(capsys, monkeypatch, "ask", "?", "--server-cmd", TINY, *llm_args(llm))
     assert code == 0 and answer in stdout
-    assert "unverified citation: guides/setup.md — Installation" in stderr and "ops/backup.md — Schedule" not in stderr
+    assert "unverified citation: guides/setup.md — Installation (never read)" in stderr
+    assert "ops/backup.md — Schedule" not in stderr
+
+
+def test_strict_citations_exit_non_zero_on_an_unverified_citation(llm: FakeLLM, capsys, monkeypatch) -> None:
+    invented = "Nightly (ops/backup.md — Schedule), on port 7420 (guides/setup.md — Installation)."
+    checked = "Nightly (ops/backup.md — Schedule)."
+    for answer in (invented, invented, checked):
+        llm.push(oa_tools([("s1", "search_documents", '{"query": "backups"}')]), oa_text(answer))
+    args = ("ask", "?", "--server-cmd", TINY, *llm_args(llm), "--strict-citations")
+    code, stdout, stderr = cli(capsys, monkeypatch, *args)
+    assert code == 3 and invented in stdout
+    assert "--strict-citations: 1 unverified citation" in stderr
+    code, stdout, _ = cli(capsys, monkeypatch, *args, "--json")
+    assert code == 3 and [c["verified"] for c in json.loads(stdout)["citations"]] == [True, False]
+    code, stdout, stderr = cli(capsys, monkeypatch, *args)
+    assert code == 0 and checked in stdout and "strict" not in stderr
 
 
 def test_an_anthropic_key_without_its_sdk_is_named_not_silently_skipped(tmp_path: Path) -> None:

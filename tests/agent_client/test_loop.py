@@ -296,6 +296,22 @@ async def test_cost_budget_stops_the_loop(llm: FakeLLM, docs) -> None:
     assert result.contract()["usage"] == {"prompt_tokens": 1_000_000, "completion_tokens": 0, "cost_usd": 0.4}
 
 
+async def test_a_provider_that_reports_no_usage_is_still_bounded(llm: FakeLLM, docs) -> None:
+    """A server that never sends usage counted 0 tokens: --max-tokens and --max-cost never stopped it."""
+    for i in range(6):
+        llm.push(oa_tools([(f"u{i}", "search_documents", '{"query": "port"}')], usage=False))
+    llm.push(oa_text("never reached", usage=False))
+    result = await ask("?", llm, docs, "openai", max_tokens=2_000, max_iterations=8)
+    assert result.stopped_reason == "budget" and 2 <= len(llm.requests) < 6
+    sent = sum(len(json.dumps(r.body)) for r in llm.requests) // 4  # what was sent, ~4 characters a token
+    assert 0.5 * sent < result.usage.prompt_tokens < 1.5 * sent and result.usage.completion_tokens > 0
+    assert any("estimate" in n for n in result.notes) and "estimate" in json.dumps(result.contract()["notes"])
+    llm.script.clear()
+    llm.push(oa_tools([("c1", "search_documents", '{"query": "a"}')], usage=False), oa_text("x", usage=False))
+    result = await ask("?", llm, docs, "openai", max_cost_usd=1e-9)
+    assert result.stopped_reason == "budget" and result.cost_usd > 0
+
+
 @pytest.mark.parametrize("wire", WIRES)
 async def test_cost_per_call_and_per_question_with_cached_tokens(llm: FakeLLM, docs, wire: str) -> None:
     llm.push(

@@ -3,8 +3,11 @@ Importable (`server`, for in-process sessions) and runnable over stdio (`python 
 
 from __future__ import annotations
 
+from typing import Any
+
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
 
 DOCS = {
     "guides/setup.md": {
@@ -27,39 +30,51 @@ DOCS = {
 server = MCPServer("tiny-docs", instructions="Search, then read sections.")
 
 
+def _result(text: str, structured: dict[str, Any]) -> CallToolResult:
+    """Text for the model and structured content in mcp-docs' shapes, as mcp-docs answers."""
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+
 @server.tool()
-def search_documents(query: str, max_results: int = 5) -> str:
+def search_documents(query: str, max_results: int = 5) -> CallToolResult:
     """Search the documents; returns matching sections with their ids and headings."""
     words = [w.lower() for w in query.split()]
-    hits = []
+    hits: list[str] = []
+    results: dict[str, dict[str, Any]] = {}
     for doc_id, doc in DOCS.items():
         for heading, body in doc["sections"].items():
             text = f"{doc['title']} {heading} {body}".lower()
-            if any(w in text for w in words):
+            if any(w in text for w in words) and len(hits) < max_results:
                 hits.append(f"{doc_id} — {heading}: {body[:60]}")
-    return "\n".join(hits[:max_results]) or "No results."
+                entry = results.setdefault(doc_id, {"id": doc_id, "title": doc["title"], "sections": []})
+                entry["sections"].append({"heading": heading, "heading_path": heading, "snippet": body[:60]})
+    return _result("\n".join(hits) or "No results.", {"query": query, "results": list(results.values())})
 
 
 @server.tool()
-def read_document(id: str, mode: str = "full") -> str:
+def read_document(id: str, mode: str = "full") -> CallToolResult:
     """Read a document (mode full or outline)."""
     doc = DOCS.get(id)
     if doc is None:
         raise ToolError(f"No document {id!r}. Known ids: {', '.join(DOCS)}")
     if mode == "outline":
-        return "\n".join(f"## {h}" for h in doc["sections"])
-    return "\n\n".join(f"## {h}\n{b}" for h, b in doc["sections"].items())
+        lines = [f"## {h} (L{2 * i + 1}-{2 * i + 2})" for i, h in enumerate(doc["sections"])]
+        text = "\n".join(lines)
+    else:
+        text = "\n\n".join(f"## {h}\n{b}" for h, b in doc["sections"].items())
+    return _result(text, {"id": id, "title": doc["title"], "mode": mode, "content": text, "offset": 0})
 
 
 @server.tool()
-def read_section(id: str, section: str) -> str:
+def read_section(id: str, section: str) -> CallToolResult:
     """Read one section of a document by heading."""
     doc = DOCS.get(id)
     if doc is None:
         raise ToolError(f"No document {id!r}. Known ids: {', '.join(DOCS)}")
     for heading, body in doc["sections"].items():
         if heading.lower() == section.lower():
-            return f"# {heading}\n{body}"
+            text = f"# {heading}\n{body}"
+            return _result(text, {"id": id, "heading": heading, "heading_path": heading, "content": text})
     raise ToolError(f"No section {section!r} in {id}. Headings: {', '.join(doc['sections'])}")
 
 

@@ -288,9 +288,10 @@ def check_index(vault: Vault, before: dict[str, str], after: dict[str, str]) -> 
         fingerprints = lib.catalog.fingerprints()
         for doc_id, fp in fingerprints.items():
             assert fp.hash in (before.get(doc_id), after.get(doc_id)), f"{doc_id}: a hash of neither version"
-        # A sample of the documents still on disk stays searchable. One deleted on disk may stay catalogued but
-        # unsearchable until the next sync when the kill lands between the full-text commit (which removed it)
-        # and the catalog's (seed 1795418377); the next sync deletes it, which the checks below assert.
+        # A sample of the documents still on disk stays searchable. One deleted on disk stays catalogued only
+        # while the full-text index still holds it too (a kill before its commit); a kill between the full-text
+        # commit and the catalog's (seed 1795418377) is completed when the index is opened (index/sync.py,
+        # recover_interrupted_batch). The next sync deletes what is left, which the checks below assert.
         present = [d for d in fingerprints if d in after]
         for doc_id in present[:: max(1, len(present) // 25)]:
             i = int(doc_id.rsplit("doc", 1)[1][:5])

@@ -4,10 +4,16 @@ The full campaign is `python -m tests.security.crash_trials --trials 30`."""
 from __future__ import annotations
 
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
+
+from mcp_docs.library import Library
+from mcp_docs.settings import Settings
+from mcp_docs.tools import DocsTools
 
 from .crash_trials import run_trials
 
@@ -132,16 +138,43 @@ Library(Settings.load(sys.argv[1], sys.argv[2], embeddings="none", environ={})).
 """
 
 
-def test_r10_a_kill_between_the_two_commits_is_repaired_by_the_next_sync(tmp_path: Path) -> None:
+def test_r10_a_kill_between_the_two_commits_is_recovered_when_the_index_is_opened(tmp_path: Path) -> None:
     """Deterministic form of a window the trials found (seed 1795418377): the full-text index has committed a
-    batch (a deletion, an edit) and the catalog has not. Nothing of the new state is lost or doubled, a deleted
-    file is no longer searchable, and the next sync brings the catalog in line."""
-    import subprocess
-    import sys
+    batch (a deletion, an edit) and the catalog has not. Opening the index completes the deletion (issue 26: the
+    deleted file stayed catalogued, listed and offered, until the next sync); nothing of the new state is lost or
+    doubled, and the next sync brings the edit's catalog row in line."""
+    root, settings = _two_commits_vault(tmp_path)
+    child = subprocess.run([sys.executable, "-c", BETWEEN_COMMITS, str(root), str(tmp_path / "idx")], timeout=120)
+    assert child.returncode == 9
+    with Library(settings) as lib:
+        assert "d3.md" not in lib.catalog.ids()  # recovered on open: was still catalogued until the next sync
+        assert "d3.md" not in [d.id for d in DocsTools(lib).list_documents().documents]
+        assert lib.search("word3", 5, "keyword").results == []
+        assert [r.id for r in lib.search("edited4", 5, "keyword").results] == ["d4.md"]
+        assert lib.fulltext.num_sections() == lib.catalog.section_total()
+        report = lib.sync()
+        assert report.deleted == 0 and report.updated == 1  # d4's catalog row: the one thing left to redo
+        assert lib.fulltext.num_sections() == lib.catalog.section_total()
+        assert len(lib.search("common", 20, "keyword").results) == 9
 
-    from mcp_docs.library import Library
-    from mcp_docs.settings import Settings
 
+def test_r10_a_kill_before_the_full_text_commit_keeps_both_sides_until_the_next_sync(tmp_path: Path) -> None:
+    """The other side of the same step: killed after the catalog noted the deletions but before Tantivy
+    committed them. Both still hold the document, so opening changes nothing and the next sync deletes it."""
+    root, settings = _two_commits_vault(tmp_path)
+    child = subprocess.run([sys.executable, "-c", BEFORE_COMMIT, str(root), str(tmp_path / "idx")], timeout=120)
+    assert child.returncode == 9
+    with Library(settings) as lib:
+        assert "d3.md" in lib.catalog.ids()
+        assert [r.id for r in lib.search("word3", 5, "keyword").results] == ["d3.md"]  # Tantivy did not commit
+        report = lib.sync()
+        assert report.deleted == 1 and "d3.md" not in lib.catalog.ids()
+        assert lib.search("word3", 5, "keyword").results == []
+        assert lib.fulltext.num_sections() == lib.catalog.section_total()
+
+
+def _two_commits_vault(tmp_path: Path) -> tuple[Path, Settings]:
+    """Ten documents indexed; then one deleted and one edited on disk, for a sync to be killed in."""
     root = tmp_path / "docs"
     root.mkdir()
     for i in range(10):
@@ -151,14 +184,7 @@ def test_r10_a_kill_between_the_two_commits_is_repaired_by_the_next_sync(tmp_pat
         lib.sync()
     (root / "d3.md").unlink()
     (root / "d4.md").write_text("# D4\n\nedited4 common\n")
-    child = subprocess.run([sys.executable, "-c", BETWEEN_COMMITS, str(root), str(tmp_path / "idx")], timeout=120)
-    assert child.returncode == 9
-    with Library(settings) as lib:
-        assert "d3.md" in lib.catalog.ids()  # the catalog did not commit
-        assert lib.search("word3", 5, "keyword").results == []  # the full-text index did
-        assert [r.id for r in lib.search("edited4", 5, "keyword").results] == ["d4.md"]
-        report = lib.sync()
-        assert report.deleted == 1 and "d3.md" not in lib.catalog.ids()
-        assert lib.fulltext.num_sections() == lib.catalog.section_total()
-        assert [r.id for r in lib.search("edited4", 5, "keyword").results] == ["d4.md"]
-        assert len(lib.search("common", 20, "keyword").results) == 9
+    return root, settings
+
+
+BEFORE_COMMIT = BETWEEN_COMMITS.replace("    commit(self)\n", "")
