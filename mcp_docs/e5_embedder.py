@@ -97,7 +97,7 @@ class E5OnnxEmbedder:
     kind = "local"
     dim: int | None = 384
     max_chars = 1000
-    batch_size = 8
+    batch_size = 1  # one input per ONNX run, `threads` runs at once, as MiniLM
     min_similarity = 0.0  # e5 cosines crowd into 0.7-0.9: no fixed cutoff
     # With e5 at MiniLM's 0.2, hybrid doc hit@1 was under keyword on the English OTel questions (0.750 vs 0.768);
     # at 0.25 0.786, French and cross-lingual questions unchanged at hit@5 (0.3 loses a cross-lingual one)

