@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import tempfile
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -149,10 +150,20 @@ class E5OnnxEmbedder:
             )
         try:
             packed = read_packed(packed_file)
-            graph = self._graph(packed, cache)
-            return _Model(packed, graph)
         except (PackedModelError, OSError) as exc:
             raise EmbedderError(f"could not load multilingual-e5-small: {exc}") from exc
+        try:
+            return _Model(packed, self._graph(packed, cache))
+        except OSError as exc:
+            # A cache folder that cannot be written (read-only home, full disk) costs the build at each start,
+            # not the embedder: onnxruntime reads the graph once, into memory.
+            log.warning(
+                "cannot keep multilingual-e5-small's graph in %s (%s): built in a temporary folder, again at each start",
+                cache,
+                exc,
+            )
+            with tempfile.TemporaryDirectory(prefix="mcp-docs-e5-") as tmp:
+                return _Model(packed, self._graph(packed, Path(tmp)))
 
     def _graph(self, packed: PackedModel, cache: Path) -> Path:
         """The int8 graph in the cache folder, built when missing or damaged (its sha256 is kept beside it)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import tempfile
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -390,6 +391,20 @@ def test_e5_onnx_graph_is_built_once_and_rebuilt_identical_when_damaged(e5: E5On
     E5OnnxEmbedder(cache_dir=e5_cache)._graph(read_packed(packed_path()), e5_cache)  # type: ignore[arg-type]
     assert sha256_file(graph) == digest  # rebuilt, byte for byte: the build is deterministic
     assert [p.name for p in e5_cache.iterdir() if p.name.startswith(".")] == []  # no temporary file left
+
+
+def test_e5_onnx_runs_when_its_cache_folder_cannot_be_written(
+    e5: E5OnnxEmbedder, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A read-only or broken cache folder costs a build at each start, not the multilingual vectors."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    with caplog.at_level("WARNING", logger="mcp_docs.e5_embedder"):
+        embedder = E5OnnxEmbedder(cache_dir=blocker / "models")
+        vectors = embedder.embed_passages(MULTILINGUAL[:3])
+    assert np.allclose(vectors, e5.embed_passages(MULTILINGUAL[:3]), atol=1e-5)
+    assert "temporary folder" in caplog.text
+    assert not list(Path(tempfile.gettempdir()).glob("mcp-docs-e5-*"))  # the temporary graph is gone
 
 
 def test_e5_onnx_refuses_weights_that_fail_their_checksum(tmp_path: Path) -> None:
