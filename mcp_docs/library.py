@@ -78,6 +78,7 @@ class Library:
         self.scanner = Scanner(self.jail)
         self._sync_lock = threading.Lock()
         self._embedding = False  # start_embedding() was called: a reopened vector store starts its worker too
+        self._last_choice = ""  # the last sentence logged about the model (follow_languages)
         self._open_storage()
         self.reranker = make_reranker(settings)
 
@@ -103,41 +104,47 @@ class Library:
         if settings.embeddings != "none":
             self._open_vectors()
 
-    def _open_vectors(self) -> None:
+    def _open_vectors(self, model: str | None = None) -> None:
+        """`model`: the local model decided for this index (follow_languages); by default the one its vectors have."""
         # Opening the store is cheap: the model loads on the first embedding (worker or query).
         from .index.embedding_worker import EmbeddingWorker
         from .index.vector_store import VectorStore
 
-        store = VectorStore.open(self.settings, self.sqlite_catalog)
+        store = VectorStore.open(self.settings, self.sqlite_catalog, model=model)
         self.vectors = store
         self.embedding = EmbeddingWorker(store, self.jail, self.settings)
         self.synchronizer.listeners.append(self.embedding.on_sync)
 
     def follow_languages(self) -> None:
-        """After a sync: when the collection's languages call for another local model (embedders.local_model),
-        embed with it from now on. Its vectors replace the old ones (a store holds one model's), so everything
-        is embedded again, in the background; keyword search answers meanwhile and `status` shows the progress."""
+        """After a sync: the model is decided once per index from the collection's language mix, and changed only
+        when that mix clearly changed (index/model_choice.py); the decision and any refusal to change are logged.
+        A new model's vectors replace the old ones (a store holds one model's), so everything is embedded again,
+        in the background; keyword search answers meanwhile and `status` shows the progress."""
         vectors, worker = self.vectors, self.embedding
         if vectors is None or worker is None or vectors.embedder is None:
             return
-        from .embedders import local_model
+        from .index.model_choice import LanguageMix, choose
 
-        current = vectors.embedder.model_id
-        wanted = local_model(self.settings, self.language_counts, current)
-        if wanted is None or wanted == model_name(current):
+        mix = LanguageMix.of(self.language_counts, self.sqlite_catalog.language_tokens())
+        current = model_name(vectors.embedder.model_id)
+        store = worker.store  # the embedded store's own: the decision is kept with its vectors
+        choice = choose(self.settings, mix, current, store.chosen_for(), vectors.embedded_chunks() > 0)
+        if choice.why and choice.why != self._last_choice:
+            log.info("%s", choice.why)  # once per reason, not after every sync of the watcher
+            self._last_choice = choice.why
+        if choice.model is None or choice.model == current:
+            if choice.record:
+                store.set_chosen_for(mix)
             return
         chunks = vectors.status()["chunks"]
-        log.info(
-            "the collection is %s: embedding with %s instead of %s%s",
-            self.languages_text(),
-            wanted,
-            model_name(current),
-            f"; its {plural(chunks, 'chunk')} will be embedded again" if chunks else "",
-        )
+        if chunks:
+            log.info("its %s will be embedded again", plural(chunks, "chunk"))
         worker.stop()  # before the new store empties the old vectors: the thread writes them
         self.synchronizer.listeners.remove(worker.on_sync)
-        self._open_vectors()  # searches running meanwhile finish on the old store, closed next
+        self._open_vectors(choice.model)  # searches running meanwhile finish on the old store, closed next
         vectors.close()
+        assert self.embedding is not None
+        self.embedding.store.set_chosen_for(mix)
         if self._embedding:
             self.start_embedding()
 

@@ -48,6 +48,7 @@ from .catalog import SCHEMA_VERSION, SQLITE_SUFFIXES, Catalog, folder_of
 from .chunking import chunk_document
 from .hits import VectorHit
 from .language_mix import CENTROID_SAMPLE, MIN_CENTROID_CHUNKS, LanguageView, language_shifts, merge
+from .model_choice import LanguageMix
 from .sqlite_tx import immediate_transaction
 from .store_api import coverage, coverage_note, unavailable_reason
 
@@ -134,10 +135,12 @@ def stored_model(path: Path) -> str | None:
 
 
 def choose_embedder(
-    settings: Settings, language_counts: dict[str, int] | None, current_id: str | None
+    settings: Settings, language_counts: dict[str, int] | None, current_id: str | None, model: str | None = None
 ) -> tuple[Embedder | None, str | None]:
-    """The embedder for these settings and the collection's languages (embedders.local_model), or None and why."""
-    model = local_model(settings, language_counts, current_id)
+    """The embedder for these settings: `model` when given (the local model decided for the index,
+    index/model_choice.py), else the one the vectors have (`current_id`), else the one the collection's languages
+    call for (embedders.local_model); or None and why."""
+    model = model or local_model(settings, language_counts, current_id)
     try:
         return make_embedder(replace(settings, embeddings_model=model) if model else settings), None
     except EmbedderError as exc:
@@ -189,14 +192,18 @@ class VectorStore:
         self._check_model()
 
     @classmethod
-    def open(cls, settings: Settings, catalog: Catalog, read_only: bool = False) -> VectorStore:
+    def open(
+        cls, settings: Settings, catalog: Catalog, read_only: bool = False, model: str | None = None
+    ) -> VectorStore:
         """Never raises for embedder problems: the store then reports the reason and search falls back to keyword.
 
-        With no model named, the local model suits the collection's languages (embedders.local_model); a reader
-        takes the one the writer's vectors were made with."""
+        With no model named, `model` (the library's decision, index/model_choice.py), else the model the stored
+        vectors were made with: reopening an index never changes its model (the library decides that after a
+        sync); a new store starts with the one the collection's languages suit (embedders.local_model)."""
         path = settings.index_dir / "vectors.sqlite"
+        stored = stored_model(path)
         embedder, error = choose_embedder(
-            settings, None if read_only else catalog.language_counts(), stored_model(path)
+            settings, None if read_only or model_name(stored) else catalog.language_counts(), stored, model
         )
         if read_only:  # damage is the writing worker's to repair
             reader = cls(path, catalog, embedder, error, read_only=True)
@@ -503,6 +510,13 @@ class VectorStore:
         if self._meta("error") != error:
             self._set_meta("error", error)
 
+    def chosen_for(self) -> LanguageMix | None:
+        """The language mix the model was chosen for (index/model_choice.py); None before the first decision."""
+        return LanguageMix.from_json(self._meta("chosen_for"))
+
+    def set_chosen_for(self, mix: LanguageMix) -> None:
+        self._set_meta("chosen_for", mix.to_json())
+
     # -- state ---------------------------------------------------------------------------------
     def pending_chunks(self) -> int:
         return _count(self._conn(), "select count(*) from chunks where embedded = 0")
@@ -608,6 +622,7 @@ class VectorStore:
             "rate_chunks_per_s": round(rate, 1) if rate else None,
             "error": self.error or self._meta("error"),
             "path": str(self.path),
+            "model_chosen_for": chosen.describe() if (chosen := self.chosen_for()) else None,
         }
 
     # -- search -------------------------------------------------------------------------------
