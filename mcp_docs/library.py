@@ -384,12 +384,12 @@ class Library:
                     mode_used,
                     folder_norm or None,
                     tag_list,
-                    coverage=covered,
+                    coverage=self.fusion_coverage(covered),
                     vector=vector,
                     view=view,
                     language=language,
                 )
-                note = self.vectors.coverage_note(mode_used, covered)
+                note = self.coverage_note(mode_used, covered)
             except EmbedderError as exc:
                 mode_used = "keyword"
                 note = f"{mode} search failed ({exc}): keyword results shown."
@@ -466,6 +466,39 @@ class Library:
         ]
         return SearchResult(
             query=query, mode_used=mode_used, results=results, index=self.index_info(), note=note, reranked=reranked
+        )
+
+    def fusion_coverage(self, sections: float) -> float:
+        """How much of the collection the vector side ranks, for the fusion's keyword share (hybrid.coverage_share):
+        the sections' coverage, plus a share (DOCUMENT_LEVEL_CREDIT) of the rest for the documents whose own vector
+        stands in for their waiting sections."""
+        ready, total = self._document_vectors()
+        if sections >= 1.0 or not total:
+            return sections
+        from .index.vector_store import DOCUMENT_LEVEL_CREDIT
+
+        return sections + (1.0 - sections) * DOCUMENT_LEVEL_CREDIT * ready / total
+
+    def _document_vectors(self) -> tuple[int, int]:
+        """(documents with their own vector, documents): (0, 0) for a store without document-level vectors."""
+        counts = getattr(self.vectors, "document_vectors", None)
+        return counts() if counts is not None else (0, 0)
+
+    def coverage_note(self, mode: str, sections: float) -> str | None:
+        """While embedding fills in, which level is ready: 'Document vectors ready for all 6,289 documents; sections
+        12 % …'; the store's own sentence when it has no document-level vectors (PostgreSQL)."""
+        assert self.vectors is not None
+        ready, total = self._document_vectors() if sections < 1.0 else (0, 0)
+        if not ready:
+            return self.vectors.coverage_note(mode, sections)
+        level = f"all {total:,} documents" if ready >= total else f"{ready:,} of {total:,} documents"
+        share = 100 * sections
+        percent = "<1" if 0 < share < 1 else str(min(99, int(share)))
+        why = f" ({self.vectors.error})" if self.vectors.error else ""
+        rest = "ranked by keyword and document vectors" if mode == "hybrid" else "found by its document's vector"
+        return (
+            f"Document vectors ready for {level}; sections {percent} %{why}: a document whose sections are not "
+            f"embedded yet is {rest}."
         )
 
     def one_answer_per_translation(

@@ -2,7 +2,10 @@
 
 One pass: re-chunk the documents the store marks stale (reading them through the jail), then embed
 the chunks still without a vector, EMBED_BATCH per write transaction, so an interrupted run resumes
-where it stopped. Order of embedding, so a live server improves where it matters first:
+where it stopped. Every document's own unit (title and lead, chunking.document_chunk) comes before any
+section chunk: one vector per document makes semantic search cover the whole collection early (the Obsidian help
+vault: 6,289 units against 57,678 section chunks). Order of embedding, within each level, so a live server
+improves where it matters first:
 1. the documents recent searches returned, the most recent search first;
 2. the other documents of their folders (what a user looks at next is often next to it);
 3. the rest, newest first (the last modified documents are chunked last and get the highest ids).
@@ -167,6 +170,23 @@ class EmbeddingWorker:
                 progress(done, max(total, done))
         if done:
             store.save_rate()
+        return done
+
+    def embed_documents(self, stop: threading.Event | None = None) -> int:
+        """Embed only the document-level units still waiting (the first phase of `embed_pending`); returns how many."""
+        store = self.store
+        if store.embedder is None:
+            return 0
+        store.embedder.load()
+        done = 0
+        while not (stop and stop.is_set()):
+            if store.dirty():
+                self.chunk_dirty(stop)
+            rows = [r for r in store.pending_batch(EMBED_BATCH, *self.searched.order()) if r[0] < 0]
+            if not rows:
+                break
+            self._embed_rows(rows)
+            done += len(rows)
         return done
 
     def _embed_rows(self, rows: Sequence[PendingChunk]) -> None:
