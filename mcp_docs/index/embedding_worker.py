@@ -193,8 +193,9 @@ class EmbeddingWorker:
         """Embed and store one batch; an input the embedder rejects is marked FAILED alone, the others are stored."""
         store = self.store
         assert store.embedder is not None
+        texts = list(dict.fromkeys(text for _, text in rows))  # the same text twice in a batch is embedded once
         try:
-            vectors = store.embedder.embed_passages([text for _, text in rows])
+            unique = store.embedder.embed_passages(texts)
         except EmbedderError:
             raise  # the embedder itself cannot run (model, endpoint): nothing is marked, the run stops
         except Exception as exc:
@@ -206,7 +207,8 @@ class EmbeddingWorker:
             for row in rows:  # find the culprit: one at a time
                 self._embed_rows([row])
             return
-        store.store_vectors(list(zip((cid for cid, _ in rows), vectors, strict=False)))
+        by_text = dict(zip(texts, unique, strict=False))
+        store.store_vectors([(cid, by_text[text]) for cid, text in rows if text in by_text])
 
     def build(self, progress: ProgressFn | None = None, chunking: ProgressFn | None = None) -> int:
         """Bring the vectors up to date in the foreground (`mcp-docs index`); returns the chunks embedded.
