@@ -63,7 +63,7 @@ def test_with_only_document_vectors_hybrid_finds_a_page_keyword_search_misses(
         assert dumps.results[0].id == "ops/backups.md" and dumps.results[0].sections[0].heading == "Restore drill"
 
 
-def test_identical_texts_are_embedded_once(tmp_path: Path, server: EmbeddingsServer) -> None:  # noqa: F811
+def test_identical_texts_are_embedded_once(tmp_path: Path, server: EmbeddingsServer) -> None:
     # Translations share code blocks and boilerplate: the same section text in three notes is one passage sent.
     vault = tmp_path / "vault"
     vault.mkdir()
@@ -87,7 +87,7 @@ def test_identical_texts_are_embedded_once(tmp_path: Path, server: EmbeddingsSer
 @pytest.mark.parametrize("edit", ["# Guide\n\nA new lead paragraph.\n", ""])
 def test_a_document_edited_or_emptied_gets_a_new_unit_or_none(
     tmp_path: Path,
-    server: EmbeddingsServer,  # noqa: F811
+    server: EmbeddingsServer,
     edit: str,
 ) -> None:
     vault = tmp_path / "vault"
