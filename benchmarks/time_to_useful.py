@@ -1,0 +1,277 @@
+"""Time to useful semantic search, and to full hybrid, on a multilingual vault (issue 29).
+
+    python -m benchmarks.time_to_useful [--root /work/data/obsidian-help] [--per-language 10] [--languages 20]
+                                        [--section-seconds 120] [--questions 40] [--minutes 10]
+
+The Obsidian help vault (public, third party: read where it is checked out, never copied into the repository) has
+~36 language folders of 173 notes each. A subset is linked into a temporary folder at run time: `--per-language`
+notes from each of `--languages` language folders (the same share of every folder). It is indexed with the local
+model the index decides (multilingual-e5-small for this mix), then embedded in the worker's order, timed by phase:
+
+1. every document's own unit (title, description, lead): `EmbeddingWorker.embed_documents`;
+2. section chunks, for at most `--section-seconds` (the rate is what matters; the rest is extrapolated).
+
+The full vault's counts (documents, document units, distinct section texts) come from chunking it all, so the
+times for the whole vault are the subset's rates applied to them, plus the measured sync. On this shared 2-core
+machine every figure is an extrapolation from a subset, and says so.
+
+Quality at `--minutes` minutes, on questions generated at run time: for `--questions` notes chosen evenly, a
+sentence from the note's second half (not in the lead its document vector was made from) is the query, and the
+note is the answer. doc hit@5 for: keyword; hybrid and semantic in the old order at that time (sections only,
+the share the old order reached by then: no document vectors); and in the new order (every document vector, plus
+the sections embedded after them by then). Both orders at the same embedding rate, measured here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from .common import machine, require, run_script, write_results
+
+DEFAULT_ROOT = Path("/work/data/obsidian-help")
+_SENTENCE = re.compile(r"(?<=[.!?。])\s+")
+_LANGUAGE = re.compile(r"^[a-z]{2}(-[A-Za-z]{2})?$")
+
+
+def language_folders(root: Path) -> list[Path]:
+    return sorted(p for p in root.iterdir() if p.is_dir() and _LANGUAGE.match(p.name))
+
+
+def link_subset(root: Path, target: Path, languages: int, per_language: int) -> list[str]:
+    """Hard links (or copies) of `per_language` notes from each of `languages` language folders, evenly spread."""
+    chosen: list[str] = []
+    folders = language_folders(root)
+    english = [f for f in folders if f.name == "en"]
+    folders = english + [f for f in folders if f.name != "en"]
+    for folder in folders[:languages]:
+        notes = sorted(folder.rglob("*.md"))
+        step = max(1, len(notes) // per_language)
+        for note in notes[::step][:per_language]:
+            rel = note.relative_to(root)
+            dest = target / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(note, dest)
+            except OSError:
+                dest.write_bytes(note.read_bytes())
+            chosen.append(rel.as_posix())
+    return chosen
+
+
+def full_counts(root: Path, max_chars: int) -> dict[str, int]:
+    """Documents, document units and section chunks (all and distinct texts) of the whole vault, by chunking it."""
+    from mcp_docs.index.chunking import chunk_document, document_chunk
+    from mcp_docs.loader import file_stem, parse_file
+
+    docs = units = chunks = 0
+    texts: set[str] = set()
+    unit_texts: set[str] = set()
+    started = time.perf_counter()
+    for note in sorted(root.rglob("*.md")):
+        try:
+            parsed = parse_file(note.read_bytes(), file_stem(note.name), 10).parsed
+        except Exception:  # a note the parser rejects is skipped by the index too
+            continue
+        docs += 1
+        unit = document_chunk(parsed, max_chars)
+        if unit is not None:
+            units += 1
+            unit_texts.add(unit.hash)
+        for c in chunk_document(parsed, max_chars):
+            chunks += 1
+            texts.add(c.hash)
+    return {
+        "documents": docs,
+        "document_units": units,
+        "document_units_distinct": len(unit_texts - texts),
+        "section_chunks": chunks,
+        "section_chunks_distinct": len(texts),
+        "parse_and_chunk_seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+def make_questions(root: Path, ids: list[str], n: int) -> list[dict[str, str]]:
+    """A sentence from the second half of each of `n` notes (evenly chosen) and the note as its answer."""
+    from mcp_docs.loader import file_stem, parse_file
+    from mcp_docs.markdown import clean_inline
+
+    questions = []
+    step = max(1, len(ids) // (n * 2))
+    for doc_id in ids[::step]:
+        parsed = parse_file((root / doc_id).read_bytes(), file_stem(doc_id), 10).parsed
+        sections = [s for s in parsed.sections if s.body.strip()]
+        later = sections[len(sections) // 2 :] if len(sections) > 1 else []
+        sentences = [
+            s.strip()
+            for sec in later
+            for s in _SENTENCE.split(clean_inline(sec.body))
+            if 40 <= len(s.strip()) <= 200 and "|" not in s and "`" not in s
+        ]
+        if sentences:
+            questions.append({"query": sentences[len(sentences) // 2], "doc": doc_id})
+        if len(questions) >= n:
+            break
+    return questions
+
+
+def hit_at_5(lib, questions: list[dict[str, str]], mode: str) -> float:  # type: ignore[no-untyped-def]
+    hits = 0
+    for q in questions:
+        result = lib.search(q["query"], max_results=5, mode=mode)
+        hits += q["doc"] in [r.id for r in result.results]
+    return round(hits / len(questions), 3) if questions else 0.0
+
+
+def embed_sections_for(worker, seconds: float, limit: int | None = None) -> tuple[int, float]:  # type: ignore[no-untyped-def]
+    """Embed section chunks for up to `seconds` (or until `limit` are done): (chunks embedded, seconds taken)."""
+    stop = threading.Event()
+    timer = threading.Timer(seconds, stop.set)
+    started = time.perf_counter()
+    done = 0
+
+    def progress(n: int, total: int) -> None:
+        nonlocal done
+        done = n
+        if limit is not None and n >= limit:
+            stop.set()
+
+    timer.start()
+    try:
+        worker.embed_pending(stop, progress=progress)
+    finally:
+        timer.cancel()
+    return done, time.perf_counter() - started
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--root", type=Path, default=DEFAULT_ROOT)
+    ap.add_argument("--languages", type=int, default=20)
+    ap.add_argument("--per-language", type=int, default=10)
+    ap.add_argument("--section-seconds", type=float, default=120.0)
+    ap.add_argument("--questions", type=int, default=40)
+    ap.add_argument("--minutes", type=float, default=10.0)
+    args = ap.parse_args()
+    root = require(args.root, "a multilingual vault (the Obsidian help vault)")
+
+    from mcp_docs.library import Library
+    from mcp_docs.settings import Settings
+
+    with tempfile.TemporaryDirectory(prefix="mcp-docs-ttu-") as tmp:
+        vault = Path(tmp) / "vault"
+        ids = link_subset(root, vault, args.languages, args.per_language)
+        settings = Settings.load(vault, Path(tmp) / "index", embeddings="local", environ={})
+        with Library(settings) as lib:
+            started = time.perf_counter()
+            lib.sync()
+            sync_seconds = time.perf_counter() - started
+            assert lib.embedding is not None and lib.vectors is not None
+            worker, store = lib.embedding, lib.embedding.store
+            assert store.embedder is not None
+            model = store.embedder.model_id
+            started = time.perf_counter()
+            worker.chunk_dirty()
+            chunk_seconds = time.perf_counter() - started
+            store.embedder.load()
+            started = time.perf_counter()
+            units = worker.embed_documents()
+            doc_seconds = time.perf_counter() - started
+            doc_rate = units / doc_seconds if doc_seconds else 0.0
+            sections_total = store.pending_sections()
+            questions = make_questions(vault, ids, args.questions)
+            keyword = hit_at_5(lib, questions, "keyword")
+            conn = store._conn()
+
+            full = full_counts(root, store.embedder.max_chars)
+            # the section rate, measured on as many chunks as the time given allows
+            embedded, took = embed_sections_for(worker, args.section_seconds)
+            section_rate = embedded / took if took else 0.0
+            # the whole vault: subset rates applied to its counts
+            sync_full = sync_seconds * full["documents"] / max(1, len(ids))
+            to_documents = sync_full + full["document_units_distinct"] / doc_rate if doc_rate else None
+            to_full = (
+                to_documents + full["section_chunks_distinct"] / section_rate if to_documents and section_rate else None
+            )
+            old_to_full = (
+                sync_full + (full["section_chunks_distinct"] + full["document_units_distinct"]) / section_rate
+                if section_rate
+                else None
+            )
+            # at `minutes`: the share of the sections each order has embedded by then (the old order: sections only)
+            budget = args.minutes * 60 - sync_full
+            old_share = min(1.0, max(0.0, budget * section_rate / full["section_chunks"])) if section_rate else 0.0
+            new_docs_share = min(1.0, max(0.0, budget * doc_rate / full["document_units"])) if doc_rate else 0.0
+            left = budget - (full["document_units_distinct"] / doc_rate if doc_rate else budget)
+            new_share = min(1.0, max(0.0, left * section_rate / full["section_chunks"])) if section_rate else 0.0
+
+            def set_state(sections_share: float, documents: bool) -> None:
+                """Section vectors for the first `sections_share` of the subset's chunks (the worker's order:
+                newest first), document vectors on or off; embedding what is missing."""
+                want = round(sections_share * sections_total)
+                have = int(conn.execute("select count(*) from chunks where embedded = 1").fetchone()[0])
+                if want > have:
+                    embed_sections_for(worker, 3600, limit=want - have)
+                ids_desc = [int(r[0]) for r in conn.execute("select id from chunks order by id desc")]
+                with store._write() as w:
+                    for i, cid in enumerate(ids_desc):
+                        # hidden (embedded = 2), never deleted, so the states can be put back in any order
+                        w.execute(
+                            "update chunks set embedded = ? where id = ? and embedded in (1, 2)",
+                            (1 if i < want else 2, cid),
+                        )
+                    w.execute("update doc_chunks set embedded = ? where embedded in (1, 2)", (1 if documents else 2,))
+                store._has_vectors = False
+
+            def quality() -> dict[str, float]:
+                return {mode: hit_at_5(lib, questions, mode) for mode in ("hybrid", "semantic")}
+
+            set_state(old_share, documents=False)
+            old_quality = quality()
+            set_state(new_share, documents=new_docs_share >= 1.0)
+            new_quality = quality()
+            with store._write() as w:
+                w.execute("update chunks set embedded = 1 where embedded = 2")
+                w.execute("update doc_chunks set embedded = 1 where embedded = 2")
+
+    payload = {
+        "machine": machine(),
+        "note": "shared 2-core machine; subset measured, whole-vault times extrapolated from the subset's rates",
+        "model": model,
+        "subset": {
+            "documents": len(ids),
+            "languages": args.languages,
+            "sync_seconds": round(sync_seconds, 1),
+            "chunking_seconds": round(chunk_seconds, 1),
+            "document_units": units,
+            "document_units_per_s": round(doc_rate, 2),
+            "section_chunks": sections_total,
+            "section_chunks_timed": embedded,
+            "section_chunks_per_s": round(section_rate, 2),
+        },
+        "whole_vault": full,
+        "extrapolated_minutes": {
+            "to_document_vectors_for_all": round(to_documents / 60, 1) if to_documents else None,
+            "to_full_hybrid": round(to_full / 60, 1) if to_full else None,
+            "to_full_hybrid_old_order": round(old_to_full / 60, 1) if old_to_full else None,
+        },
+        f"at_{args.minutes:g}_minutes": {
+            "old_order_section_share": round(old_share, 3),
+            "new_order_document_share": round(new_docs_share, 3),
+            "new_order_section_share": round(new_share, 3),
+        },
+        "questions": len(questions),
+        "doc_hit_at_5": {"keyword": keyword, "old_order": old_quality, "new_order": new_quality},
+    }
+    print(json.dumps(payload, indent=2, ensure_ascii=False))
+    write_results("time_to_useful", payload)
+
+
+if __name__ == "__main__":
+    run_script(main)
