@@ -247,16 +247,13 @@ def main() -> None:
             embedded, took = embed_sections_for(worker, args.section_seconds)
             section_rate = embedded / took if took else 0.0
             # the whole vault: subset rates applied to its counts
-            sync_full = sync_seconds * full["documents"] / max(1, len(ids))
+            # (the sync scaled by documents; reading and chunking for the vectors as measured on the whole vault)
+            sync_full = sync_seconds * full["documents"] / max(1, len(ids)) + full["parse_and_chunk_seconds"]
             to_documents = sync_full + full["document_units_distinct"] / doc_rate if doc_rate else None
             to_full = (
                 to_documents + full["section_chunks_distinct"] / section_rate if to_documents and section_rate else None
             )
-            old_to_full = (
-                sync_full + (full["section_chunks_distinct"] + full["document_units_distinct"]) / section_rate
-                if section_rate
-                else None
-            )
+            old_to_full = sync_full + full["section_chunks_distinct"] / section_rate if section_rate else None
             # at `minutes`: the share of the sections each order has embedded by then (the old order: sections only)
             budget = args.minutes * 60 - sync_full
             old_share = min(1.0, max(0.0, budget * section_rate / full["section_chunks"])) if section_rate else 0.0
