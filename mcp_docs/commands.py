@@ -154,8 +154,10 @@ def embed_with_progress(library: Library) -> tuple[str, bool]:
     spent = time.perf_counter() - started
     state = vectors.status()
     line = f"vectors: {state['embedded']} chunks ({state['model']})"
-    if done:
-        line += f", {done} embedded in {spent:.1f}s ({done / spent:.1f} chunks/s)"
+    if state.get("documents_to_embed"):  # and one per document (index/vector_store.py), embedded first
+        line += f" and {state['document_vectors']} document vectors"
+    if done:  # texts sent to the model: a text found in several places is sent once
+        line += f", {done} texts embedded in {spent:.1f}s ({done / spent:.1f}/s)"
     if state["failed"]:
         line += f"; [yellow]{state['failed']} chunk(s) the model rejected were skipped[/] (see the log)"
     return line, False
