@@ -5,8 +5,8 @@
 
 The Obsidian help vault (public, third party: read where it is checked out, never copied into the repository) has
 ~36 language folders of 173 notes each, translations of one another (the `permalink` field ties them). A subset
-is linked into a temporary folder at run time: `--per-language` English pages and their translations in the
-first `--languages` - 1 other language folders. It is indexed with the local
+is linked into a temporary folder at run time: every English page, and the translations of `--per-language` of
+them in the first `--languages` - 1 other language folders. It is indexed with the local
 model the index decides (multilingual-e5-small for this mix), then embedded in the worker's order, timed by phase:
 
 1. every document's own unit (title, description, lead): `EmbeddingWorker.embed_documents`;
@@ -56,8 +56,9 @@ def permalink(note: Path) -> str | None:
 
 
 def link_subset(root: Path, target: Path, languages: int, per_language: int) -> list[str]:
-    """Hard links (or copies) of `per_language` English pages, evenly spread, and their translations (same
-    permalink) in the first `languages` - 1 other language folders: a translated vault, as the whole one is."""
+    """Hard links (or copies) of every English page, and the translations (same permalink) of `per_language` of
+    them, evenly spread, in the first `languages` - 1 other language folders: a translated vault, as the whole one
+    is, whose English folder holds all the answers the questions could name."""
     folders = language_folders(root)
     folders = [f for f in folders if f.name == "en"] + [f for f in folders if f.name != "en"][: languages - 1]
     english = sorted((root / "en").rglob("*.md"))
@@ -67,7 +68,8 @@ def link_subset(root: Path, target: Path, languages: int, per_language: int) -> 
     chosen: list[str] = []
     for folder in folders:
         for note in sorted(folder.rglob("*.md")):
-            if permalink(note) not in wanted:
+            # every English page (what the questions are asked of), the chosen ones' translations
+            if folder.name != "en" and permalink(note) not in wanted:
                 continue
             rel = note.relative_to(root)
             dest = target / rel
@@ -261,29 +263,42 @@ def main() -> None:
             left = budget - (full["document_units_distinct"] / doc_rate if doc_rate else budget)
             new_share = min(1.0, max(0.0, left * section_rate / full["section_chunks"])) if section_rate else 0.0
 
+            saved: dict[tuple[str, int], bytes] = {}  # vectors hidden from search for a state, put back later
+
+            def restore_all() -> None:
+                with store._write() as w:
+                    for (table, cid), blob in saved.items():
+                        vec = "doc_vec" if table == "doc_chunks" else "vec"
+                        w.execute(f"insert into {vec}(chunk_id, embedding) values (?, ?)", (cid, blob))
+                        w.execute(f"update {table} set embedded = 1 where id = ?", (cid,))
+                saved.clear()
+
+            def show_first(table: str, keep: int) -> None:
+                """Only the newest `keep` units of `table` keep their vectors (the worker's order); the others
+                look exactly as not embedded yet: no vector, embedded = 0."""
+                vec = "doc_vec" if table == "doc_chunks" else "vec"
+                with store._write() as w:
+                    ids_desc = [
+                        int(r[0]) for r in w.execute(f"select id from {table} where embedded = 1 order by id desc")
+                    ]
+                    for cid in ids_desc[keep:]:
+                        row = w.execute(f"select embedding from {vec} where chunk_id = ?", (cid,)).fetchone()
+                        if row is not None:
+                            saved[(table, cid)] = bytes(row[0])
+                            w.execute(f"delete from {vec} where chunk_id = ?", (cid,))
+                        w.execute(f"update {table} set embedded = 0 where id = ?", (cid,))
+
             def set_state(sections_share: float, documents_share: float) -> None:
                 """Section vectors for the first `sections_share` of the subset's chunks and document vectors for the
                 first `documents_share` of its documents (the worker's order: newest first); embedding what is
                 missing."""
+                restore_all()
                 want = round(sections_share * sections_total)
                 have = int(conn.execute("select count(*) from chunks where embedded = 1").fetchone()[0])
                 if want > have:
                     embed_sections_for(worker, 3600, limit=want - have)
-                ids_desc = [int(r[0]) for r in conn.execute("select id from chunks order by id desc")]
-                with store._write() as w:
-                    for i, cid in enumerate(ids_desc):
-                        # hidden (embedded = 2), never deleted, so the states can be put back in any order
-                        w.execute(
-                            "update chunks set embedded = ? where id = ? and embedded in (1, 2)",
-                            (1 if i < want else 2, cid),
-                        )
-                    units_desc = [int(r[0]) for r in w.execute("select id from doc_chunks order by id desc")]
-                    keep = round(documents_share * len(units_desc))
-                    for i, uid in enumerate(units_desc):
-                        w.execute(
-                            "update doc_chunks set embedded = ? where id = ? and embedded in (1, 2)",
-                            (1 if i < keep else 2, uid),
-                        )
+                show_first("chunks", want)
+                show_first("doc_chunks", round(documents_share * units))
                 store._has_vectors = False
 
             def quality() -> dict[str, float]:
@@ -295,9 +310,7 @@ def main() -> None:
             new_quality = quality()
             set_state(0.0, 1.0)
             documents_quality = quality()
-            with store._write() as w:
-                w.execute("update chunks set embedded = 1 where embedded = 2")
-                w.execute("update doc_chunks set embedded = 1 where embedded = 2")
+            restore_all()
 
     payload = {
         "machine": machine(),
