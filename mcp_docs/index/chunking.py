@@ -112,16 +112,40 @@ def split_pieces(body: str, budget: int, overlap: int = CHUNK_OVERLAP) -> list[s
     return pieces
 
 
+# A subsection whose whole text is shorter than this joins its parent's last chunk (heading and text) when it fits:
+# on the Obsidian help vault 20,717 of 52,704 sections with text are one piece under 200 characters (a step, a
+# one-line note under a heading), each a vector of its own. Only into an ancestor's chunk: a hit on it points at
+# the parent, whose read_section holds its subsections. 57,678 -> 52,151 chunks there (-10 %).
+SMALL_SECTION_CHARS = 200
+
+
 def chunk_document(parsed: ParsedDocument, max_chars: int, overlap: int = CHUNK_OVERLAP) -> list[Chunk]:
-    """Chunks of every section with text: 'title > heading path' then a piece of the body, ≤ max_chars in all."""
+    """Chunks of every section with text: 'title > heading path' then a piece of the body, ≤ max_chars in all;
+    a small subsection is appended to its parent's last chunk instead (SMALL_SECTION_CHARS). Vectors only: the
+    full-text index keeps one unit per section."""
     chunks: list[Chunk] = []
+    owner: str | None = None  # heading path of the section the last chunk belongs to
     for section in parsed.sections:
         if not section.body.strip():
             continue
         prefix = section_prefix(parsed.title, section.heading_path)[: max_chars // 3]
         budget = max(MIN_CHUNK_BUDGET, max_chars - len(prefix) - 1)
-        for n, piece in enumerate(split_pieces(section.body, budget, overlap)):
+        pieces = split_pieces(section.body, budget, overlap)
+        if (
+            len(pieces) == 1
+            and len(pieces[0]) < SMALL_SECTION_CHARS
+            and chunks
+            and owner
+            and section.heading_path.startswith(owner + HEADING_SEPARATOR)
+        ):
+            last = chunks[-1]
+            joined = f"{last.text}\n{section.heading}\n{pieces[0]}"
+            if len(joined) <= max_chars:
+                chunks[-1] = Chunk(last.section_idx, last.ord, joined, last.prefix_len)
+                continue
+        for n, piece in enumerate(pieces):
             chunks.append(Chunk(section.index, n, f"{prefix}\n{piece}", len(prefix) + 1))
+        owner = section.heading_path
     return chunks
 
 

@@ -346,8 +346,8 @@ def test_while_embedding_fills_in_the_first_answer_is_keywords_and_the_vectors_o
         (vault / f"short{i}.md").write_text(f"collector note{i} word{i} term{i}\n")
     (vault / "long.md").write_text("collector " * 6 + " ".join(f"filler{j}" for j in range(60)) + "\n")
     unrelated = vault / "zz-unrelated.md"
-    # two sections: its own document unit is not the text of a chunk, so its sections wait after the document phase
-    unrelated.write_text("# Unrelated\n\nnothing about the query here\n\n## More\n\nstill nothing\n")
+    # two sibling sections: its own document unit is not the text of a chunk, so they wait after the document phase
+    unrelated.write_text("# Unrelated\n\n## First\n\nnothing about the query here\n\n## Second\n\nstill nothing\n")
     old = time.time() - 3600
     os.utime(unrelated, (old, old))  # the worker embeds the newest documents first: this one last
     with Library(endpoint_settings(vault, tmp_path / "idx", server)) as lib:
