@@ -26,6 +26,7 @@ from .index.catalog import SCHEMA_VERSION, Catalog
 from .index.fulltext import QUERY_STOPWORDS, FullTextIndex, KeywordHit, doc_key, identifiers, query_words
 from .index.hits import RankedSection
 from .index.ranking import Bonus, DocumentGroup, group_by_document, lead_with
+from .index.read_only_media import writable
 from .index.sync import Progress, Synchronizer, SyncReport, recover_interrupted_batch
 from .language import STOPWORDS, describe_languages, query_language_beyond_stopwords
 from .loader import read_markdown
@@ -58,6 +59,12 @@ _CANNOT_WRITE = frozenset({3, 13, 8, 14})
 
 def open_library(settings: Settings, read_only: bool = False) -> Library:
     """The library of `settings`, or one sentence saying why its index cannot be opened."""
+    if not read_only and settings.index_dir.is_dir() and not writable(settings.index_dir):
+        # Said before anything is opened: SQLite's "unable to open database file" read as damage ("rebuilding").
+        raise IndexUnwritable(
+            f"the index folder {settings.index_dir} cannot be written (a read-only file system, or another user's "
+            "folder): indexing and serving keep it up to date there; search, read and status answer from it as it is."
+        )
     try:
         return Library(settings, read_only)
     except (OSError, sqlite3.Error) as exc:

@@ -52,6 +52,7 @@ from .chunking import Chunk, chunk_document, document_chunk
 from .hits import VectorHit
 from .language_mix import CENTROID_SAMPLE, MIN_CENTROID_CHUNKS, LanguageView, language_shifts, merge
 from .model_choice import LanguageMix
+from .read_only_media import sqlite_reading_uri
 from .sqlite_tx import immediate_transaction
 from .store_api import coverage, coverage_note, unavailable_reason
 
@@ -141,7 +142,7 @@ def stored_model(path: Path) -> str | None:
     if not path.exists():
         return None
     try:
-        conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+        conn = apsw.Connection(sqlite_reading_uri(path), flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
         try:
             row = conn.execute("select value from meta where key = 'model_id'").fetchone()
         finally:
@@ -255,10 +256,12 @@ class VectorStore:
     def _conn(self) -> apsw.Connection:
         conn: apsw.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            flags = (
-                apsw.SQLITE_OPEN_READONLY if self.read_only else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
-            )
-            conn = apsw.Connection(str(self.path), flags=flags)
+            if self.read_only:  # immutable on read-only media (index/read_only_media.py)
+                conn = apsw.Connection(
+                    sqlite_reading_uri(self.path), flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
+                )
+            else:
+                conn = apsw.Connection(str(self.path), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
             conn.enable_load_extension(True)
             conn.load_extension(sqlite_vec.loadable_path())
             conn.enable_load_extension(False)
