@@ -155,8 +155,10 @@ def embed_with_progress(library: Library) -> tuple[str, bool]:
     spent = time.perf_counter() - started
     state = vectors.status()
     line = f"vectors: {state['embedded']} chunks ({state['model']})"
-    if done:
-        line += f", {done} embedded in {spent:.1f}s ({done / spent:.1f} chunks/s)"
+    if state.get("documents_to_embed"):  # and one per document (index/vector_store.py), embedded first
+        line += f" and {state['document_vectors']} document vectors"
+    if done:  # texts sent to the model: a text found in several places is sent once
+        line += f", {done} texts embedded in {spent:.1f}s ({done / spent:.1f}/s)"
     if state["failed"]:
         line += f"; [yellow]{state['failed']} chunk(s) the model rejected were skipped[/] (see the log)"
     return line, False
@@ -451,8 +453,11 @@ def reranker_summary(rerank: dict[str, object] | None) -> str:
 
 
 def vector_summary(vec: dict[str, object]) -> str:
-    """'2,040 of 8,273 chunks embedded (24.7%), about 4:51 left at 21.4 chunks/s'."""
+    """'document vectors 6,289 of 6,289; sections: 2,040 of 8,273 chunks embedded (24.7%), about 4:51 left at
+    21.4 chunks/s'. Document-level vectors come first (index/vector_store.py), so both levels are shown."""
     text = f"{vec['embedded']:,} of {vec['chunks']:,} chunks embedded ({vec['coverage_percent']}%)"
+    if vec.get("documents_to_embed"):
+        text = f"document vectors {vec['document_vectors']:,} of {vec['documents_to_embed']:,}; sections: {text}"
     if vec["eta_seconds"] is not None:
         text += f", about {_clock(float(vec['eta_seconds']))} left at {vec['rate_chunks_per_s']} chunks/s"  # type: ignore[arg-type]
     elif vec["pending"]:

@@ -431,6 +431,15 @@ class Catalog:
         )
         return dict(counts)
 
+    def language_tokens(self) -> dict[str, int]:
+        """Estimated tokens of text per language code: how much a language weighs, not only how many files it has
+        (index/model_choice.py: three one-line notes must not weigh like three pages)."""
+        counts = self._until_commit(
+            "language_tokens",
+            lambda conn: {r[0]: r[1] for r in conn.execute("select lang, sum(tokens) from documents group by lang")},
+        )
+        return dict(counts)
+
     def documents_by_language(self, besides: str) -> dict[str, list[str]]:
         """The ids of the documents in each language other than `besides` (the collection's main language).
         Every hybrid search of a collection in several languages asks: read again only after a commit, as

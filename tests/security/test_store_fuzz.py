@@ -179,9 +179,13 @@ def test_fuzz_hostile_tool_arguments_on_both_stores(stores: Stores) -> None:
             )
             if result.is_error:
                 assert 0 < len(text) < 4000
+            strings = [v for v in _strings({k: v for k, v in args.items() if k != "mode"}) if v]
+            # Only when every string given holds a NUL: with another bad argument beside it ('\\0' as a folder
+            # is an absolute path), the refusal may rightly name that one.
             if (
                 result.is_error
-                and any("\x00" in v for v in _strings(args))
+                and strings
+                and all("\x00" in v for v in strings)
                 and name in ("list_documents", "read_document")
             ):
                 assert "NUL" in text or "not valid" in text or "must be" in text, (store, name, args, text)
