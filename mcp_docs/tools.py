@@ -19,6 +19,7 @@ import logging
 import operator
 import posixpath
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -186,11 +187,9 @@ class DocsTools:
         if tag_norm == "":  # '#' alone: filtering by it would silently list everything
             raise ToolInputError(_NO_TAG.format(tag=printable(str(tag), ID_CHARS)))
         notes: list[str] = []
-        linking: list[str] | None = None
         linked_id: str | None = None
         if linked_to is not None and (not isinstance(linked_to, str) or linked_to.strip()):
-            linked_id = self.locate(linked_to)[0]
-            linking = self.links.backlinks(linked_id)
+            linked_id = self.locate(linked_to)[0]  # its backlinks: a page of the catalog's indexed link rows
             notes.append(f"Documents that link to '{printable(linked_id, ID_CHARS)}'.")
         limit = _int(limit, "limit")
         if limit < 1 or limit > MAX_LIST_LIMIT:
@@ -200,10 +199,12 @@ class DocsTools:
         listing = (folder, tag_norm, linked_id)
         offset = self._decode_cursor(cursor, *listing) if cursor else 0
         catalog = self.library.catalog
-        records, total = catalog.list_documents(folder, tag_norm, limit, offset, linking)
+        records, total = catalog.list_documents(folder, tag_norm, limit, offset, linked_to=linked_id)
         if total == 0 and folder and not self._folder_exists(folder):
             raise ToolInputError(self._folder_missing_message(folder))
-        folders = [FolderEntry(path=p, documents=n) for p, n in catalog.subfolders(folder, tag_norm, linking)]
+        folders = [
+            FolderEntry(path=p, documents=n) for p, n in catalog.subfolders(folder, tag_norm, linked_to=linked_id)
+        ]
         shown_folders = fitting(folders, LIST_FOLDERS_CHARS)
         if shown_folders < len(folders):
             notes.append(f"{len(folders)} subfolders, first {shown_folders} shown; pass folder= to go deeper.")
@@ -233,7 +234,7 @@ class DocsTools:
             notes.append(
                 (
                     "No document links to it"
-                    if linking is not None and not folder and not tag_norm
+                    if linked_id is not None and not folder and not tag_norm
                     else "No documents here"
                 )
                 + (f" with tag '{printable(tag_norm, 60)}'" if tag_norm else "")
@@ -432,10 +433,23 @@ class DocsTools:
         try:
             as_given = self.library.jail.relative_folder(folder)
             if folder == folder.strip() or self._folder_exists(as_given):  # a folder name may begin with a space
-                return as_given
-            return self.library.jail.relative_folder(folder.strip())
+                return self._stored_folder(as_given)
+            return self._stored_folder(self.library.jail.relative_folder(folder.strip()))
         except PathOutsideRoot as exc:
             raise ToolInputError(f"Refused: {exc}") from exc
+
+    def _stored_folder(self, folder: str) -> str:
+        """`folder` as the index spells it: a name typed in NFC finds a folder macOS wrote decomposed (NFD), and
+        the other way round, as links and ids do. Asks the catalog only for a non-ASCII name not found as is."""
+        if folder.isascii() or self._folder_exists(folder):
+            return folder
+        wanted = unicodedata.normalize("NFC", folder)
+        depth = wanted.count("/") + 1
+        for stored in self.library.catalog.folders():
+            prefix = "/".join(stored.split("/")[:depth])
+            if unicodedata.normalize("NFC", prefix) == wanted:
+                return prefix
+        return folder
 
     def _folder_exists(self, folder: str) -> bool:
         return self.library.folder_exists(folder)
