@@ -14,8 +14,10 @@ from mcp import Client
 
 from mcp_docs.index.catalog import SCHEMA_VERSION
 from mcp_docs.library import Library
+from mcp_docs.markdown import parse_markdown
 from mcp_docs.server import build_server
 from mcp_docs.settings import Settings
+from mcp_docs.tools import STORED_OUTLINE_BYTES, DocsTools, outline
 
 from .server_fixtures import write
 
@@ -191,3 +193,24 @@ async def test_a_folder_filter_finds_a_folder_in_the_other_unicode_form(tmp_path
             assert listed["total"] == 1
             found = await call(c, "search_documents", query="coffee", folder=asked, mode="keyword")
             assert [r["id"] for r in found["results"]] == [f"{folder}/menu/espresso.md"]
+
+
+def test_a_large_notes_outline_comes_from_the_catalog_unless_the_file_changed_since(tmp_path: Path) -> None:
+    root, index = tmp_path / "vault", tmp_path / "index"
+    write(root, "Target.md", "# Target\n")
+    text = "# Big\n\nintro\n\n## Part one\n\n" + "[[Target]] " * 100_000 + "\r\n\n## Part two\n\n[[Other]] end\n"
+    assert len(text) > STORED_OUTLINE_BYTES
+    write(root, "big.md", text)
+    write(root, "c.md", "# C\n\n[[big]]\n")
+    with Library(Settings.load(root, index, embeddings="none", environ={})) as lib:
+        lib.sync()
+        tools = DocsTools(lib)
+        got = tools.read_document("big.md", mode="outline")
+        assert tools.parse_cache.parses == 0  # the 1.1 MB note was not parsed
+        parsed = parse_markdown(text, "big")
+        assert got.content == outline(parsed) + tools.links.outline_lines("big.md", parsed.links)
+        assert "## Part two (L" in got.content and "Links to (2): Target.md, 'Other' (unresolved)." in got.content
+        assert "Linked from (1): c.md." in got.content and got.title == "Big"
+        write(root, "big.md", text + "\n## Part three\n")  # not synced: the catalog's sections are stale
+        got = tools.read_document("big.md", mode="outline")
+        assert tools.parse_cache.parses == 1 and "## Part three" in got.content
