@@ -85,6 +85,15 @@ async def test_each_link_row_stores_what_it_resolves_to_and_syncs_resolve_again_
     }
     assert await backlinks(c, "Target.md") == ["b.md"]
     assert await backlinks(c, "sub/Target.md") == ["sub/a.md"]
+    # An edit that keeps a note's names and language resolves nothing again (a hub's 20,000 backlinks).
+    with sqlite3.connect(catalog_file(index)) as conn:
+        conn.execute("update links set resolved = 'kept' where doc_id = 'b.md' and target = 'Target'")
+    write(root, "Target.md", "# Target\n\nedited, same names\n")
+    lib.sync()
+    assert stored(index)[("b.md", "Target")] == "kept"
+    write(root, "Target.md", "---\nlang: fr\n---\n# Target\n\nautre langue\n")  # its language: resolved again
+    lib.sync()
+    assert stored(index)[("b.md", "Target")] == "sub/Target.md"  # as near, and in b.md's language (English)
     (root / "sub/Target.md").rename(root / "sub/Elsewhere.md")  # renamed: its old name's links fall back
     lib.sync()
     assert await backlinks(c, "Target.md") == ["b.md", "sub/a.md"]

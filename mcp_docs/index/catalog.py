@@ -255,7 +255,8 @@ class Catalog:
     # -- writes (inside a transaction) ------------------------------------------
     @staticmethod
     def upsert(conn: sqlite3.Connection, doc: DocumentRecord, sections: Iterable[SectionRecord]) -> None:
-        Catalog.delete(conn, doc.id)
+        before = _naming(conn, doc.id)
+        Catalog._delete_rows(conn, doc.id)
         conn.execute(
             "insert into documents values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             document_row(doc, doc.indexed_at or time.time()),
@@ -279,12 +280,18 @@ class Catalog:
         conn.executemany(
             "insert or ignore into doc_names values (?,?,?,?)", [(n.key, n.doc_id, n.kind, n.alias) for n in doc.names]
         )
-        _links_to_resolve(conn, {n.key for n in doc.names})
+        after = ({(n.key, n.kind, n.alias) for n in doc.names}, doc.lang)
+        if after != before:  # an edit that keeps its names and language changes no link's resolution
+            _links_to_resolve(conn, {name[0] for name in before[0] | after[0]})
 
     @staticmethod
     def delete(conn: sqlite3.Connection, doc_id: str) -> None:
         # Links to its names may have resolved to it, or (ambiguous) not because of it: resolved again.
-        _links_to_resolve(conn, {r[0] for r in conn.execute("select key from doc_names where doc_id = ?", (doc_id,))})
+        _links_to_resolve(conn, {name[0] for name in _naming(conn, doc_id)[0]})
+        Catalog._delete_rows(conn, doc_id)
+
+    @staticmethod
+    def _delete_rows(conn: sqlite3.Connection, doc_id: str) -> None:
         conn.execute("delete from documents where id = ?", (doc_id,))
         conn.execute("delete from sections where doc_id = ?", (doc_id,))
         conn.execute("delete from doc_tags where doc_id = ?", (doc_id,))
@@ -570,6 +577,13 @@ def _links_to_resolve(conn: sqlite3.Connection, keys: set[str]) -> None:
             "update links set resolved = null where key in (select value from json_each(?)) and resolved is not null",
             (json.dumps(sorted(keys)),),
         )
+
+
+def _naming(conn: sqlite3.Connection, doc_id: str) -> tuple[set[tuple[str, str, str]], str | None]:
+    """What decides which links resolve to a document: its names and its language (None: not indexed)."""
+    names = set(conn.execute("select key, kind, alias from doc_names where doc_id = ?", (doc_id,)))
+    row = conn.execute("select lang from documents where id = ?", (doc_id,)).fetchone()
+    return names, row[0] if row else None
 
 
 def _linked_filter(linked_to: str | None, where: list[str], args: list[Any]) -> None:

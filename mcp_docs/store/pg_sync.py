@@ -136,7 +136,7 @@ class PgWriter:
         ids = [f.doc_id for f, *_ in batch]
         with self.db.transaction() as conn:
             kept = self._vectors_of(conn, ids)
-            _links_to_resolve(conn, ids + list(gone))  # the links their old names resolved (or not)
+            before = _naming(conn, ids + list(gone))  # what decides the links to them: names, language
             conn.execute("delete from mcp_docs_documents where id = any(%s)", (ids + list(gone),))
             for f, digest, parsed, warnings, data in batch:
                 record, sections = catalog_records(self.settings, f, digest, parsed, warnings)
@@ -148,7 +148,7 @@ class PgWriter:
                     if conn.broken or conn.closed:  # the connection is lost, not this document refused
                         raise
                     _refused(f.doc_id, exc, report, old.get(f.doc_id) is not None)
-            _links_to_resolve(conn, ids)  # and those their new names may now resolve
+            _links_to_resolve(conn, before, _naming(conn, ids))
             self._resolve_pending(conn)
             if touches:
                 with conn.cursor() as cur:
@@ -315,14 +315,34 @@ def _refused(doc_id: str, exc: Exception, report: SyncReport, was_indexed: bool)
         report.added -= 1
 
 
-def _links_to_resolve(conn: psycopg.Connection[Any], ids: list[str]) -> None:
-    """Mark for resolving again the links to the names these documents have now: one that takes or leaves a
-    name changes what links of that name resolve to, and no other link's."""
-    if ids:
+Naming = dict[str, tuple[frozenset[tuple[str, str, str]], str]]
+
+
+def _naming(conn: psycopg.Connection[Any], ids: list[str]) -> Naming:
+    """What decides which links resolve to each of these documents: its names and its language."""
+    if not ids:
+        return {}
+    names: dict[str, set[tuple[str, str, str]]] = {}
+    for key, doc_id, kind, alias in conn.execute(
+        "select key, doc_id, kind, alias from mcp_docs_doc_names where doc_id = any(%s)", (ids,)
+    ):
+        names.setdefault(doc_id, set()).add((key, kind, alias))
+    rows = conn.execute("select id, lang from mcp_docs_documents where id = any(%s)", (ids,)).fetchall()
+    return {doc_id: (frozenset(names.get(doc_id, ())), lang) for doc_id, lang in rows}
+
+
+def _links_to_resolve(conn: psycopg.Connection[Any], before: Naming, after: Naming) -> None:
+    """Mark for resolving again the links to the names of the documents whose names or language the batch
+    changed (added, deleted, renamed, re-detected): the links of other names resolve as they did."""
+    keys: set[str] = set()
+    for doc_id in before.keys() | after.keys():
+        old, new = before.get(doc_id), after.get(doc_id)
+        if old != new:
+            for naming in (old, new):
+                keys.update(name[0] for name in (naming[0] if naming else ()))
+    if keys:
         conn.execute(
-            "update mcp_docs_links set resolved = null where resolved is not null and key in "
-            "(select key from mcp_docs_doc_names where doc_id = any(%s))",
-            (ids,),
+            "update mcp_docs_links set resolved = null where resolved is not null and key = any(%s)", (sorted(keys),)
         )
 
 

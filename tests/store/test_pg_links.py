@@ -96,6 +96,7 @@ def test_postgres_stores_each_links_resolution_updates_it_incrementally_and_find
     }
     with psycopg.connect(url) as conn:  # a row no changed name touches is not resolved again
         conn.execute("update mcp_docs_links set resolved = 'untouched' where doc_id = 'b.md' and target = 'Other'")
+    write(root, "Other.md", "# Other\n\nedited, same names\n")  # names and language kept: nothing to redo
     (root / "Target.md").rename(root / "Moved.md")
     index()
     assert stored()[("b.md", "Target")] == "" and stored()[("b.md", "Other")] == "untouched"
