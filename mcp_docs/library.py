@@ -27,7 +27,7 @@ from .index.fulltext import QUERY_STOPWORDS, FullTextIndex, KeywordHit, doc_key,
 from .index.hits import RankedSection
 from .index.ranking import Bonus, DocumentGroup, group_by_document, lead_with
 from .index.sync import Progress, Synchronizer, SyncReport, recover_interrupted_batch
-from .language import STOPWORDS, describe_languages
+from .language import STOPWORDS, describe_languages, query_language_beyond_stopwords
 from .loader import read_markdown
 from .markdown import normalize_tag
 from .models import DocumentMatch, IndexInfo, SearchMode, SearchResult, SectionMatch
@@ -457,12 +457,14 @@ class Library:
         words = query_words(query)
         terms = [w for w in words if w not in QUERY_STOPWORDS] or words
         terms += identifiers(query)
+        named = self.catalog.named_languages([g.doc_id for g in groups])
         results = [
             DocumentMatch(
                 id=g.doc_id,
                 title=g.hits[0].title,
                 score=round(g.score, 4),
                 tags=list(g.hits[0].tags),
+                language=named.get(g.doc_id),
                 sections=[
                     SectionMatch(
                         heading=s.heading,
@@ -505,7 +507,13 @@ class Library:
                 sections.update(self.catalog.section_counts(ids))
             return translations.alike(sections.get(a, 0), sections.get(b, 0))
 
-        answers = translations.collapse(ids, language_of, language, same_page)
+        declared = {}  # the pages whose front matter names their translations (translations.declared_key)
+        for doc_id in ids:
+            record = self.catalog.document(doc_id)
+            key = translations.declared_key(record.front_matter) if record is not None else None
+            if key is not None:
+                declared[doc_id] = key
+        answers = translations.collapse(ids, language_of, language, same_page, declared)
         answers = answers[:limit]
         if not translations.has_pairs(answers):
             return groups[:limit], None
@@ -519,7 +527,9 @@ class Library:
         OpenTelemetry questions it names 93 of 110, none wrongly; the language the query's vector is closest to
         named two English identifiers French."""
         stopwords = {code: STOPWORDS[code] for code in self._languages if code in STOPWORDS}
-        return document_signals.query_language(query_words(query), stopwords)
+        return document_signals.query_language(query_words(query), stopwords) or query_language_beyond_stopwords(
+            query, self._languages
+        )
 
     # -- documents (the tools read them through these, so another store may serve them) ---------------------
     def resolve_id(self, doc_id: str) -> Path:

@@ -79,9 +79,12 @@ class LinkGraph:
         return resolve(target, source, names, self.extensions, self._languages(names, [source] if source else []))
 
     def _languages(self, names: Sequence[Name], sources: Iterable[str]) -> dict[str, str]:
-        """The language of each candidate and linking note: it breaks ties between equally near candidates."""
+        """The named language (declared or detected) of each candidate and linking note, those decided: it
+        breaks ties between equally near candidates. Not the language a page is analysed in, which is the
+        root's for an undecided page: a guess must not pick a candidate."""
         ids = {n.doc_id for n in names} | set(sources)
-        return self.catalog.languages_of(sorted(ids)) if ids else {}
+        named = self.catalog.named_languages(sorted(ids)) if ids else {}
+        return {doc_id: lang for doc_id, lang in named.items() if lang}
 
     def outgoing(self, source: str, links: Sequence[Link], limit: int) -> tuple[list[OutgoingLink], bool]:
         """The links of `source` to other notes, each once, in the order written, resolved: the first `limit`

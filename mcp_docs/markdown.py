@@ -170,10 +170,10 @@ def document_from_blocks(
         warnings.append(f"{len(tags)} tags: only the first {MAX_TAGS} are kept")
         tags = tags[:MAX_TAGS]
     aliases = tuple(_as_str_list(front_matter.get("aliases") or front_matter.get("alias")))
-    from .settings import normalize_language
+    from .language import declared_language
 
     lang_raw = front_matter.get("lang") or front_matter.get("language")
-    lang = normalize_language(lang_raw) if isinstance(lang_raw, str) else None
+    lang = declared_language(lang_raw) if isinstance(lang_raw, str) else None
     if lang_raw and lang is None:
         warnings.append(
             f"unsupported lang '{str(lang_raw)[:20]}' in front matter; the language is detected from the text"

@@ -57,6 +57,10 @@ class DocumentMatch(BaseModel):
     score: float
     tags: Tags = Field(default_factory=list)
     sections: list[SectionMatch] = Field(default_factory=list)
+    language: str | None = Field(
+        default=None,
+        description="ISO 639-1 code of the language the document is written in; null when it could not be told.",
+    )
 
 
 class IndexInfo(BaseModel):
@@ -91,6 +95,10 @@ class DocumentEntry(BaseModel):
     size_bytes: int
     modified: str  # ISO 8601, UTC
     sections: int
+    language: str | None = Field(
+        default=None,
+        description="ISO 639-1 code of the language the document is written in; null when it could not be told.",
+    )
 
 
 class ListResult(BaseModel):

@@ -8,9 +8,17 @@ straight to `read_section`, short snippets, and how to continue.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from .models import ListResult, ReadDocumentResult, ReadSectionResult, SearchResult, SectionMatch
+from .models import (
+    DocumentEntry,
+    DocumentMatch,
+    ListResult,
+    ReadDocumentResult,
+    ReadSectionResult,
+    SearchResult,
+    SectionMatch,
+)
 from .snippets import clip
 
 # A 5-document search renders to ~1,450 characters (OpenTelemetry questions; benchmarks/REPORT.md, "Answer-first
@@ -46,9 +54,10 @@ def render_search(result: SearchResult, next_step: Callable[[SearchResult], str]
     lines = [head + ")"]
     if result.note:
         lines.append(f"note: {result.note}")
+    languages = _language_marks(result.results)
     for rank, doc in enumerate(result.results, start=1):
         tags = f" [{', '.join(doc.tags[:6])}]" if doc.tags else ""
-        lines.append(f"{rank}. {doc.id} — {clip(doc.title, TITLE_CHARS)}{tags}")
+        lines.append(f"{rank}. {doc.id} — {clip(doc.title, TITLE_CHARS)}{tags}{languages(doc.language)}")
         if not doc.sections:
             continue
         lead, *others = doc.sections
@@ -59,6 +68,14 @@ def render_search(result: SearchResult, next_step: Callable[[SearchResult], str]
     if result.results:
         lines.append(next_step(result) if next_step else "Next: read_section(id, heading path) for the text.")
     return "\n".join(lines)
+
+
+def _language_marks(documents: Sequence[DocumentMatch] | Sequence[DocumentEntry]) -> Callable[[str | None], str]:
+    """' (fr)' after each document when the documents shown are in more than one language; nothing in a
+    collection of one language, where it would only cost tokens (undecided: ' (?)')."""
+    if len({d.language for d in documents}) < 2:
+        return lambda _: ""
+    return lambda code: f" ({code or '?'})"
 
 
 def _where(section: SectionMatch) -> str:
@@ -75,9 +92,11 @@ def render_list(result: ListResult) -> str:
         lines.append(f"note: {result.note}")
     if result.folders:
         lines.append("folders: " + ", ".join(f"{f.path}/ ({f.documents})" for f in result.folders))
+    languages = _language_marks(result.documents)
     for d in result.documents:
         tags = f" [{', '.join(d.tags[:6])}]" if d.tags else ""
-        line = f"- {d.id} — {clip(d.title, 100)}{tags} ({d.sections} sections, {d.size_bytes} B, {d.modified[:10]})"
+        size = f"{d.sections} sections, {d.size_bytes} B, {d.modified[:10]}"
+        line = f"- {d.id} — {clip(d.title, 100)}{tags}{languages(d.language)} ({size})"
         if d.summary:
             line += f": {clip(d.summary, 120)}"
         lines.append(line)

@@ -222,6 +222,7 @@ class DocsTools:
                 size_bytes=r.size,
                 modified=iso_utc(r.mtime_ns),
                 sections=counts.get(r.id, 0),
+                language=r.language,
             )
             for r in records
         ]

@@ -106,6 +106,61 @@ def test_one_sentence_with_three_function_words_of_one_language_is_named(text: s
     assert detect_language([text]) == code
 
 
-@pytest.mark.parametrize("text", ["Notes sur le projet", "Casa de la Playa del Carmen", "la la la la"])
+@pytest.mark.parametrize("text", ["Casa de la Playa del Carmen", "la la la la"])
 def test_one_short_line_without_a_clear_lead_still_abstains(text: str) -> None:
     assert detect_language([text]) is None
+
+
+# The language families issue 29 found named wrongly (Czech as Portuguese, Ukrainian as Russian, Persian as Arabic,
+# Danish and Norwegian as English, Hindi, Thai, Khmer, Hebrew, Bengali, Vietnamese, Indonesian as English), each
+# with the language it was confused with where it has one: two sentences of a note, written for the tests.
+FAMILY_SAMPLES = {
+    # Latin script, confused with Portuguese by the stop-word vote
+    "cs": "Poznámky si můžete uspořádat do složek a každou z nich otevřít v novém okně. Vyhledávání najde text ve všech souborech.",
+    "sk": "Poznámky si môžete usporiadať do priečinkov a každú z nich otvoriť v novom okne. Vyhľadávanie nájde text vo všetkých súboroch.",
+    "pl": "Notatki można uporządkować w folderach i otworzyć każdą z nich w nowym oknie. Wyszukiwanie znajduje tekst we wszystkich plikach.",
+    # Cyrillic: Ukrainian, not Russian
+    "uk": "Нотатки можна впорядкувати в папках і відкрити кожну з них у новому вікні. Пошук знаходить текст у всіх файлах.",
+    "ru": "Заметки можно упорядочить по папкам и открыть каждую из них в новом окне. Поиск находит текст во всех файлах.",
+    # Arabic script: Persian, not Arabic
+    "fa": "می‌توانید یادداشت‌ها را در پوشه‌ها مرتب کنید و هر کدام را در یک پنجره جدید باز کنید. جستجو متن را در همه فایل‌ها پیدا می‌کند.",
+    "ar": "يمكنك تنظيم الملاحظات في مجلدات وفتح كل واحدة منها في نافذة جديدة. يجد البحث النص في جميع الملفات.",
+    # Scandinavian: Danish and Norwegian, not English
+    "da": "Du kan organisere dine noter i mapper og åbne hver af dem i et nyt vindue. Søgningen finder teksten i alle filerne.",
+    "no": "Du kan organisere notatene dine i mapper og åpne hver av dem i et nytt vindu. Søket finner teksten i alle filene.",
+    # Scripts of their own, named English before
+    "hi": "आप अपने नोट्स को फ़ोल्डरों में व्यवस्थित कर सकते हैं और हर एक को नई विंडो में खोल सकते हैं। खोज सभी फ़ाइलों में पाठ ढूंढती है।",
+    "bn": "আপনি আপনার নোটগুলি ফোল্ডারে সাজাতে পারেন এবং প্রতিটি নতুন উইন্ডোতে খুলতে পারেন। অনুসন্ধান সব ফাইলে লেখা খুঁজে পায়।",
+    "he": "אפשר לסדר את הפתקים בתיקיות ולפתוח כל אחד מהם בחלון חדש. החיפוש מוצא את הטקסט בכל הקבצים.",
+    "th": "คุณสามารถจัดระเบียบบันทึกของคุณในโฟลเดอร์และเปิดแต่ละรายการในหน้าต่างใหม่ได้ การค้นหาจะพบข้อความในไฟล์ทั้งหมด",
+    "km": "អ្នកអាចរៀបចំកំណត់ចំណាំរបស់អ្នកនៅក្នុងថតឯកសារ ហើយបើកវានីមួយៗនៅក្នុងបង្អួចថ្មី។ ការស្វែងរកនឹងរកឃើញអត្ថបទនៅក្នុងឯកសារទាំងអស់។",
+    # Latin script, named English before
+    "vi": "Bạn có thể sắp xếp các ghi chú của mình trong thư mục và mở từng ghi chú trong một cửa sổ mới. Tìm kiếm sẽ tìm thấy văn bản trong tất cả các tệp.",
+    "id": "Anda dapat mengatur catatan Anda dalam folder dan membuka masing-masing di jendela baru. Pencarian menemukan teks di semua berkas.",
+}
+
+
+@pytest.mark.parametrize("code", sorted(FAMILY_SAMPLES))
+def test_names_each_language_family_right(code: str) -> None:
+    assert detect_language([FAMILY_SAMPLES[code]]) == code
+
+
+def test_a_page_of_code_with_a_line_of_prose_in_its_comments_abstains() -> None:
+    # what the identifier would call English (fastText lid.176 does, at 0.64): names and shell commands
+    assert detect_language(["kubectl get pods -n default"]) is None
+    assert detect_language(["John Smith, Mary Jones, Paul Brown"]) is None
+
+
+def test_bosnian_without_a_clear_lead_over_croatian_abstains() -> None:
+    # Bosnian, Croatian and Serbian are one language written three ways: on a short page the identifier's
+    # choice among them is a coin toss (tldr's Bosnian pages: Croatian at 0.54 against 0.30), so it abstains.
+    # (here Bosnian 0.61, Serbian 0.26: sure enough by itself, not ahead enough of its sibling)
+    assert detect_language(["Izlistaj sve datoteke u trenutnom direktoriju, uključujući i one skrivene."]) is None
+
+
+def test_southeast_asian_pairs_are_of_letters_with_their_marks() -> None:
+    # Khmer 'ផ្សារ' (market) is two letters, 'ផ្សា' (a consonant, a stacked one, a vowel sign) and 'រ': one pair
+    assert cjk_terms("ផ្សារ") == ["ផ្សារ"]
+    # Thai 'ร่ม' (umbrella): the tone mark stays on its consonant
+    assert cjk_terms("ร่ม") == ["ร่ม"]
+    assert cjk_terms("แมว", letters=True) == ["แม", "มว", "แ", "ม", "ว"]

@@ -93,7 +93,7 @@ async def test_each_link_row_stores_what_it_resolves_to_and_syncs_resolve_again_
     assert stored(index)[("b.md", "Target")] == "kept"
     write(root, "Target.md", "---\nlang: fr\n---\n# Target\n\nautre langue\n")  # its language: resolved again
     lib.sync()
-    assert stored(index)[("b.md", "Target")] == "sub/Target.md"  # as near, and in b.md's language (English)
+    assert stored(index)[("b.md", "Target")] == "Target.md"  # b.md's language is undecided: the shortest path
     (root / "sub/Target.md").rename(root / "sub/Elsewhere.md")  # renamed: its old name's links fall back
     lib.sync()
     assert await backlinks(c, "Target.md") == ["b.md", "sub/a.md"]
@@ -133,14 +133,14 @@ async def test_backlinks_are_paged_in_sql_with_the_cursor(tmp_path: Path) -> Non
             ] == 0  # itself is not a backlink
 
 
-def test_a_catalog_of_schema_6_is_rebuilt_with_the_resolved_column(tmp_path: Path) -> None:
+def test_a_catalog_of_schema_7_is_rebuilt_with_the_resolved_column(tmp_path: Path) -> None:
     root, index = tmp_path / "vault", tmp_path / "index"
     write(root, "Target.md", "# Target\n")
     write(root, "a.md", "# A\n\n[[Target]]\n")
     settings = Settings.load(root, index, embeddings="none", environ={})
     with Library(settings) as lib:
         lib.sync()
-    with sqlite3.connect(catalog_file(index)) as conn:  # as schema 6 left it
+    with sqlite3.connect(catalog_file(index)) as conn:  # as schema 7 left it
         conn.execute("drop table links")
         conn.execute(
             "create table links (doc_id text not null, n integer not null, line integer not null, kind text not null,"
@@ -148,8 +148,8 @@ def test_a_catalog_of_schema_6_is_rebuilt_with_the_resolved_column(tmp_path: Pat
             " primary key (doc_id, n)) without rowid"
         )
         conn.execute("insert into links values ('a.md', 0, 3, 'wiki', 'Target', null, 'target', 1)")
-        conn.execute("update meta set value = '6' where key = 'schema_version'")
-    assert SCHEMA_VERSION == 7
+        conn.execute("update meta set value = '7' where key = 'schema_version'")
+    assert SCHEMA_VERSION == 8
     with Library(settings) as lib:
         lib.sync()
         assert lib.catalog.linking("Target.md", 5) == (["a.md"], 1)

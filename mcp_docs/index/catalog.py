@@ -30,8 +30,10 @@ log = logging.getLogger(__name__)
 SQLITE_SUFFIXES = ("", "-wal", "-shm", "-journal")
 
 # Bump when the tables or what parsing extracts change: existing indexes are rebuilt on open.
-# 6: one links row per (document, target) with its count; 7: each row's resolved target, indexed (backlinks)
-SCHEMA_VERSION = 7
+# 6: one links row per (document, target) with its count.
+# 7: documents.language, the language named (front matter or detected), null when undecided (issue 29).
+# 8: each links row's resolved target, indexed (backlinks).
+SCHEMA_VERSION = 8
 
 _SCHEMA = """
 create table if not exists meta (key text primary key, value text not null);
@@ -50,7 +52,8 @@ create table if not exists documents (
     links text not null,
     warnings text not null,
     tokens integer not null,
-    indexed_at real not null
+    indexed_at real not null,
+    language text
 );
 create index if not exists documents_folder on documents(folder);
 create index if not exists documents_lang on documents(lang);
@@ -139,6 +142,9 @@ class DocumentRecord:
     tokens: int
     indexed_at: float = 0.0
     names: tuple[Name, ...] = ()  # how links can name it: file name, folder (index notes), aliases
+    # The language its front matter or the detector names (ISO 639-1), None when undecided: what agents are told.
+    # `lang` is the language it is analysed in: this one, else the root's.
+    language: str | None = None
 
 
 @dataclass(frozen=True)
@@ -258,7 +264,7 @@ class Catalog:
         before = _naming(conn, doc.id)
         Catalog._delete_rows(conn, doc.id)
         conn.execute(
-            "insert into documents values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "insert into documents values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             document_row(doc, doc.indexed_at or time.time()),
         )
         conn.executemany(
@@ -280,7 +286,7 @@ class Catalog:
         conn.executemany(
             "insert or ignore into doc_names values (?,?,?,?)", [(n.key, n.doc_id, n.kind, n.alias) for n in doc.names]
         )
-        after = ({(n.key, n.kind, n.alias) for n in doc.names}, doc.lang)
+        after = ({(n.key, n.kind, n.alias) for n in doc.names}, doc.language)
         if after != before:  # an edit that keeps its names and language changes no link's resolution
             _links_to_resolve(conn, {name[0] for name in before[0] | after[0]})
 
@@ -412,6 +418,15 @@ class Catalog:
 
     def section_total(self) -> int:
         return int(self._conn().execute("select count(*) from sections").fetchone()[0])
+
+    def named_languages(self, doc_ids: list[str]) -> dict[str, str | None]:
+        """Each known document's named language (DocumentRecord.language: None when undecided), in one query."""
+        if not doc_ids:
+            return {}
+        rows = self._conn().execute(
+            "select id, language from documents where id in (select value from json_each(?))", (json.dumps(doc_ids),)
+        )
+        return {r[0]: r[1] for r in rows}
 
     def languages_of(self, doc_ids: list[str]) -> dict[str, str]:
         """Each known document's language code, in one query (a search merging translations asks for its ~10)."""
@@ -580,9 +595,9 @@ def _links_to_resolve(conn: sqlite3.Connection, keys: set[str]) -> None:
 
 
 def _naming(conn: sqlite3.Connection, doc_id: str) -> tuple[set[tuple[str, str, str]], str | None]:
-    """What decides which links resolve to a document: its names and its language (None: not indexed)."""
+    """What decides which links resolve to a document: its names and its named language (None: undecided)."""
     names = set(conn.execute("select key, kind, alias from doc_names where doc_id = ?", (doc_id,)))
-    row = conn.execute("select lang from documents where id = ?", (doc_id,)).fetchone()
+    row = conn.execute("select language from documents where id = ?", (doc_id,)).fetchone()
     return names, row[0] if row else None
 
 
@@ -633,6 +648,7 @@ def document_row(doc: DocumentRecord, indexed_at: float) -> tuple[Any, ...]:
         json.dumps(list(doc.warnings)),
         doc.tokens,
         indexed_at,
+        doc.language,
     )
 
 
@@ -654,4 +670,5 @@ def document_from_row(row: tuple[Any, ...]) -> DocumentRecord:
         warnings=tuple(json.loads(row[12])),
         tokens=row[13],
         indexed_at=row[14],
+        language=row[15],
     )

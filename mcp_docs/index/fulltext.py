@@ -31,7 +31,7 @@ from pathlib import Path
 import tantivy
 
 from ..errors import IndexBusy
-from ..language import STOPWORDS, cjk_terms
+from ..language import SOUTHEAST_ASIAN_RUN, STOPWORDS, cjk_terms, query_language_beyond_stopwords
 from ..settings import STEMMER_LANGUAGES
 from . import ownership
 from .document_signals import QuerySignals, QueryWord, query_language
@@ -43,9 +43,17 @@ log = logging.getLogger(__name__)
 # the version change clears the catalog (Library._check_generation), so every document is indexed again once.
 # 9: a one-sentence note is named by three function words (language.SHORT_MIN_VOTES): notes indexed before keep
 # the root's language, and so its stemmer, until indexed again.
-FULLTEXT_SCHEMA_VERSION = "9"
+# 10: languages named by py3langid (Czech was Portuguese, Thai English), Thai/Lao/Khmer/Myanmar letter pairs in
+# `cjk`, languages without a stemmer unstemmed (UNSTEMMED_MARK): every document is detected and indexed again once.
+FULLTEXT_SCHEMA_VERSION = "10"
 WRITER_HEAP_BYTES = 64 * 1024 * 1024
 MAX_QUERY_TERMS = 64
+# A language without a stemmer (Czech, Thai, Ukrainian, ...) is lowercased and accent-folded, not stemmed, and each
+# of its words is marked (Snowball stemmers have no suffix of digits, so the root's leaves it whole): its words
+# are not the root's stems. Unmarked, every Czech, Khmer or Vietnamese page that keeps "Canvas" or "create" as
+# an English word counted in the English stem's document frequency: in the Obsidian help (36 languages) English
+# 'canva' was in 27 languages' pages, Portuguese 'canv' in 5, and "what is canvas" found the English page third.
+UNSTEMMED_MARK = "00"
 MAX_IDENTIFIERS = 200
 
 # Field weights, tuned on SciFact and checked on the OpenTelemetry question set (benchmarks/REPORT.md).
@@ -202,6 +210,13 @@ def query_words(text: str) -> list[str]:
     return list(words)
 
 
+def spaced_words(text: str) -> list[str]:
+    """The query's words for the word fields: Thai, Lao, Khmer and Myanmar runs are left to their letter pairs
+    (cjk_terms). The word pattern cuts them at every vowel sign, and the pieces (one consonant, often) matched the
+    pieces of every page in the language ('ផ្សារ', market, found the school note first through its 'ស')."""
+    return query_words(SOUTHEAST_ASIAN_RUN.sub(" ", text))
+
+
 def ancestor_folders(folder: str) -> list[str]:
     if not folder:
         return []
@@ -322,9 +337,11 @@ class FullTextIndex:
 
     def _pre_stemmed(self, text: str, lang: str) -> str:
         """`text` of a section in `lang`, ready for the root-stemmed fields (see the module docstring)."""
-        if lang == self.language or lang not in STEMMER_LANGUAGES:
+        if lang == self.language:
             return text
-        return " ".join(_stemming(lang).analyze(text))
+        if lang in STEMMER_LANGUAGES:
+            return " ".join(_stemming(lang).analyze(text))
+        return " ".join(f"{word}{UNSTEMMED_MARK}" for word in _analyzer(None).analyze(text))
 
     def _stem_terms(self, word: str, languages: Iterable[str]) -> dict[str, list[str]]:
         """The terms `word` has in the stemmed fields of sections in each of `languages` (analysed as those
@@ -455,7 +472,7 @@ class FullTextIndex:
     def build_query(
         self, text: str, languages: Iterable[str], folder: str | None = None, tags: Iterable[str] = ()
     ) -> tantivy.Query | None:
-        words = query_words(text)
+        words = spaced_words(text)
         content = [w for w in words if w not in QUERY_STOPWORDS]
         if content:
             words = content
@@ -513,14 +530,14 @@ class FullTextIndex:
     def query_signals(self, text: str, languages: Iterable[str]) -> QuerySignals:
         """What document_signals needs of a query: its words' terms by language, weighted by their IDF over
         the sections (the rarest term of a word in the body field), and the query's language."""
-        words = query_words(text)
+        words = spaced_words(text)
         content = [w for w in words if w not in QUERY_STOPWORDS] or words
         # The words of a code identifier (OTEL_TRACES_SAMPLER_ARG) name it; they do not say what the page is
         # about, and the `ident` field already matches the whole: a page in a `traces` folder is no better an
         # answer. OpenTelemetry questions, keyword doc hit@5: 0.933 with them, 0.947 without.
         code = _IDENT.sub(lambda m: " " if _CODE_MARK.search(m.group(0)) else m.group(0), text)
         if code != text:
-            outside = set(query_words(code))
+            outside = set(spaced_words(code))
             content = [w for w in content if w in outside]
         present = sorted({self.language, *languages})
         last = getattr(self._last_query, "value", None)
@@ -536,7 +553,8 @@ class FullTextIndex:
             weight = math.log(1 + (total - df + 0.5) / (df + 0.5))
             weighted.append(QueryWord({t: tuple(codes) for t, codes in terms.items()}, weight))
         stopwords = {code: STOPWORDS[code] for code in present if code in STOPWORDS}
-        return QuerySignals(tuple(weighted), query_language(words, stopwords))
+        language = query_language(words, stopwords) or query_language_beyond_stopwords(text, present)
+        return QuerySignals(tuple(weighted), language)
 
     def search(self, query: tantivy.Query, limit: int) -> list[tuple[RankedSection, float]]:
         return [(hit.section, hit.score) for hit in self.search_hits(query, limit)]

@@ -232,6 +232,7 @@ def catalog_records(
         aliases=parsed.aliases,
         front_matter=parsed.front_matter,
         lang=parsed.lang or settings.language,
+        language=parsed.lang,
         links=tuple(links),
         names=tuple(names_of(f.doc_id, parsed.aliases, settings.extensions)),
         warnings=tuple(warnings) + parsed.warnings,

@@ -15,8 +15,9 @@ pair only when the paths mirror each other AND their detected languages differ (
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 # Stands in for the language marker in a path's key: no path holds it.
 _MARK = "\x00"
@@ -53,6 +54,22 @@ def translation_key(doc_id: str, lang: str) -> str:
     return "/".join([*folders, name])
 
 
+# Front-matter fields that name a page across its translations: Hugo's `translationKey`, and the `permalink` that
+# an Obsidian Publish site in several languages gives every version of a page (the Obsidian help vault:
+# `en/Plugins/Canvas.md` and `no/Utvidelser/Canvas.md` both say `permalink: plugins/canvas`; translated folder
+# names hide the pair from the paths).
+DECLARED_KEYS = ("translationKey", "translation_key", "permalink")
+
+
+def declared_key(front_matter: Mapping[str, Any]) -> str | None:
+    """The key a page's front matter gives all its translations, or None."""
+    for name in DECLARED_KEYS:
+        value = front_matter.get(name)
+        if isinstance(value, str) and value.strip():
+            return f"{_MARK}{name}:{value.strip().strip('/').lower()}"
+    return None
+
+
 @dataclass(frozen=True)
 class Answer:
     """One entry of the collapsed order: the document shown, where it came from in the input order, and the other
@@ -69,10 +86,12 @@ def collapse(
     language_of: Callable[[str], str],
     query_language: str | None,
     same_page: Callable[[str, str], bool] | None = None,
+    declared: Mapping[str, str] | None = None,
 ) -> list[Answer]:
     """Documents best first → one entry per answer, in the order of each answer's best-ranked version.
 
-    Versions are documents whose `translation_key`s are equal and whose languages differ (per key, the
+    Versions are documents whose keys (`declared`, from their front matter, else `translation_key`) are equal
+    and whose languages differ (per key, the
     best-ranked document of each language; another document of a language already there stands alone), and
     that `same_page` (if given) accepts with the key's best-ranked version (e.g. `alike` section counts). The
     version shown is the one in `query_language`, or the best-ranked one when none is (or the language is not
@@ -81,7 +100,7 @@ def collapse(
     entry_of: list[str | None] = []
     for position, doc_id in enumerate(ids):
         lang = language_of(doc_id)
-        key = translation_key(doc_id, lang)
+        key = (declared or {}).get(doc_id) or translation_key(doc_id, lang)
         versions = members.setdefault(key, {})
         if lang in versions:  # the same language twice under one key: not translations of each other
             entry_of.append(None)

@@ -17,7 +17,7 @@ from .postgres import Database
 
 _DOC_COLUMNS = (
     "id, folder, hash, mtime_ns, size, title, summary, tags, aliases, front_matter, lang, links, warnings, tokens, "
-    "indexed_at"
+    "indexed_at, language"
 )
 
 
@@ -63,6 +63,12 @@ class PgCatalog:
             "select doc_id, count(*) from mcp_docs_sections where doc_id = any(%s) group by doc_id", (doc_ids,)
         )
         return {r[0]: int(r[1]) for r in rows}
+
+    def named_languages(self, doc_ids: list[str]) -> dict[str, str | None]:
+        if not doc_ids:
+            return {}
+        rows = self.db.rows("select id, language from mcp_docs_documents where id = any(%s)", (doc_ids,))
+        return {r[0]: r[1] for r in rows}
 
     def languages_of(self, doc_ids: list[str]) -> dict[str, str]:
         if not doc_ids:

@@ -191,7 +191,7 @@ class PgWriter:
         if config not in self._configs:  # a server built without that language's dictionary
             config = "simple"
         conn.execute(
-            "insert into mcp_docs_documents values (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            "insert into mcp_docs_documents values (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
             (*document_row(doc, time.time()), data),
         )
         bodies = {s.index: s.body for s in parsed.sections}
@@ -315,11 +315,11 @@ def _refused(doc_id: str, exc: Exception, report: SyncReport, was_indexed: bool)
         report.added -= 1
 
 
-Naming = dict[str, tuple[frozenset[tuple[str, str, str]], str]]
+Naming = dict[str, tuple[frozenset[tuple[str, str, str]], str | None]]
 
 
 def _naming(conn: psycopg.Connection[Any], ids: list[str]) -> Naming:
-    """What decides which links resolve to each of these documents: its names and its language."""
+    """What decides which links resolve to each of these documents: its names and its named language."""
     if not ids:
         return {}
     names: dict[str, set[tuple[str, str, str]]] = {}
@@ -327,7 +327,7 @@ def _naming(conn: psycopg.Connection[Any], ids: list[str]) -> Naming:
         "select key, doc_id, kind, alias from mcp_docs_doc_names where doc_id = any(%s)", (ids,)
     ):
         names.setdefault(doc_id, set()).add((key, kind, alias))
-    rows = conn.execute("select id, lang from mcp_docs_documents where id = any(%s)", (ids,)).fetchall()
+    rows = conn.execute("select id, language from mcp_docs_documents where id = any(%s)", (ids,)).fetchall()
     return {doc_id: (frozenset(names.get(doc_id, ())), lang) for doc_id, lang in rows}
 
 

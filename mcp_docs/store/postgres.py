@@ -32,8 +32,9 @@ log = logging.getLogger(__name__)
 __all__ = ["Database", "redact", "text_config"]  # `redact` here too: older callers import it from this module
 
 # Bump when the tables change: a writer rebuilds an older index (it is a cache of the root), readers refuse.
-# 2: one links row per (document, target) with its count; 3: each row's resolved target, indexed (backlinks)
-PG_SCHEMA_VERSION = 3
+# 2: one links row per (document, target) with its count; 3: mcp_docs_documents.language (issue 29);
+# 4: each links row's resolved target, indexed (backlinks)
+PG_SCHEMA_VERSION = 4
 CONNECT_SECONDS = 5
 STATEMENT_MS = 30_000  # a reader's query that takes longer is cancelled: one tool error, not a hung request
 WRITER_LOCK_KEY = 0x6D63_7064_6F63  # pg_advisory_lock key of the one writer ('mcpdoc')
@@ -60,6 +61,7 @@ create table if not exists mcp_docs_documents (
     warnings text not null,
     tokens integer not null,
     indexed_at double precision not null,
+    language text,
     content bytea not null
 );
 create index if not exists mcp_docs_documents_folder on mcp_docs_documents(folder text_pattern_ops);

@@ -139,6 +139,9 @@ def test_a_french_section_is_stemmed_with_the_french_configuration(pg_server: tu
         # 'réunion' (singular) matches 'réunions' only through the French stemmer
         assert [r.id for r in library.search("réunion", mode="keyword").results] == ["fr.md"]
         assert [r.id for r in library.search("meeting", mode="keyword").results] == ["en.md"]
+        # each document's language reaches agents from the database too (issue 29)
+        assert [(r.id, r.language) for r in library.search("réunion", mode="keyword").results] == [("fr.md", "fr")]
+        assert library.catalog.named_languages(["fr.md", "en.md"]) == {"fr.md": "fr", "en.md": "en"}
 
 
 @pytest.mark.anyio
