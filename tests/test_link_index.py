@@ -123,6 +123,8 @@ async def test_backlinks_are_paged_in_sql_with_the_cursor(tmp_path: Path) -> Non
                 page = await call(c, "list_documents", linked_to="hub", limit=50, cursor=page["next_cursor"])
                 seen += [d["id"] for d in page["documents"]]
             assert seen == linking
+            in_folder = await call(c, "list_documents", linked_to="hub", folder="notes", limit=5, cursor=None)
+            assert in_folder["total"] == 120 and [d["id"] for d in in_folder["documents"]] == linking[:5]
             outline = (await call(c, "read_document", id="hub.md", mode="outline"))["content"]
             assert (
                 "Linked from (120): notes/n000.md, notes/n001.md, notes/n002.md, notes/n003.md, notes/n004.md, …"

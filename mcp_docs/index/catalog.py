@@ -541,6 +541,8 @@ class Catalog:
         ids: list[str] | None = None,
         linked_to: str | None = None,
     ) -> tuple[list[DocumentRecord], int]:
+        if linked_to is not None and not folder and not tag and ids is None:
+            return self._backlinks_page(linked_to, limit, offset)
         where, args = _folder_filter(folder)
         if tag:
             where.append("id in (select doc_id from doc_tags where tag = ?)")
@@ -551,6 +553,17 @@ class Catalog:
         conn = self._conn()
         total = int(conn.execute(f"select count(*) from documents {clause}", args).fetchone()[0])
         rows = conn.execute(f"select * from documents {clause} order by id limit ? offset ?", [*args, limit, offset])
+        return [document_from_row(r) for r in rows], total
+
+    def _backlinks_page(self, doc_id: str, limit: int, offset: int) -> tuple[list[DocumentRecord], int]:
+        """A page of the documents that link to `doc_id`, walked along the `links_resolved` index in id order
+        (the same order as `list_documents`): the page's rows only, not every linking document's."""
+        total = self.linking(doc_id, 0)[1]
+        rows = self._conn().execute(
+            "select * from documents where id in (select distinct doc_id from links where resolved = ? and "
+            "doc_id != ? order by doc_id limit ? offset ?) order by id",
+            (doc_id, doc_id, limit, offset),
+        )
         return [document_from_row(r) for r in rows], total
 
     def subfolders(
