@@ -2,9 +2,12 @@
 
     python -m benchmarks.embed_throughput --mode store [--sample 400] [--package-path /path/to/old/checkout]
     python -m benchmarks.embed_throughput --mode bare  [--sample 400]
+    python -m benchmarks.embed_throughput --model multilingual-e5-small --data /path/to/a/multilingual/tree
 
-The sample is the same for every run: the English OTel docs are chunked once (by the checkout that runs
-first), every n-th chunk is kept, and the texts are cached in $MCP_DOCS_BENCH_CACHE/embed-sample-<N>.json.
+The sample is the same for every run: the English OTel docs (or --data) are chunked once (by the checkout that
+runs first), every n-th chunk is kept, and the texts are cached in $MCP_DOCS_BENCH_CACHE/embed-sample-<N>.json
+(embed-sample-<N>-<hash of the --data path>.json for another tree). `--model` names the local model
+(`--embeddings-model`; MiniLM by default).
 `--mode store` inserts them as pending chunks in a fresh vector store and runs `VectorStore.embed_pending()`,
 the path `mcp-docs index` and the server's worker take (batching, sorting, SQLite writes included).
 `--package-path` imports `mcp_docs` from another checkout (an older commit), so both run the same texts.
@@ -17,6 +20,7 @@ Prints one JSON line: mode, chunks, seconds embedding (in-process), chunks/s.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 import tempfile
@@ -27,9 +31,10 @@ from typing import Any
 from .common import CACHE, SHARED_BENCH, Skip, require, run_script
 
 
-def sample_texts(docs: Path, size: int) -> list[str]:
-    """`size` chunk texts spread evenly over the chunks of every English page (cached: every run embeds the same)."""
-    cache = CACHE / f"embed-sample-{size}.json"
+def sample_texts(docs: Path, size: int, default: bool = True) -> list[str]:
+    """`size` chunk texts spread evenly over the chunks of every page (cached: every run embeds the same)."""
+    tree = "" if default else "-" + hashlib.sha256(str(docs.resolve()).encode()).hexdigest()[:8]
+    cache = CACHE / f"embed-sample-{size}{tree}.json"
     if cache.exists():
         return list(json.loads(cache.read_text()))
     from mcp_docs.index.chunking import chunk_document
@@ -48,7 +53,7 @@ def sample_texts(docs: Path, size: int) -> list[str]:
     return picked
 
 
-def run_store(texts: list[str]) -> float:
+def run_store(texts: list[str], model: str | None = None) -> float:
     """Seconds `embed_pending` takes to embed `texts` inserted as pending chunks of one document."""
     from mcp_docs.embedders import make_embedder
     from mcp_docs.index.catalog import Catalog
@@ -59,7 +64,8 @@ def run_store(texts: list[str]) -> float:
         root, index = Path(tmp) / "docs", Path(tmp) / "index"
         root.mkdir()
         index.mkdir()
-        settings = Settings.load(root, index, embeddings="local")
+        named = {"embeddings_model": model} if model else {}
+        settings = Settings.load(root, index, embeddings="local", **named)
         catalog = Catalog(index / "catalog.sqlite")
         try:
             from mcp_docs.index.embedding_worker import EmbeddingWorker
@@ -129,16 +135,19 @@ def main() -> None:
     parser.add_argument("--mode", choices=("store", "bare"), default="store")
     parser.add_argument("--sample", type=int, default=400, help="chunks embedded (default 400)")
     parser.add_argument("--data", type=Path, default=SHARED_BENCH / "otel-docs" / "en")
+    parser.add_argument("--model", help="the local model (--embeddings-model), e.g. multilingual-e5-small")
     parser.add_argument("--package-path", type=Path, help="import mcp_docs from this checkout (an older commit)")
     args = parser.parse_args()
     if args.package_path:
         sys.path.insert(0, str(args.package_path.resolve()))
-    texts = sample_texts(require(args.data, "OTel docs (English)"), args.sample)
-    seconds = run_store(texts) if args.mode == "store" else run_bare(texts)
+    default = args.data == parser.get_default("data")
+    texts = sample_texts(require(args.data, "OTel docs (English)" if default else str(args.data)), args.sample, default)
+    seconds = run_store(texts, args.model) if args.mode == "store" else run_bare(texts)
     print(
         json.dumps(
             {
                 "mode": args.mode,
+                "model": args.model,
                 "chunks": len(texts),
                 "seconds": round(seconds, 2),
                 "chunks_per_s": round(len(texts) / seconds, 1),

@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         passages = [rerank_text(hit) for hit in library.keyword_sections(queries[0], 20)]
         for n in (int(c) for c in args.candidates.split(",")):
             yardstick = embed_ms(passages)
-            stats = added_ms(library, queries, lambda n=n: RerankStage(LocalScorer(model_dir), top=n))  # type: ignore[misc]
+            stats = added_ms(library, queries, lambda n=n: RerankStage(LocalScorer(model_dir), top=n, deadline=600))  # type: ignore[misc]
             per = stats["p50"] / n
             local_rows.append(
                 [n, stats["baseline_p50"], stats["p50"], stats["p95"], round(per, 1), round(per / yardstick, 2)]

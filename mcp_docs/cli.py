@@ -17,6 +17,7 @@ from typing import Any
 
 from . import __version__
 from .settings import Settings
+from .terminal import terminal_safe
 
 log = logging.getLogger("mcp_docs")
 
@@ -200,7 +201,7 @@ def _reader_gone() -> int:
 def _fail(message: str, as_json: bool) -> None:
     if as_json:
         print(json.dumps({"error": message}))
-    print(f"error: {message}", file=sys.stderr)
+    print(f"error: {terminal_safe(message)}", file=sys.stderr)  # messages quote ids and file names
 
 
 if __name__ == "__main__":

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import time
@@ -17,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .errors import IndexBusy, IndexUnwritable, ToolInputError, UserError
+from .index.read_only_media import writable
 from .index.sync import SyncReport
 from .library import Library
 from .link_graph import LinkGraph
@@ -24,6 +24,7 @@ from .models import ReadDocumentResult, ReadSectionResult
 from .render import plural
 from .settings import Settings
 from .store import open_library
+from .terminal import json_safe, json_text_safe, terminal_safe
 
 ROWS_SHOWN = 100  # rows of each table of the human status; --json lists them all
 
@@ -154,8 +155,10 @@ def embed_with_progress(library: Library) -> tuple[str, bool]:
     spent = time.perf_counter() - started
     state = vectors.status()
     line = f"vectors: {state['embedded']} chunks ({state['model']})"
-    if done:
-        line += f", {done} embedded in {spent:.1f}s ({done / spent:.1f} chunks/s)"
+    if state.get("documents_to_embed"):  # and one per document (index/vector_store.py), embedded first
+        line += f" and {state['document_vectors']} document vectors"
+    if done:  # texts sent to the model: a text found in several places is sent once
+        line += f", {done} texts embedded in {spent:.1f}s ({done / spent:.1f}/s)"
     if state["failed"]:
         line += f"; [yellow]{state['failed']} chunk(s) the model rejected were skipped[/] (see the log)"
     return line, False
@@ -218,11 +221,12 @@ def cmd_index(args: argparse.Namespace, settings: Settings | None) -> int:
                 console.print(f"[yellow]{empty}[/]", highlight=False)
             for problem in report.skipped[:20]:
                 console.print(
-                    f"  skipped [yellow]{problem.path}[/]: {problem.kind} — {problem.detail}", highlight=False
+                    f"  skipped [yellow]{_shown(problem.path)}[/]: {_shown(problem.kind)} — {_shown(problem.detail)}",
+                    highlight=False,
                 )
             if len(report.skipped) > 20:
                 console.print(f"  … and {len(report.skipped) - 20} more (see `mcp-docs status`)")
-            console.print(f"index: {library.location()}", highlight=False)
+            console.print(f"index: {_shown(library.location())}", highlight=False)
             if embed_failed:
                 return 1
     except KeyboardInterrupt:
@@ -231,11 +235,27 @@ def cmd_index(args: argparse.Namespace, settings: Settings | None) -> int:
     return 0
 
 
+def _open_to_answer(settings: Settings) -> Library:
+    """The library for search, read and status: read-only over PostgreSQL (the server writes), and when the
+    index folder cannot be written (a read-only mount, a snapshot): it is then searched as it is, not brought
+    up to date, and opening it changes nothing there (see index/read_only_media.py)."""
+    if settings.store == "postgres":
+        return open_library(settings, read_only=True)
+    if settings.index_dir.is_dir() and not writable(settings.index_dir):
+        _err_console().print(
+            f"[yellow]note[/]: the index folder {_shown(str(settings.index_dir))} is read-only: answering from "
+            "the index as it is, without bringing it up to date",
+            highlight=False,
+        )
+        return open_library(settings, read_only=True)
+    return open_library(settings)
+
+
 def _try_sync(library: Library) -> None:
     """Bring the index up to date before answering; if a server holds the writer, it keeps it fresh."""
     try:
         sync_with_progress(library)
-    except IndexBusy:
+    except IndexBusy:  # a server holds the writer, or the index is opened read-only: answer from it as it is
         pass
     except IndexUnwritable as exc:  # answer from the index as it is, and say why it may be out of date
         _err_console().print(f"[yellow]warning[/]: {exc}; answering from the index as it is")
@@ -254,10 +274,15 @@ def cmd_search(args: argparse.Namespace, settings: Settings | None) -> int:
     from .render import cli_next_step, render_search
     from .tools import DEFAULT_SEARCH_CHARS, DocsTools
 
-    with open_library(settings, read_only=settings.store == "postgres") as library:
+    with _open_to_answer(settings) as library:
         _try_sync(library)
         vectors = library.vectors
-        if args.mode != "keyword" and vectors is not None and 0 < vectors.pending() <= SEARCH_EMBED_LIMIT:
+        if (
+            args.mode != "keyword"
+            and not library.read_only
+            and vectors is not None
+            and 0 < vectors.pending() <= SEARCH_EMBED_LIMIT
+        ):
             # A one-shot command has no background worker: small vaults get their vectors now.
             embed_with_progress(library)
         tools = DocsTools(library)
@@ -266,9 +291,9 @@ def cmd_search(args: argparse.Namespace, settings: Settings | None) -> int:
             lambda: tools.search_documents(args.query, args.max_results, args.mode, args.folder, args.tags, max_chars)
         )
         if args.json:
-            print(result.model_dump_json())
+            print(json_text_safe(result.model_dump_json()))
         else:
-            print_emphasised(render_search(result, cli_next_step))
+            print_emphasised(terminal_safe(render_search(result, cli_next_step)))
     return 0
 
 
@@ -295,7 +320,7 @@ def cmd_read(args: argparse.Namespace, settings: Settings | None) -> int:
     assert settings is not None
     from .tools import DEFAULT_MAX_CHARS, DocsTools
 
-    with open_library(settings, read_only=settings.store == "postgres") as library:
+    with _open_to_answer(settings) as library:
         _try_sync(library)  # reads come from disk, but suggestions for a mistyped id come from the index
         tools = DocsTools(library)
         max_chars = DEFAULT_MAX_CHARS if args.max_chars is None else args.max_chars
@@ -305,9 +330,11 @@ def cmd_read(args: argparse.Namespace, settings: Settings | None) -> int:
         else:
             result = _tool_call(lambda: tools.read_document(args.id, args.mode, max_chars, args.offset))
         if args.json:
-            print(result.model_dump_json())
+            print(json_text_safe(result.model_dump_json()))
         else:
-            sys.stdout.write(result.content.rstrip("\n") + "\n")
+            # On a terminal the text is shown, not acted on; into a pipe or a file it is the document, exactly.
+            content = terminal_safe(result.content) if sys.stdout.isatty() else result.content
+            sys.stdout.write(content.rstrip("\n") + "\n")
             if result.truncated:
                 print(f"\n[truncated: continue with --offset {result.next_offset}]", file=sys.stderr)
     return 0
@@ -315,7 +342,7 @@ def cmd_read(args: argparse.Namespace, settings: Settings | None) -> int:
 
 def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
     assert settings is not None
-    with open_library(settings, read_only=settings.store == "postgres") as library:
+    with _open_to_answer(settings) as library:
         catalog = library.catalog
         info = library.index_info()
         problems = catalog.problems()
@@ -347,11 +374,11 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
         rerank = library.reranker.probe() if library.reranker is not None else None
         status["reranker"] = rerank
         if args.json:
-            print(json.dumps(status, ensure_ascii=False))
+            print(json_safe(status))
             return 0
         console = Console()
-        console.print(f"root        {status['root']}", highlight=False)
-        console.print(f"index       {status['index_dir']}", highlight=False)
+        console.print(f"root        {_shown(str(status['root']))}", highlight=False)
+        console.print(f"index       {_shown(str(status['index_dir']))}", highlight=False)
         console.print(
             f"documents   {info.documents} ({plural(catalog.section_total(), 'section')}), language {settings.language}"
         )
@@ -361,24 +388,26 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
         if vec:
             console.print(f"vectors     {vector_summary(vec)}, model {vec['model']}", highlight=False)
             if vec.get("error"):
-                console.print(f"            [yellow]error[/]: {vec['error']} — keyword search works", highlight=False)
+                console.print(
+                    f"            [yellow]error[/]: {_shown(str(vec['error']))} — keyword search works", highlight=False
+                )
         console.print(f"reranker    {reranker_summary(rerank)}", highlight=False)
         if problems:
             table = Table("skipped file", "why", "detail", title=f"{plural(len(problems), 'file')} skipped")
             for p in problems[:ROWS_SHOWN]:
-                table.add_row(p.path, p.kind, p.detail)
+                table.add_row(*_cells(p.path, p.kind, p.detail))
             _print_capped(console, table, len(problems))
         if warnings:
             table = Table("document", "warning", title=f"{plural(len(warnings), 'document')} indexed with warnings")
             for path, ws in warnings[:ROWS_SHOWN]:
-                table.add_row(path, "; ".join(ws))
+                table.add_row(*_cells(path, "; ".join(ws)))
             _print_capped(console, table, len(warnings))
         if broken:
             title = f"{plural(len(broken_links), 'broken link')} to {plural(len(broken), 'target')}, most notes first"
             table = Table("link", "notes", "first in (line)", "why", title=title)
             for t in broken[:ROWS_SHOWN]:
                 first = t.links[0]
-                table.add_row(t.target, f"{t.notes:,}", f"{first.id} ({first.line})", t.reason)
+                table.add_row(*_cells(t.target, f"{t.notes:,}", f"{first.id} ({first.line})", t.reason))
             _print_capped(console, table, len(broken))
         if problems or warnings or broken:  # the tables push the lines above off screen: the gist again, last
             gist = [plural(info.documents, "document")]
@@ -391,10 +420,20 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
             console.print("summary     " + "; ".join(gist), highlight=False)
         empty = library.empty_note()
         if empty:
-            console.print(f"[yellow]{empty}[/]", highlight=False)
+            console.print(f"[yellow]{_shown(empty)}[/]", highlight=False)
         elif not problems and not warnings and not broken:
             console.print("no files skipped, no warnings, no broken links")
     return 0
+
+
+def _shown(text: str) -> str:
+    """Untrusted text (a file name, a service's error) inside rich markup: no escape sequence, no markup."""
+    return escape(terminal_safe(text))
+
+
+def _cells(*texts: str) -> list[Text]:
+    """Table cells from untrusted text: Text objects, so rich reads no markup in them either."""
+    return [Text(terminal_safe(t)) for t in texts]
 
 
 def _print_capped(console: Console, table: Table, total: int) -> None:
@@ -407,15 +446,18 @@ def reranker_summary(rerank: dict[str, object] | None) -> str:
     """'tei http://gpu:8080/rerank, top 30 sections: ok (41 ms)' or why it is down."""
     if rerank is None:
         return "off (set MCP_DOCS_RERANK_URL or MCP_DOCS_RERANK_MODEL_DIR)"
-    text = escape(f"{rerank['kind']} {rerank['target']}, top {rerank['top']} sections: ")
+    text = _shown(f"{rerank['kind']} {rerank['target']}, top {rerank['top']} sections: ")
     if rerank["error"]:
-        return text + f"[yellow]down[/]: it {escape(str(rerank['error']))} — searches keep the retrieval order"
+        return text + f"[yellow]down[/]: it {_shown(str(rerank['error']))} — searches keep the retrieval order"
     return text + f"ok ({rerank['last_call_ms']} ms)"
 
 
 def vector_summary(vec: dict[str, object]) -> str:
-    """'2,040 of 8,273 chunks embedded (24.7%), about 4:51 left at 21.4 chunks/s'."""
+    """'document vectors 6,289 of 6,289; sections: 2,040 of 8,273 chunks embedded (24.7%), about 4:51 left at
+    21.4 chunks/s'. Document-level vectors come first (index/vector_store.py), so both levels are shown."""
     text = f"{vec['embedded']:,} of {vec['chunks']:,} chunks embedded ({vec['coverage_percent']}%)"
+    if vec.get("documents_to_embed"):
+        text = f"document vectors {vec['document_vectors']:,} of {vec['documents_to_embed']:,}; sections: {text}"
     if vec["eta_seconds"] is not None:
         text += f", about {_clock(float(vec['eta_seconds']))} left at {vec['rate_chunks_per_s']} chunks/s"  # type: ignore[arg-type]
     elif vec["pending"]:

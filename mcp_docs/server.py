@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import importlib
 import logging
 import os
 import socket
@@ -132,7 +133,29 @@ def _call(name: str, fn: Callable[[], BaseModel], render: Callable[[Any], str]) 
     return _ok(result, render(result))
 
 
+# Modules a request imports on first use (so that one-shot commands and keyword-only servers stay light), by the
+# setting that brings them into play. A server imports them when it starts: it outlives its own files, and a
+# `pip install` run under it (files replaced, or missing mid-way) made every hybrid search fail with "cannot
+# import name 'hybrid'" (tests/test_server_startup_imports.py deletes the package under a running server).
+REQUEST_MODULES_WITH_VECTORS = ("mcp_docs.index.hybrid", "mcp_docs.index.language_mix")
+
+
+# an OpenAI-compatible endpoint's errors are worded with rerank.http's display_url (no user:password)
+REQUEST_MODULES_WITH_ENDPOINT = ("mcp_docs.rerank.http",)
+
+
+def import_request_modules(library: Library) -> None:
+    wanted: tuple[str, ...] = ()
+    if library.vectors is not None or library.settings.embeddings != "none":
+        wanted += REQUEST_MODULES_WITH_VECTORS
+    if library.settings.embeddings == "openai":
+        wanted += REQUEST_MODULES_WITH_ENDPOINT
+    for name in wanted:
+        importlib.import_module(name)
+
+
 def build_server(library: Library, state: ServerState | None = None) -> MCPServer:
+    import_request_modules(library)
     tools = DocsTools(library)
     if state is None:  # in-process use (tests, embedding): the caller keeps the index up to date
         state = ServerState()
@@ -331,7 +354,9 @@ def http_app(
     from .http_connections import quiet_client_disconnects  # uvicorn's protocol: not imported for stdio
 
     quiet_client_disconnects()
-    sessions = SessionLimiter(app, max_sessions=max_sessions, idle_seconds=session_idle_seconds)
+    from .http_messages import JsonRpcShape  # batches and malformed messages: one sentence, not pydantic's report
+
+    sessions = SessionLimiter(JsonRpcShape(app), max_sessions=max_sessions, idle_seconds=session_idle_seconds)
     app.state.sessions = sessions  # /health reports the count
     app.state.stateless = stateless
     return SecurityMiddleware(sessions, allowed_hosts_for(host, allowed_hosts), set(allowed_origins), token)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -227,9 +228,9 @@ def _rerank_settings(env: Mapping[str, str], url_flag: str | None) -> dict[str, 
     url = (url_flag or env.get("MCP_DOCS_RERANK_URL", "")).strip().rstrip("/") or None
     origin = "--rerank-url" if url_flag else "MCP_DOCS_RERANK_URL"
     if url is not None and not re.fullmatch(r"https?://[^/\s?#]+(/[^\s?#]*)?", url):
-        raise ValueError(
-            f"{origin} must be an http:// or https:// URL such as http://127.0.0.1:8080, not '{url[:80]}'."
-        )
+        # a URL with an @ may hold user:password (even mistyped): it is never repeated
+        shown = "(not shown: it holds an @, maybe a user:password)" if "@" in url else f"'{url[:80]}'"
+        raise ValueError(f"{origin} must be an http:// or https:// URL such as http://127.0.0.1:8080, not {shown}.")
     api = env.get("MCP_DOCS_RERANK_API", "").strip().lower() or "tei"
     if api not in ("tei", "cohere"):
         raise ValueError(f"Unknown MCP_DOCS_RERANK_API '{api[:40]}': choose tei or cohere.")
@@ -238,6 +239,12 @@ def _rerank_settings(env: Mapping[str, str], url_flag: str | None) -> dict[str, 
     if url is not None and key_env and key is None:
         raise ValueError(
             f"MCP_DOCS_RERANK_API_KEY_ENV names {key_env[:60]}, which is not set: set it to the reranker's API key."
+        )
+    if url is not None and key is not None and "@" in url.split("/", 3)[2]:
+        # the HTTP client would send the URL's user:password as Basic auth in place of the key, silently
+        raise ValueError(
+            f"{origin} holds a user:password@ and MCP_DOCS_RERANK_API_KEY_ENV names a key: the service would get "
+            "only one of them, so keep one (the key, as a bearer token, or the URL's user:password)."
         )
     model_dir_value = env.get("MCP_DOCS_RERANK_MODEL_DIR", "").strip()
     model_dir = Path(model_dir_value).expanduser().resolve() if model_dir_value else None
@@ -286,6 +293,19 @@ def _store_settings(
                 "key=value pairs (the value given is not shown: it may hold a password)."
             )
     return ("postgres" if kind == "postgres" else "tantivy"), url
+
+
+@contextmanager
+def token_kept_from_children() -> Iterator[None]:
+    """MCP_DOCS_TOKEN taken out of the environment that child processes inherit, for the duration: the settings
+    have read it already, and a child's environment is readable in /proc/PID/environ (workers.py passes the
+    token through the spawn pipe instead). Put back afterwards, for whoever runs in the same process next."""
+    given = os.environ.pop("MCP_DOCS_TOKEN", None)
+    try:
+        yield
+    finally:
+        if given is not None:
+            os.environ["MCP_DOCS_TOKEN"] = given
 
 
 def reader_root() -> Path:

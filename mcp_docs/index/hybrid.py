@@ -128,12 +128,34 @@ def fuse(
         scores[key] = scaled if key in waiting else keyword_share * scaled
     if vector_hits:
         best_vector = max(h.similarity for h in vector_hits)
+        scored: set[Key] = set()  # sections the vector side scored with their own vectors
         for h in vector_hits:
+            if h.level == "document":
+                continue
             key = (h.doc_id, h.section_idx)
             if key not in sections:
                 sections[key] = _ranked(h)
             scaled = max(0.0, h.similarity) / best_vector if best_vector > 0 else 0.0
             scores[key] = scores.get(key, 0.0) + (1 - keyword_share) * scaled
+            scored.add(key)
+        # A document's own vector stands in for each of its sections still without one: for the sections the
+        # keyword side found (it says which section; the vector, that the document is about the query), else
+        # for the section it points at. As a section's vector would: once, added to its keyword share.
+        by_document: dict[str, list[Key]] = {}
+        for key in sections:
+            by_document.setdefault(key[0], []).append(key)
+        for h in vector_hits:
+            if h.level != "document":
+                continue
+            scaled = max(0.0, h.similarity) / best_vector if best_vector > 0 else 0.0
+            keys = [k for k in by_document.get(h.doc_id, []) if k not in scored] or [(h.doc_id, h.section_idx)]
+            for key in keys:
+                if key in scored:
+                    continue
+                if key not in sections:
+                    sections[key] = _ranked(h)
+                scores[key] = scores.get(key, 0.0) + (1 - keyword_share) * scaled
+                scored.add(key)
     fused = sorted(scores.items(), key=lambda kv: -kv[1])  # stable: ties keep keyword order
     return [(sections[key], round(score, 6)) for key, score in fused[:limit]]
 

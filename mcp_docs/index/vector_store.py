@@ -15,6 +15,9 @@ Layout of `vectors.sqlite` (next to the catalog, in the index folder):
 - `chunks`: one row per chunk (text embedded = title and heading path + a piece of the
   section), its content hash and whether it is embedded yet (1, 0, or FAILED).
 - `vec`: the sqlite-vec `vec0` table, one float32 vector per embedded chunk.
+- `doc_chunks` / `doc_vec`: one unit per document (title, description and lead, chunking.document_chunk) and its
+  vector. Every document's is embedded before any section's, so semantic search covers the whole collection in a
+  tenth of the time; a document's vector stands in for its sections in search only while they wait for theirs.
 
 Freshness: the store keeps the set of documents whose chunks are stale (`dirty`). The synchronizer's
 `on_sync` marks changed documents and drops deleted ones at once; `refresh()` compares the catalog's
@@ -45,9 +48,11 @@ from ..markdown import ParsedDocument
 from ..settings import Settings
 from . import integrity, ownership, translations
 from .catalog import SCHEMA_VERSION, SQLITE_SUFFIXES, Catalog, folder_of
-from .chunking import chunk_document
+from .chunking import Chunk, chunk_document, document_chunk
 from .hits import VectorHit
 from .language_mix import CENTROID_SAMPLE, MIN_CENTROID_CHUNKS, LanguageView, language_shifts, merge
+from .model_choice import LanguageMix
+from .read_only_media import sqlite_reading_uri
 from .sqlite_tx import immediate_transaction
 from .store_api import coverage, coverage_note, unavailable_reason
 
@@ -55,7 +60,7 @@ log = logging.getLogger(__name__)
 
 VECTORS_SCHEMA_VERSION = "1"
 # Bump when chunking changes; the catalog schema is part of it (a parser change shows there).
-CHUNKER_VERSION = f"1/{SCHEMA_VERSION}"
+CHUNKER_VERSION = f"2/{SCHEMA_VERSION}"  # 2: a document-level unit per document (doc_chunks)
 READER_REFRESH_SECONDS = 5.0
 EXACT_FILTER_MAX = 3000  # filtered search: exact distances over the allowed chunks up to this many
 MAX_K = 4096  # sqlite-vec's limit
@@ -96,12 +101,26 @@ create table if not exists chunks (
 create index if not exists chunks_doc on chunks(doc_id);
 create index if not exists chunks_hash on chunks(hash);
 create index if not exists chunks_pending on chunks(id) where embedded = 0;
+create table if not exists doc_chunks (
+    id integer primary key,
+    doc_id text not null unique,
+    section_idx integer not null,
+    hash text not null,
+    text text not null,
+    prefix_len integer not null,
+    embedded integer not null default 0
+);
+create index if not exists doc_chunks_hash on doc_chunks(hash);
 """
 
 # Documents a search keeps to (True) or leaves out (False), by id; None: no such filter.
 DocFilter = tuple[bool, Sequence[str]] | None
-# A chunk waiting for its vector: (chunk id, text to embed).
+# A chunk waiting for its vector: (chunk id, text to embed). A document-level unit (doc_chunks) has its id negated:
+# one queue and one batch format for the worker, whichever table the vector goes to.
 PendingChunk = tuple[int, str]
+# Fusion: while a document's sections wait, its own vector stands in for them with this weight of coverage
+# (library.search: how far the vector side is trusted against keyword while sections fill in).
+DOCUMENT_LEVEL_CREDIT = 0.5
 
 
 def _by_language(chunks: Iterable[tuple[int, str, str]]) -> dict[str, list[int]]:
@@ -123,7 +142,7 @@ def stored_model(path: Path) -> str | None:
     if not path.exists():
         return None
     try:
-        conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+        conn = apsw.Connection(sqlite_reading_uri(path), flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
         try:
             row = conn.execute("select value from meta where key = 'model_id'").fetchone()
         finally:
@@ -134,10 +153,12 @@ def stored_model(path: Path) -> str | None:
 
 
 def choose_embedder(
-    settings: Settings, language_counts: dict[str, int] | None, current_id: str | None
+    settings: Settings, language_counts: dict[str, int] | None, current_id: str | None, model: str | None = None
 ) -> tuple[Embedder | None, str | None]:
-    """The embedder for these settings and the collection's languages (embedders.local_model), or None and why."""
-    model = local_model(settings, language_counts, current_id)
+    """The embedder for these settings: `model` when given (the local model decided for the index,
+    index/model_choice.py), else the one the vectors have (`current_id`), else the one the collection's languages
+    call for (embedders.local_model); or None and why."""
+    model = model or local_model(settings, language_counts, current_id)
     try:
         return make_embedder(replace(settings, embeddings_model=model) if model else settings), None
     except EmbedderError as exc:
@@ -189,14 +210,18 @@ class VectorStore:
         self._check_model()
 
     @classmethod
-    def open(cls, settings: Settings, catalog: Catalog, read_only: bool = False) -> VectorStore:
+    def open(
+        cls, settings: Settings, catalog: Catalog, read_only: bool = False, model: str | None = None
+    ) -> VectorStore:
         """Never raises for embedder problems: the store then reports the reason and search falls back to keyword.
 
-        With no model named, the local model suits the collection's languages (embedders.local_model); a reader
-        takes the one the writer's vectors were made with."""
+        With no model named, `model` (the library's decision, index/model_choice.py), else the model the stored
+        vectors were made with: reopening an index never changes its model (the library decides that after a
+        sync); a new store starts with the one the collection's languages suit (embedders.local_model)."""
         path = settings.index_dir / "vectors.sqlite"
+        stored = stored_model(path)
         embedder, error = choose_embedder(
-            settings, None if read_only else catalog.language_counts(), stored_model(path)
+            settings, None if read_only or model_name(stored) else catalog.language_counts(), stored, model
         )
         if read_only:  # damage is the writing worker's to repair
             reader = cls(path, catalog, embedder, error, read_only=True)
@@ -231,10 +256,12 @@ class VectorStore:
     def _conn(self) -> apsw.Connection:
         conn: apsw.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            flags = (
-                apsw.SQLITE_OPEN_READONLY if self.read_only else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
-            )
-            conn = apsw.Connection(str(self.path), flags=flags)
+            if self.read_only:  # immutable on read-only media (index/read_only_media.py)
+                conn = apsw.Connection(
+                    sqlite_reading_uri(self.path), flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
+                )
+            else:
+                conn = apsw.Connection(str(self.path), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
             conn.enable_load_extension(True)
             conn.load_extension(sqlite_vec.loadable_path())
             conn.enable_load_extension(False)
@@ -290,11 +317,16 @@ class VectorStore:
                     expected["model_id"],
                 )
             conn.execute("drop table if exists vec")
-            for table in ("docs", "doc_tags", "sections", "chunks"):
+            conn.execute("drop table if exists doc_vec")
+            for table in ("docs", "doc_tags", "sections", "chunks", "doc_chunks"):
                 conn.execute(f"delete from {table}")
             conn.execute("delete from meta")
             for key, value in {**expected, "chunker": CHUNKER_VERSION}.items():
                 conn.execute("insert into meta(key, value) values (?, ?)", (key, value))
+
+    def _doc_vec_exists(self, conn: apsw.Connection | None = None) -> bool:
+        conn = conn or self._conn()
+        return conn.execute("select 1 from sqlite_master where name = 'doc_vec'").fetchone() is not None
 
     def _ensure_vec_table(self, conn: apsw.Connection, dim: int) -> None:
         stored = self._meta("dim")
@@ -305,6 +337,10 @@ class VectorStore:
                 f"create virtual table vec using vec0(chunk_id integer primary key, embedding float[{int(dim)}] distance_metric=cosine)"
             )
             conn.execute("insert or replace into meta(key, value) values ('dim', ?)", (str(dim),))
+        if not self._doc_vec_exists(conn):
+            conn.execute(
+                f"create virtual table doc_vec using vec0(chunk_id integer primary key, embedding float[{int(dim)}] distance_metric=cosine)"
+            )
 
     def close_thread_connection(self) -> None:
         """A worker thread's connection, closed when the thread ends (the others close with the store)."""
@@ -343,7 +379,12 @@ class VectorStore:
     def _delete_doc(self, conn: apsw.Connection, doc_id: str) -> None:
         if self._vec_exists(conn):
             conn.execute("delete from vec where chunk_id in (select id from chunks where doc_id = ?)", (doc_id,))
-        for table, col in (("chunks", "doc_id"), ("sections", "doc_id"), ("doc_tags", "doc_id"), ("docs", "doc_id")):
+        if self._doc_vec_exists(conn):
+            conn.execute(
+                "delete from doc_vec where chunk_id in (select id from doc_chunks where doc_id = ?)", (doc_id,)
+            )
+        tables = ("chunks", "doc_chunks", "sections", "doc_tags", "docs")
+        for table, col in ((t, "doc_id") for t in tables):
             conn.execute(f"delete from {table} where {col} = ?", (doc_id,))
 
     def refresh(self) -> None:
@@ -423,6 +464,7 @@ class VectorStore:
             if has_vec:
                 conn.execute("delete from vec where chunk_id = ?", (cid,))
             conn.execute("delete from chunks where id = ?", (cid,))
+        self._store_document_unit(conn, doc_id, document_chunk(parsed, self.embedder.max_chars))
         conn.execute("delete from sections where doc_id = ?", (doc_id,))
         conn.executemany(
             "insert into sections values (?,?,?,?,?,?)",
@@ -435,11 +477,79 @@ class VectorStore:
             (doc_id, digest, parsed.title, folder_of(doc_id), json.dumps(list(parsed.tags))),
         )
 
+    def _store_document_unit(self, conn: apsw.Connection, doc_id: str, unit: Chunk | None) -> None:
+        """The document's own unit: kept with its vector when its text did not change, else replaced (reusing any
+        vector of the same text: a one-section note's unit is often its only chunk)."""
+        row = conn.execute("select id, hash from doc_chunks where doc_id = ?", (doc_id,)).fetchone()
+        if row is not None and unit is not None and row[1] == unit.hash:
+            conn.execute("update doc_chunks set section_idx = ? where id = ?", (unit.section_idx, row[0]))
+            return
+        if row is not None:
+            if self._doc_vec_exists(conn):
+                conn.execute("delete from doc_vec where chunk_id = ?", (row[0],))
+            conn.execute("delete from doc_chunks where id = ?", (row[0],))
+        if unit is None:
+            return
+        vector = self._vector_of_text(conn, unit.hash)
+        conn.execute(
+            "insert into doc_chunks(doc_id, section_idx, hash, text, prefix_len, embedded) values (?,?,?,?,?,?)",
+            (doc_id, unit.section_idx, unit.hash, unit.text, unit.prefix_len, 1 if vector is not None else 0),
+        )
+        if vector is not None:
+            self._ensure_doc_vec(conn, vector)
+            conn.execute("insert into doc_vec(chunk_id, embedding) values (?, ?)", (conn.last_insert_rowid(), vector))
+
+    def _ensure_doc_vec(self, conn: apsw.Connection, vector: Any) -> None:
+        if not self._doc_vec_exists(conn):
+            self._ensure_vec_table(conn, len(np.frombuffer(bytes(vector), dtype=np.float32)))
+
+    def _vector_of_text(self, conn: apsw.Connection, digest: str) -> Any:
+        """A stored vector of a text with this content hash (section chunk or document unit), or None: identical
+        texts are embedded once (translations share code blocks, vaults share boilerplate)."""
+        if self._vec_exists(conn):
+            row = conn.execute(
+                "select v.embedding from chunks c join vec v on v.chunk_id = c.id where c.hash = ? and c.embedded = 1 limit 1",
+                (digest,),
+            ).fetchone()
+            if row:
+                return row[0]
+        if self._doc_vec_exists(conn):
+            row = conn.execute(
+                "select v.embedding from doc_chunks d join doc_vec v on v.chunk_id = d.id "
+                "where d.hash = ? and d.embedded = 1 limit 1",
+                (digest,),
+            ).fetchone()
+            if row:
+                return row[0]
+        return None
+
+    def _pending_documents(self, conn: apsw.Connection, limit: int, docs: Sequence[str]) -> list[PendingChunk]:
+        """Document-level units waiting (ids negated, see PendingChunk): the searched `docs` first, then the newest."""
+        picked: list[PendingChunk] = []
+        if docs:
+            picked = [
+                (-int(r[0]), str(r[1]))
+                for r in conn.execute(
+                    "select d.id, d.text from json_each(?) j join doc_chunks d on d.doc_id = j.value "
+                    "where d.embedded = 0 order by j.key limit ?",
+                    (json.dumps(list(docs)), limit),
+                )
+            ]
+        seen = {cid for cid, _ in picked}
+        rows = conn.execute(
+            "select id, text from doc_chunks where embedded = 0 order by id desc limit ?", (limit + len(seen),)
+        )
+        picked += [(-int(r[0]), str(r[1])) for r in rows if -int(r[0]) not in seen]
+        return picked[:limit]
+
     def pending_batch(self, limit: int, docs: Sequence[str] = (), folders: Sequence[str] = ()) -> list[PendingChunk]:
         """Up to `limit` chunks waiting for a vector: those of `docs` first (in that order), then of documents
-        in `folders` (in that order), then the newest chunks (the highest ids: the last documents chunked)."""
+        in `folders` (in that order), then the newest chunks (the highest ids: the last documents chunked).
+        Before any of these, every document's own unit (`_pending_documents`): one vector per document first."""
         conn = self._conn()
-        picked: list[PendingChunk] = []
+        picked = self._pending_documents(conn, limit, docs)
+        if picked:
+            return picked
         queries = []
         if docs:
             queries.append(
@@ -470,26 +580,37 @@ class VectorStore:
         return picked[:limit]
 
     def store_vectors(self, pairs: Sequence[tuple[int, np.ndarray]]) -> None:
-        """Store one batch of (chunk id, vector); a chunk deleted or re-chunked meanwhile is skipped."""
+        """Store one batch of (chunk id, vector); a chunk deleted or re-chunked meanwhile is skipped. Every other
+        waiting chunk or document unit of the same text gets the vector too: it is never embedded twice (on the
+        Obsidian help vault, 1 % of the section chunks repeat another's text across its 36 languages)."""
         with self._write() as conn:
             self._ensure_vec_table(conn, len(pairs[0][1]))
             for cid, vector in pairs:
-                conn.execute("update chunks set embedded = 1 where id = ? and embedded = 0", (cid,))
-                if conn.changes():
-                    conn.execute("delete from vec where chunk_id = ?", (cid,))
-                    conn.execute(
-                        "insert into vec(chunk_id, embedding) values (?, ?)",
-                        (cid, np.ascontiguousarray(vector, dtype=np.float32)),
-                    )
+                blob = np.ascontiguousarray(vector, dtype=np.float32)
+                table = "doc_chunks" if cid < 0 else "chunks"
+                row = conn.execute(f"select hash from {table} where id = ? and embedded = 0", (abs(cid),)).fetchone()
+                if row is None:
+                    continue
+                for same_table, same_vec in (("chunks", "vec"), ("doc_chunks", "doc_vec")):
+                    same = [
+                        int(r[0])
+                        for r in conn.execute(f"select id from {same_table} where hash = ? and embedded = 0", (row[0],))
+                    ]
+                    for other in same:
+                        conn.execute(f"update {same_table} set embedded = 1 where id = ?", (other,))
+                        conn.execute(f"delete from {same_vec} where chunk_id = ?", (other,))
+                        conn.execute(f"insert into {same_vec}(chunk_id, embedding) values (?, ?)", (other, blob))
         self._has_vectors = True
 
     def mark_failed(self, chunk_id: int) -> None:
         """A chunk the embedder rejects on its own: skipped from now on, counted in status()."""
+        table = "doc_chunks" if chunk_id < 0 else "chunks"
         with self._write() as conn:
-            conn.execute("update chunks set embedded = ? where id = ? and embedded = 0", (FAILED, chunk_id))
+            conn.execute(f"update {table} set embedded = ? where id = ? and embedded = 0", (FAILED, abs(chunk_id)))
 
     def doc_of(self, chunk_id: int) -> str:
-        row = self._conn().execute("select doc_id from chunks where id = ?", (chunk_id,)).fetchone()
+        table = "doc_chunks" if chunk_id < 0 else "chunks"
+        row = self._conn().execute(f"select doc_id from {table} where id = ?", (abs(chunk_id),)).fetchone()
         return row[0] if row else "?"
 
     def save_rate(self) -> None:
@@ -503,9 +624,35 @@ class VectorStore:
         if self._meta("error") != error:
             self._set_meta("error", error)
 
+    def chosen_for(self) -> LanguageMix | None:
+        """The language mix the model was chosen for (index/model_choice.py); None before the first decision."""
+        return LanguageMix.from_json(self._meta("chosen_for"))
+
+    def set_chosen_for(self, mix: LanguageMix) -> None:
+        self._set_meta("chosen_for", mix.to_json())
+
     # -- state ---------------------------------------------------------------------------------
     def pending_chunks(self) -> int:
+        """Units waiting for a vector: section chunks and document-level units."""
+        return self.pending_sections() + self.pending_documents()
+
+    def pending_sections(self) -> int:
         return _count(self._conn(), "select count(*) from chunks where embedded = 0")
+
+    def pending_documents(self) -> int:
+        return _count(self._conn(), "select count(*) from doc_chunks where embedded = 0")
+
+    def document_vectors(self) -> tuple[int, int]:
+        """(documents with their own vector, documents to have one): counting those not chunked yet."""
+        self._ensure_refreshed()
+        with self._state_lock:
+            unread = len(self._dirty)
+        conn = self._conn()
+        counts: dict[int, int] = {
+            int(state): int(n)
+            for state, n in conn.execute("select embedded, count(*) from doc_chunks group by embedded")
+        }
+        return counts.get(1, 0), counts.get(1, 0) + counts.get(0, 0) + unread
 
     def pending(self) -> int:
         """Chunks waiting for a vector, in one unit from start to end: a document not chunked yet counts as
@@ -515,7 +662,8 @@ class VectorStore:
         self._ensure_refreshed()
         with self._state_lock:
             dirty = len(self._dirty)
-        return self.pending_chunks() + (round(dirty * self._chunks_per_document()) if dirty else 0)
+        # and its own document-level unit
+        return self.pending_chunks() + (round(dirty * (self._chunks_per_document() + 1)) if dirty else 0)
 
     def _chunks_per_document(self) -> float:
         if self._chunk_stats is None:  # once per process; store_documents keeps it current
@@ -543,13 +691,28 @@ class VectorStore:
         if self.embedder is None:
             return False
         if not self._has_vectors:
-            self._has_vectors = self._vec_exists() and (
-                self._conn().execute("select 1 from chunks where embedded = 1 limit 1").fetchone() is not None
+            conn = self._conn()
+            self._has_vectors = (
+                self._vec_exists()
+                and conn.execute("select 1 from chunks where embedded = 1 limit 1").fetchone() is not None
+            ) or (
+                self._doc_vec_exists()
+                and conn.execute("select 1 from doc_chunks where embedded = 1 limit 1").fetchone() is not None
             )
         return self._has_vectors
 
     def coverage(self) -> float:
-        return coverage(self)
+        """The share of the section chunks with vectors (document-level units are `document_vectors`)."""
+        if self.embedder is None:
+            return coverage(self)
+        self._ensure_refreshed()
+        with self._state_lock:
+            dirty = len(self._dirty)
+        pending = self.pending_sections() + (round(dirty * self._chunks_per_document()) if dirty else 0)
+        if pending == 0:
+            return 1.0
+        embedded = self.embedded_chunks()
+        return embedded / (embedded + pending)
 
     def coverage_note(self, mode: str, covered: float | None = None) -> str | None:
         return coverage_note(self, mode, covered)
@@ -574,7 +737,20 @@ class VectorStore:
         }
         with self._state_lock:
             dirty = set(self._dirty)
-        return {k for k in keys if k in unembedded or k[0] in dirty or k[0] not in chunked}
+        # a document's own vector stands in for its waiting sections (hybrid.fuse): they are scored, not waiting
+        standing_in = {
+            r[0]
+            for r in conn.execute(
+                "select doc_id from doc_chunks where embedded = 1 and doc_id in (select value from json_each(?))",
+                (docs,),
+            )
+        }
+        return {
+            k
+            for k in keys
+            if (k in unembedded or k[0] in dirty or k[0] not in chunked)
+            and not (k[0] in standing_in and k[0] not in dirty)
+        }
 
     def unavailable_reason(self) -> str | None:
         return unavailable_reason(self)
@@ -586,12 +762,14 @@ class VectorStore:
         }
         embedded, pending, failed = counts.get(1, 0), counts.get(0, 0), counts.get(FAILED, 0)
         documents = _count(conn, "select count(*) from docs")
+        documents_ready, documents_total = self.document_vectors()
         self._ensure_refreshed()
         with self._state_lock:
             unread = len(self._dirty)
         # Documents not chunked yet count as many chunks as the average document has (10 before any is known).
         per_doc = (embedded + pending + failed) / documents if documents else 10.0
-        to_embed = pending + round(unread * per_doc)
+        # the time left counts the document-level units still to embed too (those of unread documents included)
+        to_embed = pending + round(unread * per_doc) + documents_total - documents_ready
         rate = self.last_rate or float(self._meta("rate") or 0) or None
         return {
             "model": self.embedder.model_id if self.embedder else None,
@@ -608,6 +786,9 @@ class VectorStore:
             "rate_chunks_per_s": round(rate, 1) if rate else None,
             "error": self.error or self._meta("error"),
             "path": str(self.path),
+            "model_chosen_for": chosen.describe() if (chosen := self.chosen_for()) else None,
+            "document_vectors": documents_ready,
+            "documents_to_embed": documents_total,
         }
 
     # -- search -------------------------------------------------------------------------------
@@ -801,6 +982,57 @@ class VectorStore:
         return centroids
 
     def _section_hits(
+        self, query: np.ndarray, limit: int, folder: str | None, tags: Sequence[str], docs: DocFilter = None
+    ) -> list[VectorHit]:
+        sections = self._chunk_hits(query, limit, folder, tags, docs)
+        documents = self._document_hits(query, limit, folder, tags, docs)
+        if not documents:
+            return sections
+        # one list, best first: a document's own vector where its sections wait, section vectors elsewhere
+        merged: dict[tuple[str, int], VectorHit] = {}
+        for hit in sorted([*sections, *documents], key=lambda h: -h.similarity):
+            merged.setdefault((hit.doc_id, hit.section_idx), hit)
+        return list(merged.values())[:limit]
+
+    def _document_hits(
+        self, query: np.ndarray, limit: int, folder: str | None, tags: Sequence[str], docs: DocFilter = None
+    ) -> list[VectorHit]:
+        """The nearest document-level vectors of the documents whose sections still wait for theirs (exact
+        distances: at most one per document, a few thousand at most while they matter); [] once every section
+        has its vectors, so a fully embedded index ranks by sections alone, as before."""
+        conn = self._conn()
+        if not self._doc_vec_exists(conn) or self.pending_sections() == 0:
+            return []
+        where, args = self._filter_sql(folder, tags, docs)
+        rows: list[tuple[Any, ...]] = conn.execute(
+            "select u.doc_id, u.section_idx, u.text, u.prefix_len, d.title, d.tags, s.heading, s.heading_path, "
+            "s.line_start, s.line_end, vec_distance_cosine(v.embedding, ?) as dist "
+            "from doc_chunks u join doc_vec v on v.chunk_id = u.id join docs d on d.doc_id = u.doc_id "
+            "join sections s on s.doc_id = u.doc_id and s.idx = u.section_idx "
+            "where u.embedded = 1 and exists (select 1 from chunks p where p.doc_id = u.doc_id and p.embedded = 0)"
+            + (f" and {where.replace('c.doc_id', 'u.doc_id')}" if where else "")
+            + " order by dist limit ?",
+            (np.ascontiguousarray(query, dtype=np.float32), *args, limit),
+        ).fetchall()
+        return [
+            VectorHit(
+                doc_id=r[0],
+                section_idx=r[1],
+                similarity=1.0 - float(r[10]),
+                title=r[4],
+                heading=r[6],
+                heading_path=r[7],
+                line_start=r[8],
+                line_end=r[9],
+                piece=r[2][r[3] :],
+                tags=tuple(json.loads(r[5])),
+                level="document",
+            )
+            for r in rows
+            if r[10] is not None
+        ]
+
+    def _chunk_hits(
         self, query: np.ndarray, limit: int, folder: str | None, tags: Sequence[str], docs: DocFilter = None
     ) -> list[VectorHit]:
         nearest = self.knn(query, limit * 3, folder, tags, docs)

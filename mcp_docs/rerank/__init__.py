@@ -27,4 +27,4 @@ def make_reranker(settings: Settings) -> RerankStage | None:
         scorer = LocalScorer(settings.rerank_model_dir)
     else:
         return None
-    return RerankStage(scorer, settings.rerank_top)
+    return RerankStage(scorer, settings.rerank_top, deadline=settings.rerank_timeout)

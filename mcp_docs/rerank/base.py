@@ -4,6 +4,13 @@ A scorer (HTTP service or local model) turns (query, texts) into one relevance s
 it caches scores by (query, text hash), and keeps the scorer's health: after a failure the scorer is skipped,
 for a cool-down that doubles with each failure in a row (15 s up to 5 min), so a dead or slow service costs one
 timeout per cool-down instead of one per query; the first success resets it.
+
+Each search gives the scorer one overall deadline (MCP_DOCS_RERANK_TIMEOUT, 2 s by default) for all its requests
+together. The scorer runs in a daemon thread and the search waits for it no longer than that: a per-read timeout
+alone let a service that trickles one byte every 1.5 s hold a search (and its server thread) for minutes, and a
+search of 200 candidates in 7 requests of 1.8 s each took 13 s. Missing the deadline is a failure like any other
+(the cool-down starts); the thread left behind is told the deadline too and stops at its next step, and, a
+daemon, never holds up the process's exit.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ FIRST_COOLDOWN_SECONDS = 15.0
 MAX_COOLDOWN_SECONDS = 300.0
 CACHE_ENTRIES = 20_000  # ~100 bytes each: about 2 MB
 ERROR_CHARS = 200
+DEFAULT_DEADLINE_SECONDS = 2.0
 
 T = TypeVar("T")
 
@@ -38,8 +46,13 @@ class Scorer(Protocol):
     target: str  # where it runs, for status and notes: a URL without credentials, or a folder
     max_chars: int  # candidate text is cut to this before scoring (about the model's window)
 
-    def score(self, query: str, texts: Sequence[str]) -> list[float]:
-        """One finite score per text, in order, higher is more relevant; RerankError otherwise."""
+    def prepare(self) -> None:
+        """Load what the scorer needs (a local model): once, before the first deadline starts counting."""
+        ...
+
+    def score(self, query: str, texts: Sequence[str], until: float | None = None) -> list[float]:
+        """One finite score per text, in order, higher is more relevant; RerankError otherwise. `until`: a
+        time.monotonic() past which the answer is no longer wanted (stop, raise RerankError)."""
         ...
 
     def close(self) -> None: ...
@@ -58,9 +71,16 @@ class Reranked:
 
 
 class RerankStage:
-    def __init__(self, scorer: Scorer, top: int, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        scorer: Scorer,
+        top: int,
+        clock: Callable[[], float] = time.monotonic,
+        deadline: float = DEFAULT_DEADLINE_SECONDS,
+    ) -> None:
         self.scorer = scorer
         self.top = top
+        self.deadline = deadline  # seconds for all of one search's scoring
         self._clock = clock
         self._lock = threading.Lock()
         self._cache: OrderedDict[bytes, float] = OrderedDict()
@@ -90,8 +110,8 @@ class RerankStage:
         if missing:
             started = time.perf_counter()
             try:
-                fresh = self.scorer.score(query, [texts[i] for i in missing])
-                if len(fresh) != len(missing) or not all(math.isfinite(s) for s in fresh):
+                fresh = self._score_within(query, [texts[i] for i in missing])
+                if len(fresh) != len(missing) or not all(_finite(s) for s in fresh):
                     raise RerankError(f"gave {len(fresh)} usable scores for {len(missing)} texts")
             except RerankError as exc:
                 return Reranked(None, self._failed(str(exc)))
@@ -107,6 +127,34 @@ class RerankStage:
         floor = min(0.0, order[-1][1])
         order += [(i, floor) for i in range(len(head), len(candidates))]
         return Reranked(order)
+
+    def _score_within(self, query: str, texts: Sequence[str]) -> list[float]:
+        """The scorer's answer if it comes within the deadline, else RerankError; see the module's docstring."""
+        try:
+            self.scorer.prepare()  # loading a local model is not scoring: it happens once, outside the deadline
+        except RerankError:
+            raise
+        except Exception as exc:
+            raise RerankError(f"could not start ({type(exc).__name__})") from exc
+        until = time.monotonic() + self.deadline
+        done = threading.Event()
+        box: list[list[float] | BaseException] = []
+
+        def run() -> None:
+            try:
+                box.append(self.scorer.score(query, texts, until))
+            except BaseException as exc:  # handed to the search, which decides what it means
+                box.append(exc)
+            finally:
+                done.set()
+
+        threading.Thread(target=run, name="mcp-docs-rerank", daemon=True).start()
+        if not done.wait(self.deadline) or not box:
+            raise RerankError(f"did not answer within {self.deadline:g} s")
+        outcome = box[0]
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
 
     # -- health --------------------------------------------------------------------------------
     def _cooling_down(self) -> float | None:
@@ -170,17 +218,27 @@ class RerankStage:
         """Score one tiny pair now (bypassing the cool-down and the cache) and report the health."""
         started = time.perf_counter()
         try:
-            scores = self.scorer.score("health check", ["health check"])
+            scores = self._score_within("health check", ["health check"])
             if len(scores) != 1:
                 raise RerankError(f"gave {len(scores)} scores for 1 text")
         except RerankError as exc:
             self._failed(str(exc))
+        except Exception as exc:
+            log.exception("reranker failed unexpectedly")
+            self._failed(f"failed unexpectedly ({type(exc).__name__})")
         else:
             self._succeeded((time.perf_counter() - started) * 1000)
         return self.status()
 
     def close(self) -> None:
         self.scorer.close()
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except (TypeError, OverflowError):  # a scorer's int too large for a float
+        return False
 
 
 def _window(text: str, max_chars: int) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,9 @@ class LocalScorer:
         self._inputs: list[str] = []
         self._output = ""
 
+    def prepare(self) -> None:
+        self._load()
+
     def _load(self) -> None:
         with self._lock:
             if self._session is not None:
@@ -104,7 +108,7 @@ class LocalScorer:
             self._output = "logits" if "logits" in outputs else outputs[0]  # exports name the scores "logits"
             self._tokenizer, self._inputs, self._session = tokenizer, inputs, session
 
-    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+    def score(self, query: str, texts: Sequence[str], until: float | None = None) -> list[float]:
         if not texts:
             return []
         self._load()
@@ -112,7 +116,12 @@ class LocalScorer:
             encodings = self._tokenizer.encode_batch([(query, t) for t in texts])
         except Exception as exc:  # a query longer than the window with nothing left to cut
             raise RerankError(f"could not tokenize the pairs ({_first_line(exc)})") from exc
-        return [self._run(e.ids, e.type_ids) for e in encodings]
+        scores = []
+        for e in encodings:
+            if until is not None and time.monotonic() > until:  # the search stopped waiting: free the CPU
+                raise RerankError("did not finish within the search's deadline")
+            scores.append(self._run(e.ids, e.type_ids))
+        return scores
 
     def _run(self, ids: Sequence[int], type_ids: Sequence[int]) -> float:
         """One pair per run, unpadded: on the MiniLM int8 weights, padded batches of 2-16 ran slower per input

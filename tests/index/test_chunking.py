@@ -43,3 +43,26 @@ def test_chunks_respect_the_model_limit() -> None:
     chunks = chunk_document(parse_markdown(TELESCOPE, "t"), 1000)
     assert len(chunks) > 2 and all(len(c.text) <= 1000 for c in chunks)
     assert all(isinstance(c, Chunk) and c.text.startswith("Telescope care > Routine\n") for c in chunks)
+
+
+def test_small_subsections_join_their_parents_chunk_and_nothing_else_does() -> None:
+    # The Obsidian help vault's shape: a section, then one-line steps under their own headings.
+    parsed = parse_markdown(
+        "# Sync\n\n## Set up\n\nOpen the settings and sign in to your account first.\n\n"
+        "### Desktop\n\nClick Sync in the sidebar.\n\n### Mobile\n\nTap the Sync icon.\n\n"
+        "## Pricing\n\nOne plan per vault.\n\n## Limits\n\n" + "Each vault holds at most ten gigabytes. " * 8 + "\n",
+        "sync",
+    )
+    chunks = chunk_document(parsed, 1000)
+    set_up = next(s.index for s in parsed.sections if s.heading == "Set up")
+    # Desktop and Mobile are Set up's subsections: one vector, and a hit on it points at Set up (read_section of
+    # Set up returns them too)
+    assert chunks[0].section_idx == set_up
+    assert chunks[0].text == (
+        "Sync > Set up\nOpen the settings and sign in to your account first.\n"
+        "Desktop\nClick Sync in the sidebar.\nMobile\nTap the Sync icon."
+    )
+    # Pricing is small but a sibling, not a subsection: it keeps its own chunk, as does the long Limits
+    assert [c.text.split("\n", 1)[0] for c in chunks] == ["Sync > Set up", "Sync > Pricing", "Sync > Limits"]
+    # and a subsection that does not fit in its parent's chunk keeps its own
+    assert len(chunk_document(parsed, 120)) == 5

@@ -55,6 +55,8 @@ def test_an_interrupted_run_resumes_without_reembedding(
     with open_lib(vault, tmp_path / "idx") as lib:
         lib.sync()
         assert lib.vectors is not None
+        lib.embedding.chunk_dirty()
+        lib.embedding.embed_documents()  # the first phase: every document's own vector
         with pytest.raises(Interrupt):
             lib.embedding.build(progress=interrupt_after(3))
         first = stored_vectors(lib.vectors)
@@ -83,6 +85,7 @@ def test_the_worker_stops_between_batches_and_keeps_what_it_committed(
         lib.sync()
         assert lib.vectors is not None
         lib.embedding.chunk_dirty()
+        lib.embedding.embed_documents()
         total = lib.vectors.pending_chunks()
 
         def stop_after_first(done: int, total: int) -> None:
@@ -110,6 +113,7 @@ def test_recently_modified_documents_are_embedded_first(
         lib.embedding.chunk_dirty()
         conn = lib.vectors._conn()
         newest_chunks = conn.execute("select count(*) from chunks where doc_id = ?", (newest,)).fetchone()[0]
+        lib.embedding.embed_documents()  # every document's own vector first, then the sections, newest first
         with pytest.raises(Interrupt):
             lib.embedding.embed_pending(progress=interrupt_after(newest_chunks))
         assert chunk_docs(lib.vectors, list(stored_vectors(lib.vectors))) == {newest}
@@ -117,8 +121,8 @@ def test_recently_modified_documents_are_embedded_first(
         (vault / "pets" / "cats.md").write_text("# Cats\n\nCats chase laser pointers at dusk.\n")
         lib.sync()
         before = set(stored_vectors(lib.vectors))
-        with pytest.raises(Interrupt):
-            lib.embedding.embed_pending(progress=interrupt_after(1))
+        # its new unit comes next; its one section says the same words, so it has its vector with it
+        assert lib.embedding.embed_documents() == 1
         assert chunk_docs(lib.vectors, list(set(stored_vectors(lib.vectors)) - before)) == {"pets/cats.md"}
 
 
@@ -127,24 +131,32 @@ def searched_vault(root: Path) -> Path:
     for folder in ("guides", "notes"):
         (root / folder).mkdir(parents=True)
         for i in range(3):
-            (root / folder / f"{i}.md").write_text(f"# {folder} {i}\n\nPlain text number {i} about {folder}.\n")
+            # a description: the document's own unit is then not the same text as its one section
+            (root / folder / f"{i}.md").write_text(
+                f"---\ndescription: note {i} of {folder}\n---\n# {folder} {i}\n\nPlain text number {i} about {folder}.\n"
+            )
     (root / "guides" / "helm.md").write_text("# Helm\n\n## Chart\n\nInstall the collector with the Helm chart.\n")
     for age, path in enumerate(sorted(root.rglob("*.md"), key=lambda p: (p.name != "helm.md", str(p)))):
         os.utime(path, ns=(1_700_000_000_000_000_000 + age * 10**12,) * 2)
     return root
 
 
-def embedded_in_order(lib: Library, chunks: int) -> list[str]:
-    """The documents of the next `chunks` chunks the worker embeds, in that order (one chunk per batch)."""
+def embedded_in_order(lib: Library, chunks: int) -> list[tuple[str, str]]:
+    """(document, "document" or "section") of the next `chunks` units the worker embeds, in that order (one per
+    batch; a section chunk whose text was already embedded gets its vector with it and is not listed)."""
     assert lib.vectors is not None and lib.embedding is not None
     conn = lib.vectors._conn()
-    order: list[str] = []
-    seen: set[int] = set()
+    order: list[tuple[str, str]] = []
+    seen: set[tuple[str, int]] = set()
 
     def record(done: int, total: int) -> None:
-        rows = conn.execute("select id, doc_id from chunks where embedded = 1 order by id").fetchall()
-        order.extend(doc_id for cid, doc_id in rows if cid not in seen)
-        seen.update(cid for cid, _ in rows)
+        listed = len(order)
+        for table, level in (("doc_chunks", "document"), ("chunks", "section")):
+            rows = conn.execute(f"select id, doc_id from {table} where embedded = 1 order by id").fetchall()
+            new = [(cid, doc_id) for cid, doc_id in rows if (level, cid) not in seen]
+            if len(order) == listed:  # a section of the same text as the document unit just embedded comes with it
+                order.extend((doc_id, level) for _, doc_id in new)
+            seen.update((level, cid) for cid, _ in new)
         if done >= chunks:
             raise Interrupt
 
@@ -171,13 +183,20 @@ def test_documents_recent_searches_returned_are_embedded_first_then_their_folder
     # Nothing embedded yet: the search answers by keyword, and what it returned goes to the front.
     result = chunked.search("helm chart", max_results=1)
     assert result.mode_used == "keyword" and [r.id for r in result.results] == ["guides/helm.md"]
-    order = embedded_in_order(chunked, helm + folder)
-    assert order[:helm] == ["guides/helm.md"] * helm
-    assert {d.split("/")[0] for d in order[helm:]} == {"guides"}  # then its neighbours, before notes/
+    documents = chunked.catalog.count()
+    order = embedded_in_order(chunked, documents + helm + folder)
+    # every document's own vector first, the one the search returned first of all
+    assert order[0] == ("guides/helm.md", "document")
+    assert all(level == "document" for _, level in order[:documents])
+    assert len({doc for doc, _ in order[:documents]}) == documents
+    # then the sections: those of the search's document, then of its neighbours, before notes/
+    sections = order[documents:]
+    assert sections[:helm] == [("guides/helm.md", "section")] * helm
+    assert all(d.startswith("guides/") for d, _ in sections[helm:])
 
 
 def test_without_searches_the_newest_documents_come_first(chunked: Library) -> None:
-    assert embedded_in_order(chunked, 1) == ["notes/2.md"]  # the most recently modified
+    assert embedded_in_order(chunked, 1) == [("notes/2.md", "document")]  # the most recently modified
 
 
 def test_the_searched_documents_are_remembered_most_recent_first_and_bounded() -> None:
@@ -268,6 +287,8 @@ def test_status_gives_coverage_and_time_left_from_the_last_rate(
         fresh = lib.vectors.status()
         assert fresh["coverage_percent"] == 0.0 and fresh["eta_seconds"] is None and fresh["pending"] > 0
         assert "pending (time left known once embedding has run)" in vector_summary(fresh)
+        lib.embedding.chunk_dirty()
+        lib.embedding.embed_documents()
         with pytest.raises(Interrupt):
             lib.embedding.build(progress=interrupt_after(4))
     with open_lib(vault, tmp_path / "idx") as lib:

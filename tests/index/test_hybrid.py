@@ -191,12 +191,14 @@ def server(monkeypatch: pytest.MonkeyPatch) -> EmbeddingsServer:
 
 
 def embed_part_way(lib: Library, chunks: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """An `index` run interrupted after `chunks` chunks (Ctrl-C), committed so far."""
+    """An `index` run interrupted (Ctrl-C) once `chunks` section chunks have vectors, committed so far: every
+    document's own vector is embedded before any section's, so those are all in."""
     assert lib.vectors is not None
     monkeypatch.setattr(worker_mod, "EMBED_BATCH", 1)
+    vectors = lib.vectors
 
     def interrupt(done: int, total: int) -> None:
-        if done >= chunks:
+        if vectors.embedded_chunks() >= chunks and done:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
@@ -220,10 +222,15 @@ def test_part_way_embedded_hybrid_keeps_the_keyword_winner_and_says_how_far(
         hybrid = lib.search(QUERY, mode="hybrid")
         assert hybrid.mode_used == "hybrid"
         assert [r.id for r in hybrid.results][:1] == ["docs/install.md"]
-        assert hybrid.note == "Vectors cover 60% of the collection so far; the rest is ranked by keyword alone."
+        assert hybrid.note == (
+            "Document vectors ready for all 5 documents; sections 60 %: a document whose sections are not embedded "
+            "yet is ranked by keyword and document vectors."
+        )
         semantic = lib.search(QUERY, mode="semantic")
-        assert "60%" in (semantic.note or "") and "semantic" in (semantic.note or "")
-        assert all(r.id.startswith("blog/") for r in semantic.results)
+        assert "sections 60 %" in (semantic.note or "") and "document's vector" in (semantic.note or "")
+        # the docs have no section vectors yet: semantic search finds them by their own vector, at their first section
+        found = {r.id: r for r in semantic.results}
+        assert "docs/install.md" in found and found["docs/install.md"].sections[0].heading == "Kubernetes"
         lib.embedding.build()  # the rest: no note any more
         done = lib.search(QUERY, mode="hybrid")
         assert done.note is None and done.results[0].id == "docs/install.md"
@@ -248,7 +255,7 @@ def test_an_embedding_failure_part_way_is_named_in_the_note_and_keyword_order_ho
         hybrid = lib.search(QUERY, mode="hybrid")
         assert hybrid.results[0].id == "docs/install.md"
         note = hybrid.note or ""
-        assert note.startswith("Vectors cover 60% of the collection so far (") and "keyword alone" in note
+        assert note.startswith("Document vectors ready for all 5 documents; sections 60 % (") and "keyword" in note
         server.fail_with = 500  # and when the query cannot be embedded either: keyword results, with the reason
         lib.vectors._query_cache.clear()
         down = lib.search("collector helm chart", mode="hybrid")
@@ -274,10 +281,11 @@ def test_pending_embeddings_counts_chunks_before_and_after_chunking(tmp_path: Pa
         for i in range(4, 10):
             write(i)
         lib.sync()
-        assert lib.index_info().pending_embeddings == 6 * per_document  # not chunked yet, counted in chunks
+        # not chunked yet, counted in chunks, and each document's own unit (embedded first)
+        assert lib.index_info().pending_embeddings == 6 * (per_document + 1)
         lib.embedding.chunk_dirty()
-        assert lib.vectors.pending_chunks() == 6 * per_document
-        assert lib.index_info().pending_embeddings == 6 * per_document
+        assert lib.vectors.pending_sections() == 6 * per_document and lib.vectors.pending_documents() == 6
+        assert lib.index_info().pending_embeddings == 6 * (per_document + 1)
 
 
 def test_barely_embedded_hybrid_keeps_the_keyword_order_of_documents(
@@ -301,7 +309,7 @@ def test_barely_embedded_hybrid_keeps_the_keyword_order_of_documents(
         assert lib.vectors is not None and lib.vectors.embedded_chunks() == 1
         keyword = [r.id for r in lib.search("collector pipeline", mode="keyword", max_results=10).results]
         hybrid = lib.search("collector pipeline", mode="hybrid", max_results=10)
-        assert hybrid.mode_used == "hybrid" and "Vectors cover" in (hybrid.note or "")
+        assert hybrid.mode_used == "hybrid" and "sections 8 %" in (hybrid.note or "")
         assert [r.id for r in hybrid.results] == keyword
 
 
@@ -338,16 +346,17 @@ def test_while_embedding_fills_in_the_first_answer_is_keywords_and_the_vectors_o
         (vault / f"short{i}.md").write_text(f"collector note{i} word{i} term{i}\n")
     (vault / "long.md").write_text("collector " * 6 + " ".join(f"filler{j}" for j in range(60)) + "\n")
     unrelated = vault / "zz-unrelated.md"
-    unrelated.write_text("nothing about the query here\n")
+    # two sibling sections: its own document unit is not the text of a chunk, so they wait after the document phase
+    unrelated.write_text("# Unrelated\n\n## First\n\nnothing about the query here\n\n## Second\n\nstill nothing\n")
     old = time.time() - 3600
     os.utime(unrelated, (old, old))  # the worker embeds the newest documents first: this one last
     with Library(endpoint_settings(vault, tmp_path / "idx", server)) as lib:
         lib.sync()
         embed_part_way(lib, 11, monkeypatch)
-        assert lib.vectors is not None and lib.vectors.pending() == 1
+        assert lib.vectors is not None and lib.vectors.pending() == 2  # its two section chunks
         keyword = lib.search("collector", mode="keyword")
         part_way = lib.search("collector", mode="hybrid")
-        assert part_way.mode_used == "hybrid" and "91%" in (part_way.note or "")
+        assert part_way.mode_used == "hybrid" and "all 12 documents; sections 84 %" in (part_way.note or "")
         assert [r.id for r in part_way.results][:1] == [keyword.results[0].id] == ["short0.md"]
         assert "long.md" in [r.id for r in part_way.results]  # the vectors still bring it in below
         assert part_way.results[0].score >= part_way.results[1].score

@@ -106,7 +106,10 @@ def test_build_then_semantic_and_hybrid_search(minilm_loaded: None, vault: Path,
         assert lib.vectors is not None
         embedded = lib.embedding.build()
         status = lib.vectors.status()
-        assert embedded == status["chunks"] == status["embedded"] > 5
+        assert status["chunks"] == status["embedded"] > 5
+        # every document with text has its own vector too; identical texts are embedded once
+        assert status["document_vectors"] == status["documents_to_embed"] == lib.catalog.count() - 1  # not empty.md
+        assert status["chunks"] < embedded <= status["chunks"] + status["documents_to_embed"]
         assert status["dimension"] == 384 and status["pending"] == 0 and status["ready"]
         # a paraphrase with no shared keyword
         sem = lib.search("how long does my kitty snooze", mode="semantic")
@@ -192,6 +195,8 @@ def test_an_interrupted_run_resumes(
             if done >= 2:
                 raise KeyboardInterrupt
 
+        lib.embedding.chunk_dirty()
+        lib.embedding.embed_documents()  # the first phase: every document's own vector
         with pytest.raises(KeyboardInterrupt):
             lib.embedding.build(progress=interrupt)
         total = lib.vectors.status()["chunks"]
@@ -219,7 +224,7 @@ def test_a_crash_between_catalog_and_vectors_is_caught_up(minilm_loaded: None, v
         assert lib.vectors is not None
         # backups.md is dirty (one document, counted as the mean chunks per document), cats.md forgotten
         assert lib.vectors.pending_chunks() == 0
-        assert lib.vectors.pending() == round(lib.vectors._chunks_per_document())
+        assert lib.vectors.pending() == round(lib.vectors._chunks_per_document() + 1)  # and its own unit
         assert doc_chunks(lib, "pets/cats.md") == 0
         lib.embedding.build()
         assert lib.search("safe deposit box", mode="semantic").results[0].id == "ops/backups.md"

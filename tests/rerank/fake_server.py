@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -36,6 +37,13 @@ class RerankServer:
         self.raw_body: bytes | None = None  # sent instead of the real answer
         self.drop = 0  # results left out of the answer
         self.max_texts = 32  # Text Embeddings Inference's default --max-client-batch-size
+        # > 0: answer one byte every `trickle` seconds, without end: after the headers ("body") or from the
+        # status line on ("headers"). No read waits long enough for a per-read timeout.
+        self.trickle = 0.0
+        self.trickle_from = "body"
+        self.stopped = threading.Event()
+        self.serial = threading.Lock()  # taken around each request when `one_at_a_time` (a service with one worker)
+        self.one_at_a_time = False
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -51,12 +59,30 @@ class RerankServer:
                 self.end_headers()
                 self.wfile.write(body)
 
+            def _trickle(self) -> None:
+                head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100000000\r\n\r\n"
+                if server.trickle_from == "body":
+                    self.wfile.write(head)
+                    self.wfile.flush()
+                    head = b""
+                pending = head + b"[" + b" " * 100_000_000
+                with contextlib.suppress(OSError):  # the client hung up: the point of the test
+                    for i in range(len(pending)):
+                        if server.stopped.wait(server.trickle):
+                            return
+                        self.wfile.write(pending[i : i + 1])
+                        self.wfile.flush()
+                self.close_connection = True
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 request = json.loads(self.rfile.read(length) or b"{}")
                 server.requests.append({"path": self.path, "auth": self.headers.get("authorization"), **request})
                 if server.delay:
-                    time.sleep(server.delay)
+                    with server.serial if server.one_at_a_time else contextlib.nullcontext():
+                        time.sleep(server.delay)
+                if server.trickle:
+                    return self._trickle()
                 expected = "/rerank" if server.api == "tei" else "/v1/rerank"
                 if self.path != expected:
                     return self._reply(404, b'{"error": "not found"}')
@@ -96,6 +122,7 @@ class RerankServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.stopped.set()
         self.httpd.shutdown()
         self.httpd.server_close()
         self.thread.join(timeout=5)

@@ -86,3 +86,26 @@ def test_each_mistake_is_one_sentence(tmp_path: Path, env: dict[str, str], messa
         load(tmp_path, **env)
     text = str(raised.value)
     assert text.endswith(".") and "\n" not in text
+
+
+@pytest.mark.parametrize(
+    "url", ["http://user:hunter2pw@gpu host:8080", "user:hunter2pw@gpu:8080", "ftp://u:hunter2pw@h"]
+)
+def test_a_bad_url_with_credentials_is_refused_without_repeating_them(tmp_path: Path, url: str) -> None:
+    for given in ({"flag": url}, {"MCP_DOCS_RERANK_URL": url}):
+        with pytest.raises(ValueError, match="must be an http:// or https:// URL") as raised:
+            load(tmp_path, **given)
+        assert "hunter2pw" not in str(raised.value) and "gpu" not in str(raised.value)
+
+
+def test_a_url_with_credentials_and_a_key_is_refused_rather_than_one_dropped(tmp_path: Path) -> None:
+    """httpx sends a URL's user:password as Basic auth, replacing the Authorization header: the bearer key was
+    silently never sent."""
+    env = {"MCP_DOCS_RERANK_API_KEY_ENV": "RK", "RK": "sk-bearer-key"}
+    with pytest.raises(ValueError, match="keep one") as raised:
+        load(tmp_path, MCP_DOCS_RERANK_URL="https://user:hunter2pw@rerank.example.com", **env)
+    assert "hunter2pw" not in str(raised.value) and "sk-bearer-key" not in str(raised.value)
+    with pytest.raises(ValueError, match="keep one"):  # the scorer refuses the pair too, whoever builds it
+        HttpScorer("https://user:hunter2pw@rerank.example.com", "tei", api_key="sk-bearer-key")
+    alone = load(tmp_path, MCP_DOCS_RERANK_URL="https://user:hunter2pw@rerank.example.com")  # Basic auth alone: fine
+    assert alone.rerank_url == "https://user:hunter2pw@rerank.example.com"
