@@ -9,7 +9,7 @@
 `bomb` writes one note of N MB of `[[a]] ` next to `a.md` for each size and, in a fresh process per size (an
 honest peak RSS), indexes it and times each tool that answers about it: linear in the size is the aim.
 `hub` writes N notes, 100 per folder, each linking `[[hub]]`, and times the backlink answers about `hub.md`
-(resolved when asked: one row per linking note is read, and each folder's resolution is shared).
+(each link row stores its resolved target, indexed: the first page is one query however many notes link).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import shutil
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from .common import CACHE, dir_size_mb, peak_rss_mb, require, run_child, run_script, table, write_results
 
@@ -37,6 +38,7 @@ def _broken(root: Path, index: Path) -> dict[str, object]:
         broken = LinkGraph(lib.catalog, lib.settings.extensions).broken()
         broken_s = time.perf_counter() - start
         documents = lib.catalog.count()
+        outside = _targets_of(lib, "Release notes/")
     pairs = [b for t in broken for b in t.links]
     return {
         "documents": documents,
@@ -48,7 +50,24 @@ def _broken(root: Path, index: Path) -> dict[str, object]:
         "broken_targets": len(broken),
         "by_reason": dict(Counter(b.reason.split(":")[0] for b in pairs)),
         "top_targets": [(t.target, t.notes, t.reason[:60]) for t in broken[:10]],
+        "release_notes_links_by_target_folder": outside,
     }
+
+
+def _targets_of(lib: Any, prefix: str) -> dict[str, int]:
+    """Where the links written under `prefix` (the help vault's English `Release notes/`, outside every language
+    folder) resolve, by the target's top folder: the linking note's language, or the shortest path's."""
+    from mcp_docs.link_graph import LinkGraph
+    from mcp_docs.links import link_target
+
+    graph = LinkGraph(lib.catalog, lib.settings.extensions)
+    where: Counter[str] = Counter()
+    for link in lib.catalog.links():
+        target = link_target(link.kind, link.target, link.heading)
+        if link.doc_id.startswith(prefix) and target is not None and target.path:
+            found = graph.resolve(target, link.doc_id).id
+            where["(none)" if found is None else found.split("/", 1)[0]] += link.count
+    return dict(where.most_common())
 
 
 def vault(args: argparse.Namespace) -> None:
@@ -59,6 +78,8 @@ def vault(args: argparse.Namespace) -> None:
     table(["figure", "value"], [(k, v) for k, v in result.items() if k not in ("top_targets", "by_reason")])
     table(["reason", "pairs"], sorted(result["by_reason"].items()))  # type: ignore[attr-defined]
     table(["target", "notes", "why"], result["top_targets"], title="most notes first")  # type: ignore[arg-type]
+    where = result["release_notes_links_by_target_folder"]
+    table(["top folder", "links"], sorted(where.items()), title="links from Release notes/ resolve to")  # type: ignore[attr-defined]
     write_results("broken_links_vault", {"root": str(root), **result})
 
 

@@ -105,7 +105,8 @@ class Library:
         self._check_compatibility()
         self.fulltext = FullTextIndex(settings.index_dir / "fulltext", settings.language)
         self._check_generation()
-        recover_interrupted_batch(self.sqlite_catalog, self.fulltext)  # a kill between the two commits
+        # a kill between the two commits
+        recover_interrupted_batch(self.sqlite_catalog, self.fulltext, self.settings.extensions)
         self._check_fulltext_matches()
         self.synchronizer = Synchronizer(settings, self.jail, self.scanner, self.sqlite_catalog, self.fulltext)
         self._refresh_stats([], [])

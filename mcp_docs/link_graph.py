@@ -1,17 +1,18 @@
 """The link graph of the indexed documents: the rules of `links.py` over the catalog's names and links.
 
-Links are kept as written and resolved when asked, so the graph is as fresh as the catalog: a note
-renamed or deleted changes what links resolve to, and its backlinks, at the next sync, without
-re-reading the notes that link to it.
+Links are kept as written, each with what it resolves to: a note added, renamed or deleted changes what the
+links of its names resolve to, and the sync that writes it resolves those again (`resolve_pending`), without
+re-reading the notes that link to it. Backlinks are then one indexed query, paged, however many notes link.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .index.catalog import LinkRecord
+from .index.catalog import Catalog, LinkRecord
 from .index.store_api import CatalogReader
 from .links import (
     UNRESOLVED,
@@ -74,7 +75,16 @@ class LinkGraph:
 
     def resolve(self, target: Target, source: str | None = None) -> Resolution:
         key = lookup_key(target, source, self.extensions)
-        return resolve(target, source, self.catalog.names([key]), self.extensions)
+        names = self.catalog.names([key])
+        return resolve(target, source, names, self.extensions, self._languages(names, [source] if source else []))
+
+    def _languages(self, names: Sequence[Name], sources: Iterable[str]) -> dict[str, str]:
+        """The named language (declared or detected) of each candidate and linking note, those decided: it
+        breaks ties between equally near candidates. Not the language a page is analysed in, which is the
+        root's for an undecided page: a guess must not pick a candidate."""
+        ids = {n.doc_id for n in names} | set(sources)
+        named = self.catalog.named_languages(sorted(ids)) if ids else {}
+        return {doc_id: lang for doc_id, lang in named.items() if lang}
 
     def outgoing(self, source: str, links: Sequence[Link], limit: int) -> tuple[list[OutgoingLink], bool]:
         """The links of `source` to other notes, each once, in the order written, resolved: the first `limit`
@@ -94,10 +104,12 @@ class LinkGraph:
                     break
                 targets.setdefault((target.kind, fold(target.path), fold(target.heading or "")), target)
         keyed = {t: lookup_key(t, source, self.extensions) for t in targets.values()}
-        by_key = _by_key(self.catalog.names(set(keyed.values())))
+        names = self.catalog.names(set(keyed.values()))
+        by_key = _by_key(names)
+        languages = self._languages(names, [source])
         out: dict[tuple[str, str], OutgoingLink] = {}
         for target, key in keyed.items():  # each target sees only its own names: linear in the links
-            resolution = resolve(target, source, by_key.get(key, []), self.extensions)
+            resolution = resolve(target, source, by_key.get(key, []), self.extensions, languages)
             if resolution.id != source:  # two names of one note (its file name, an alias) are one link
                 where = resolution.id or "\x00" + fold(target.path)
                 out.setdefault((where, (target.heading or "").casefold()), OutgoingLink(target, resolution))
@@ -120,37 +132,32 @@ class LinkGraph:
                     shown.append(f"'{written}' (unresolved)")
             count = f"first {len(outgoing)}" if more else str(len(outgoing))
             lines.append(f"Links to ({count}): " + clip_list(shown, OUTLINE_LINKS_CHARS, TARGET_CHARS) + ".")
-        backlinks = self.backlinks(doc_id)
+        backlinks, total = self.catalog.linking(doc_id, OUTLINE_BACKLINKS)
         if backlinks:
-            first = ", ".join(backlinks[:OUTLINE_BACKLINKS])
-            rest = f", … list_documents(linked_to='{doc_id}') lists all" if len(backlinks) > OUTLINE_BACKLINKS else ""
-            lines.append(f"Linked from ({len(backlinks)}): {first}{rest}.")
+            first = ", ".join(backlinks)
+            rest = f", … list_documents(linked_to='{doc_id}') lists all" if total > OUTLINE_BACKLINKS else ""
+            lines.append(f"Linked from ({total}): {first}{rest}.")
         return "\n".join(lines) + "\n" if lines else ""
 
-    def backlinks(self, doc_id: str) -> list[str]:
-        """The documents that link to `doc_id`, by id. Reads only the links whose target has one of its names
-        (the `links(key, doc_id)` index), one row per linking note and target however often it is written."""
-        keys = {n.key for n in self.catalog.names_of(doc_id)}
-        if not keys:
-            return []
-        by_key = _by_key(self.catalog.names(keys))
-        sources: set[str] = set()
-        resolved: dict[tuple[str, str, str], Resolution] = {}
-        for link in self.catalog.links(keys):
-            if link.doc_id == doc_id or link.doc_id in sources:
-                continue
-            if self._resolve(link, by_key.get(link.key, []), resolved).id == doc_id:
-                sources.add(link.doc_id)
-        return sorted(sources)
+    def resolve_stored(self, links: Sequence[LinkRecord]) -> list[tuple[LinkRecord, str | None]]:
+        """What each stored link resolves to now (None: nothing, or ambiguous), for the store to keep: the
+        names of their keys and the languages of those and of the linking notes are read once."""
+        names = self.catalog.names({link.key for link in links})
+        by_key = _by_key(names)
+        languages = self._languages(names, {link.doc_id for link in links})
+        resolved: dict[tuple[str, ...], Resolution] = {}
+        return [(link, self._resolve(link, by_key.get(link.key, []), resolved, languages).id) for link in links]
 
     def broken(self) -> list[BrokenTarget]:
         """Every target that resolves to nothing (or to several notes) with the notes that link to it (first
         line, times written): the targets that most notes link to first, then by target."""
-        by_key = _by_key(self.catalog.all_names())
-        resolved: dict[tuple[str, str, str], Resolution] = {}
+        names = self.catalog.all_names()
+        by_key = _by_key(names)
+        languages = self._languages(names, [])  # every document that has a name: all of them
+        resolved: dict[tuple[str, ...], Resolution] = {}
         targets: dict[str, BrokenTarget] = {}
         for link in self.catalog.links():
-            resolution = self._resolve(link, by_key.get(link.key, []), resolved)
+            resolution = self._resolve(link, by_key.get(link.key, []), resolved, languages)
             if resolution.id is None and link.key:
                 reason = (
                     "ambiguous: " + ", ".join(resolution.candidates[:5]) if resolution.ambiguous else "no such document"
@@ -161,15 +168,19 @@ class LinkGraph:
         return sorted(targets.values(), key=lambda t: (-t.notes, fold(t.target), t.target))
 
     def _resolve(
-        self, link: LinkRecord, names: Sequence[Name], resolved: dict[tuple[str, str, str], Resolution]
+        self,
+        link: LinkRecord,
+        names: Sequence[Name],
+        resolved: dict[tuple[str, ...], Resolution],
+        languages: Mapping[str, str],
     ) -> Resolution:
-        """Resolve a stored link; what a target resolves to depends only on the linking note's folder, so the
-        answer is shared by every note of that folder (`resolved`)."""
-        key = (link.kind, link.target, link.doc_id.rpartition("/")[0])
+        """Resolve a stored link; what a target resolves to depends only on the linking note's folder and
+        language, so the answer is shared by every note of that folder in that language (`resolved`)."""
+        key = (link.kind, link.target, link.doc_id.rpartition("/")[0], languages.get(link.doc_id, ""))
         found = resolved.get(key)
         if found is None:
             target = link_target(link.kind, link.target, link.heading)
-            found = UNRESOLVED if target is None else resolve(target, link.doc_id, names, self.extensions)
+            found = UNRESOLVED if target is None else resolve(target, link.doc_id, names, self.extensions, languages)
             if target is None or target.path:  # '#heading' resolves to the linking note itself: not shared
                 resolved[key] = found
         return found
@@ -180,3 +191,17 @@ def _by_key(names: Sequence[Name]) -> dict[str, list[Name]]:
     for name in names:
         grouped[name.key].append(name)
     return grouped
+
+
+PENDING_BATCH = 5000  # links resolved per round: a full index holds hundreds of thousands
+
+
+def resolve_pending(catalog: Catalog, conn: sqlite3.Connection, extensions: Sequence[str]) -> int:
+    """Inside the writing transaction: resolve the links a write marked, as the catalog now stands (the
+    embedded store; the PostgreSQL writer has its own). Returns how many."""
+    graph = LinkGraph(catalog, extensions)  # its reads run on `conn`: the catalog's connection of this thread
+    done = 0
+    while links := Catalog.pending_links(conn, PENDING_BATCH):
+        Catalog.set_resolved(conn, graph.resolve_stored(links))
+        done += len(links)
+    return done

@@ -7,8 +7,10 @@ or what an agent passes as an id. It resolves, in this order, to
    folder's index note (`guides/` → `guides/index.md`);
 2. a file name without its extension, case-insensitive (`[[quokka setup]]`); when several files share it
    (`en/Plugins/Canvas.md`, `fr/Plugins/Canvas.md`), the one nearest the linking note as Obsidian picks it:
-   the longest shared folder prefix, then the shortest path; only a tie after both is ambiguous (an agent's
-   target has no linking note: there, any second candidate makes it ambiguous and every candidate is named);
+   the longest shared folder prefix, then one in the linking note's language (`Release notes/x.md`, English,
+   reaches `en/Plugins/Canvas.md`, not the shorter `da/Plugin/Canvas.md`), then the shortest path; only a tie
+   after all three is ambiguous (an agent's target has no linking note: there, any second candidate makes it
+   ambiguous and every candidate is named);
 3. a front-matter alias, case-insensitive.
 
 Names are compared in one Unicode form (NFC, casefolded): `[[Café]]` reaches a file whose name macOS wrote
@@ -24,7 +26,7 @@ from __future__ import annotations
 import posixpath
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
@@ -266,9 +268,16 @@ def lookup_key(target: Target, source: str | None, extensions: Sequence[str]) ->
     return key_of(path, extensions) if target.path else ""
 
 
-def resolve(target: Target, source: str | None, names: Iterable[Name], extensions: Sequence[str]) -> Resolution:
+def resolve(
+    target: Target,
+    source: str | None,
+    names: Iterable[Name],
+    extensions: Sequence[str],
+    languages: Mapping[str, str] | None = None,
+) -> Resolution:
     """Resolve `target`, written in the document `source` (None: given by an agent), among `names`
-    (those with the target's `lookup_key`; others are ignored)."""
+    (those with the target's `lookup_key`; others are ignored). `languages` (document id → language code, for
+    the source and the candidates) breaks a tie between equally near candidates; without it, none does."""
     if not target.path:
         return Resolution(source) if source else UNRESOLVED
     key = lookup_key(target, source, extensions)
@@ -301,14 +310,14 @@ def resolve(target: Target, source: str | None, names: Iterable[Name], extension
             found = _by_path(posixpath.normpath(posixpath.join(base, path)), docs, extensions)
             if found is None:
                 ends = sorted(d for d in docs if fold(_no_ext(d, extensions)).endswith("/" + fold(rel)))
-                return _pick(ends, source)
+                return _pick(ends, source, languages)
         return Resolution(found)  # a path that leads nowhere is not a name
     files = sorted({n.doc_id for n in by_kind[FILE]})
     if files:
-        return _pick(files, source)
+        return _pick(files, source, languages)
     wanted = fold(path)
     aliased = sorted({n.doc_id for n in by_kind[ALIAS] if fold(n.alias) == wanted})
-    return _pick(aliased, source)
+    return _pick(aliased, source, languages)
 
 
 def _no_ext(doc_id: str, extensions: Sequence[str]) -> str:
@@ -329,10 +338,12 @@ def _by_path(rel: str, docs: set[str], extensions: Sequence[str]) -> str | None:
     return None
 
 
-def _pick(ids: list[str], source: str | None) -> Resolution:
+def _pick(ids: list[str], source: str | None, languages: Mapping[str, str] | None = None) -> Resolution:
     """One id, or none. Of several, for a link written in `source`, the nearest as Obsidian picks it: the most
-    leading folders shared with the linking note, then the shortest path; ambiguous (all of them) on a tie.
-    An agent's target (no `source`) is ambiguous as soon as there are two: it has no place to be near."""
+    leading folders shared with the linking note, then one in the linking note's language (a vault of language
+    folders: a note outside all of them links to its own language's copy), then the shortest path; ambiguous
+    (all of them) on a tie. An agent's target (no `source`) is ambiguous as soon as there are two: it has no
+    place to be near."""
     if len(ids) == 1:
         return Resolution(ids[0])
     if not ids:
@@ -340,15 +351,17 @@ def _pick(ids: list[str], source: str | None) -> Resolution:
     if source is None:
         return Resolution(None, tuple(ids))
     here = posixpath.dirname(source).split("/") if "/" in source else []
+    lang = (languages or {}).get(source) or None  # '' (unknown) prefers nothing
 
-    def rank(doc_id: str) -> tuple[int, int]:
+    def rank(doc_id: str) -> tuple[int, bool, int]:
         folders = doc_id.split("/")[:-1]
         shared = 0
         for mine, theirs in zip(here, folders, strict=False):
             if mine != theirs:
                 break
             shared += 1
-        return -shared, len(doc_id)
+        other_language = lang is None or (languages or {}).get(doc_id) != lang
+        return -shared, other_language, len(doc_id)
 
     ranked = sorted(ids, key=rank)
     if rank(ranked[0]) == rank(ranked[1]):

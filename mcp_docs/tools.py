@@ -19,11 +19,12 @@ import logging
 import operator
 import posixpath
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -37,13 +38,15 @@ from .errors import (
 from .library import Library
 from .link_graph import LinkGraph
 from .links import Target, anchor, describe, parse_target
-from .loader import file_stem
+from .loader import content_hash, decode, file_stem
 from .markdown import (
     HEADING_SEPARATOR,
+    Link,
     ParsedDocument,
     Section,
     clip_heading,
     normalize_tag,
+    normalize_text,
     section_text,
 )
 from .models import (
@@ -82,6 +85,8 @@ MIN_SEARCH_CHARS = 1000
 LIST_DOCUMENTS_CHARS = 40_000  # one list_documents page (JSON), ~170 typical entries; the rest goes to next_cursor
 LIST_FOLDERS_CHARS = 6000
 RESERVED_NOTE_CHARS = 400  # notes added after a result is fitted (the budget's own, the server's)
+# A document this large gets its outline from the catalog rather than a parse (`_stored_outline`).
+STORED_OUTLINE_BYTES = 1_000_000
 LISTED_CHARS = 1000  # candidate lists in error messages (closest ids, headings, folders)
 ID_CHARS = 300  # an id quoted in a message (results carry ids whole)
 SUMMARY_LINE_CHARS = 160
@@ -186,11 +191,9 @@ class DocsTools:
         if tag_norm == "":  # '#' alone: filtering by it would silently list everything
             raise ToolInputError(_NO_TAG.format(tag=printable(str(tag), ID_CHARS)))
         notes: list[str] = []
-        linking: list[str] | None = None
         linked_id: str | None = None
         if linked_to is not None and (not isinstance(linked_to, str) or linked_to.strip()):
-            linked_id = self.locate(linked_to)[0]
-            linking = self.links.backlinks(linked_id)
+            linked_id = self.locate(linked_to)[0]  # its backlinks: a page of the catalog's indexed link rows
             notes.append(f"Documents that link to '{printable(linked_id, ID_CHARS)}'.")
         limit = _int(limit, "limit")
         if limit < 1 or limit > MAX_LIST_LIMIT:
@@ -200,10 +203,12 @@ class DocsTools:
         listing = (folder, tag_norm, linked_id)
         offset = self._decode_cursor(cursor, *listing) if cursor else 0
         catalog = self.library.catalog
-        records, total = catalog.list_documents(folder, tag_norm, limit, offset, linking)
+        records, total = catalog.list_documents(folder, tag_norm, limit, offset, linked_to=linked_id)
         if total == 0 and folder and not self._folder_exists(folder):
             raise ToolInputError(self._folder_missing_message(folder))
-        folders = [FolderEntry(path=p, documents=n) for p, n in catalog.subfolders(folder, tag_norm, linking)]
+        folders = [
+            FolderEntry(path=p, documents=n) for p, n in catalog.subfolders(folder, tag_norm, linked_to=linked_id)
+        ]
         shown_folders = fitting(folders, LIST_FOLDERS_CHARS)
         if shown_folders < len(folders):
             notes.append(f"{len(folders)} subfolders, first {shown_folders} shown; pass folder= to go deeper.")
@@ -234,7 +239,7 @@ class DocsTools:
             notes.append(
                 (
                     "No document links to it"
-                    if linking is not None and not folder and not tag_norm
+                    if linked_id is not None and not folder and not tag_norm
                     else "No documents here"
                 )
                 + (f" with tag '{printable(tag_norm, 60)}'" if tag_norm else "")
@@ -259,22 +264,27 @@ class DocsTools:
         notes: list[str] = []
         max_chars = self._max_chars(max_chars, notes)
         offset = self._offset(offset)
-        doc = self.load(id)
-        if read_mode == "full":
-            text = doc.text
-        elif read_mode == "outline":
-            text = outline(doc.parsed) + self.links.outline_lines(doc.id, doc.parsed.links)
+        stored = self._stored_outline(id) if read_mode == "outline" else None
+        if stored is not None:
+            doc_id, title, text, heading = stored
         else:
-            text = summary(doc.parsed)
-        if doc.heading:
+            doc = self.load(id)
+            doc_id, title, heading = doc.id, doc.parsed.title, doc.heading
+            if read_mode == "full":
+                text = doc.text
+            elif read_mode == "outline":
+                text = outline(doc.parsed) + self.links.outline_lines(doc.id, doc.parsed.links)
+            else:
+                text = summary(doc.parsed)
+        if heading:
             notes.append(
-                f"'#{printable(doc.heading, HEADING_CHARS)}' names a section: "
-                f"read it alone with read_section(id='{printable(doc.id, ID_CHARS)}', section=...)."
+                f"'#{printable(heading, HEADING_CHARS)}' names a section: "
+                f"read it alone with read_section(id='{printable(doc_id, ID_CHARS)}', section=...)."
             )
         content, next_offset = cut(text, offset, max_chars)
         return ReadDocumentResult(
-            id=doc.id,
-            title=doc.parsed.title,
+            id=doc_id,
+            title=title,
             mode=read_mode,
             content=content,
             offset=offset,
@@ -356,6 +366,30 @@ class DocsTools:
             ) from None
         return LoadedDocument(clean_id, path, loaded.parsed, loaded.text, heading)
 
+    def _stored_outline(self, doc_id: Any) -> tuple[str, str, str, str | None] | None:
+        """(id, title, outline, heading) of a large document from the catalog's sections and links, when its
+        bytes now are those the catalog indexed (same hash); else None, and the caller parses. A 4.9 MB note
+        took ~0.8 s to parse for its outline; its bytes hash in milliseconds. Only above STORED_OUTLINE_BYTES:
+        the catalog keeps one link per target (its first heading), where a parse lists each heading linked."""
+        try:
+            clean_id, path, heading = self.locate(doc_id)
+            record = self.library.catalog.document(clean_id)
+            if record is None or record.size < STORED_OUTLINE_BYTES:
+                return None
+            data = self.library.read_bytes(clean_id, path)
+        except (ToolInputError, OSError, ValueError):  # whatever it is, load() says it as it always does
+            return None
+        if content_hash(data) != record.hash:
+            return None
+        text = normalize_text(decode(data)[0])
+        n_lines = text.count("\n") + 1 - (1 if text.endswith("\n") and text.count("\n") > 0 else 0)
+        links = [
+            Link(link["target"], link["kind"], link.get("heading"), link.get("alias"), link["line"], link["count"])
+            for link in record.links
+        ]
+        body = outline_of(record.title, n_lines, self.library.catalog.sections(clean_id))
+        return clean_id, record.title, body + self.links.outline_lines(clean_id, links), heading
+
     @property
     def links(self) -> LinkGraph:
         return LinkGraph(self.library.catalog, self.library.settings.extensions)  # the catalog may be reopened
@@ -433,10 +467,23 @@ class DocsTools:
         try:
             as_given = self.library.jail.relative_folder(folder)
             if folder == folder.strip() or self._folder_exists(as_given):  # a folder name may begin with a space
-                return as_given
-            return self.library.jail.relative_folder(folder.strip())
+                return self._stored_folder(as_given)
+            return self._stored_folder(self.library.jail.relative_folder(folder.strip()))
         except PathOutsideRoot as exc:
             raise ToolInputError(f"Refused: {exc}") from exc
+
+    def _stored_folder(self, folder: str) -> str:
+        """`folder` as the index spells it: a name typed in NFC finds a folder macOS wrote decomposed (NFD), and
+        the other way round, as links and ids do. Asks the catalog only for a non-ASCII name not found as is."""
+        if folder.isascii() or self._folder_exists(folder):
+            return folder
+        wanted = unicodedata.normalize("NFC", folder)
+        depth = wanted.count("/") + 1
+        for stored in self.library.catalog.folders():
+            prefix = "/".join(stored.split("/")[:depth])
+            if unicodedata.normalize("NFC", prefix) == wanted:
+                return prefix
+        return folder
 
     def _folder_exists(self, folder: str) -> bool:
         return self.library.folder_exists(folder)
@@ -708,7 +755,22 @@ def _no_section(query: str, sections: tuple[Section, ...] | list[Section], doc_i
     )
 
 
-def _subtree_tokens(sections: tuple[Section, ...]) -> list[int]:
+class OutlinedSection(Protocol):
+    """What an outline shows of a section: a parsed `Section` or the catalog's `SectionRecord`."""
+
+    @property
+    def heading(self) -> str: ...
+    @property
+    def level(self) -> int: ...
+    @property
+    def line_start(self) -> int: ...
+    @property
+    def subtree_end(self) -> int: ...
+    @property
+    def tokens(self) -> int: ...
+
+
+def _subtree_tokens(sections: Sequence[OutlinedSection]) -> list[int]:
     # A subtree is a run of sections in document order: prefix sums, not a slice of the rest per section.
     starts = [s.line_start for s in sections]
     sums = list(itertools.accumulate((s.tokens for s in sections), initial=0))
@@ -724,11 +786,14 @@ def outline(parsed: ParsedDocument) -> str:
 
     Headings are clipped so that one huge heading cannot fill the whole budget.
     """
-    total = sum(s.tokens for s in parsed.sections)
-    lines = [
-        f"{clip(parsed.title, HEADING_CHARS)} — {len(parsed.lines)} lines, ~{_size(total)} tokens. Sections (lines, ~tokens):"
-    ]
-    for s, tokens in zip(parsed.sections, _subtree_tokens(parsed.sections), strict=False):
+    return outline_of(parsed.title, len(parsed.lines), parsed.sections)
+
+
+def outline_of(title: str, n_lines: int, sections: Sequence[OutlinedSection]) -> str:
+    """`outline` from a parse or from the catalog's section rows (the same fields)."""
+    total = sum(s.tokens for s in sections)
+    lines = [f"{clip(title, HEADING_CHARS)} — {n_lines} lines, ~{_size(total)} tokens. Sections (lines, ~tokens):"]
+    for s, tokens in zip(sections, _subtree_tokens(sections), strict=False):
         marker = "#" * s.level + " " if s.level else ""
         lines.append(f"{marker}{clip(s.heading, HEADING_CHARS)} (L{s.line_start}-{s.subtree_end}, ~{_size(tokens)})")
     return "\n".join(lines) + "\n"

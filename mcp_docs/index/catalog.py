@@ -33,7 +33,8 @@ SQLITE_SUFFIXES = ("", "-wal", "-shm", "-journal")
 # Bump when the tables or what parsing extracts change: existing indexes are rebuilt on open.
 # 6: one links row per (document, target) with its count.
 # 7: documents.language, the language named (front matter or detected), null when undecided (issue 29).
-SCHEMA_VERSION = 7
+# 8: each links row's resolved target, indexed (backlinks).
+SCHEMA_VERSION = 8
 
 _SCHEMA = """
 create table if not exists meta (key text primary key, value text not null);
@@ -84,9 +85,11 @@ create table if not exists links (
     heading text,
     key text not null,
     count integer not null,
+    resolved text,
     primary key (doc_id, n)
 ) without rowid;
 create index if not exists links_key on links(key, doc_id);
+create index if not exists links_resolved on links(resolved, doc_id);
 create table if not exists doc_names (
     key text not null,
     doc_id text not null,
@@ -147,8 +150,9 @@ class DocumentRecord:
 
 @dataclass(frozen=True)
 class LinkRecord:
-    """The links from `doc_id` to one target, the first as written (resolved when read: the linked notes
-    change on their own), and how many times it is written there."""
+    """The links from `doc_id` to one target, the first as written, and how many times it is written there.
+    Stored with what it resolves to (`resolved`), which each sync brings up to date for the rows a document
+    added, removed or renamed may change (those of its names' keys: `PENDING` until resolved)."""
 
     doc_id: str
     line: int
@@ -157,6 +161,7 @@ class LinkRecord:
     heading: str | None
     key: str
     count: int = 1
+    n: int = 0  # its row in the document's links
 
 
 @dataclass(frozen=True)
@@ -257,7 +262,8 @@ class Catalog:
     # -- writes (inside a transaction) ------------------------------------------
     @staticmethod
     def upsert(conn: sqlite3.Connection, doc: DocumentRecord, sections: Iterable[SectionRecord]) -> None:
-        Catalog.delete(conn, doc.id)
+        before = _naming(conn, doc.id)
+        Catalog._delete_rows(conn, doc.id)
         conn.execute(
             "insert into documents values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             document_row(doc, doc.indexed_at or time.time()),
@@ -271,7 +277,7 @@ class Catalog:
         )
         conn.executemany("insert or ignore into doc_tags values (?, ?)", [(doc.id, t) for t in doc.tags])
         conn.executemany(
-            "insert into links values (?,?,?,?,?,?,?,?)",
+            "insert into links values (?,?,?,?,?,?,?,?,null)",
             [
                 (doc.id, n, link["line"], link["kind"], link["target"], link["heading"], link["key"], link["count"])
                 for n, link in enumerate(doc.links)
@@ -281,9 +287,18 @@ class Catalog:
         conn.executemany(
             "insert or ignore into doc_names values (?,?,?,?)", [(n.key, n.doc_id, n.kind, n.alias) for n in doc.names]
         )
+        after = ({(n.key, n.kind, n.alias) for n in doc.names}, doc.language)
+        if after != before:  # an edit that keeps its names and language changes no link's resolution
+            _links_to_resolve(conn, {name[0] for name in before[0] | after[0]})
 
     @staticmethod
     def delete(conn: sqlite3.Connection, doc_id: str) -> None:
+        # Links to its names may have resolved to it, or (ambiguous) not because of it: resolved again.
+        _links_to_resolve(conn, {name[0] for name in _naming(conn, doc_id)[0]})
+        Catalog._delete_rows(conn, doc_id)
+
+    @staticmethod
+    def _delete_rows(conn: sqlite3.Connection, doc_id: str) -> None:
         conn.execute("delete from documents where id = ?", (doc_id,))
         conn.execute("delete from sections where doc_id = ?", (doc_id,))
         conn.execute("delete from doc_tags where doc_id = ?", (doc_id,))
@@ -498,21 +513,72 @@ class Catalog:
             )
         return [LinkRecord(*r) for r in rows]
 
+    @staticmethod
+    def pending_links(conn: sqlite3.Connection, limit: int) -> list[LinkRecord]:
+        """Links whose resolution a write may have changed (inside the writing transaction)."""
+        rows = conn.execute(
+            "select doc_id, line, kind, target, heading, key, count, n from links where resolved is null limit ?",
+            (limit,),
+        )
+        return [LinkRecord(*r) for r in rows]
+
+    @staticmethod
+    def set_resolved(conn: sqlite3.Connection, resolved: Iterable[tuple[LinkRecord, str | None]]) -> None:
+        """Store what each link resolves to ('' for nothing: broken or ambiguous)."""
+        conn.executemany(
+            "update links set resolved = ? where doc_id = ? and n = ?",
+            [(target or "", link.doc_id, link.n) for link, target in resolved],
+        )
+
+    def linking(self, doc_id: str, limit: int) -> tuple[list[str], int]:
+        """The first `limit` documents (by id) that link to `doc_id`, and how many there are (the index)."""
+        conn = self._conn()
+        sql = "from links where resolved = ? and doc_id != ?"
+        total = int(conn.execute(f"select count(distinct doc_id) {sql}", (doc_id, doc_id)).fetchone()[0])
+        rows = conn.execute(f"select distinct doc_id {sql} order by doc_id limit ?", (doc_id, doc_id, limit))
+        return [r[0] for r in rows], total
+
+    def folders(self) -> list[str]:
+        """Every folder that holds a document (the `documents_folder` index)."""
+        return [r[0] for r in self._conn().execute("select distinct folder from documents order by folder")]
+
     def list_documents(
-        self, folder: str, tag: str | None, limit: int, offset: int, ids: list[str] | None = None
+        self,
+        folder: str,
+        tag: str | None,
+        limit: int,
+        offset: int,
+        ids: list[str] | None = None,
+        linked_to: str | None = None,
     ) -> tuple[list[DocumentRecord], int]:
+        if linked_to is not None and not folder and not tag and ids is None:
+            return self._backlinks_page(linked_to, limit, offset)
         where, args = _folder_filter(folder)
         if tag:
             where.append("id in (select doc_id from doc_tags where tag = ?)")
             args.append(tag)
         _ids_filter(ids, where, args)
+        _linked_filter(linked_to, where, args)
         clause = ("where " + " and ".join(where)) if where else ""
         conn = self._conn()
         total = int(conn.execute(f"select count(*) from documents {clause}", args).fetchone()[0])
         rows = conn.execute(f"select * from documents {clause} order by id limit ? offset ?", [*args, limit, offset])
         return [document_from_row(r) for r in rows], total
 
-    def subfolders(self, folder: str, tag: str | None, ids: list[str] | None = None) -> list[tuple[str, int]]:
+    def _backlinks_page(self, doc_id: str, limit: int, offset: int) -> tuple[list[DocumentRecord], int]:
+        """A page of the documents that link to `doc_id`, walked along the `links_resolved` index in id order
+        (the same order as `list_documents`): the page's rows only, not every linking document's."""
+        total = self.linking(doc_id, 0)[1]
+        rows = self._conn().execute(
+            "select * from documents where id in (select distinct doc_id from links where resolved = ? and "
+            "doc_id != ? order by doc_id limit ? offset ?) order by id",
+            (doc_id, doc_id, limit, offset),
+        )
+        return [document_from_row(r) for r in rows], total
+
+    def subfolders(
+        self, folder: str, tag: str | None, ids: list[str] | None = None, linked_to: str | None = None
+    ) -> list[tuple[str, int]]:
         """Immediate subfolders of `folder` with the number of documents anywhere below each."""
         where, args = _folder_filter(folder)
         where.append("folder != ?")
@@ -521,6 +587,7 @@ class Catalog:
             where.append("id in (select doc_id from doc_tags where tag = ?)")
             args.append(tag)
         _ids_filter(ids, where, args)
+        _linked_filter(linked_to, where, args)
         prefix_len = len(folder) + 1 if folder else 0
         sql = (
             "select child, count(*) from (select case when instr(substr(folder, ?), '/') > 0 "
@@ -532,11 +599,36 @@ class Catalog:
 
 
 def _drop_old_links_table(conn: sqlite3.Connection) -> None:
-    """Schema 5 kept a row per link written, without a count: drop it so that the new table is created (the
-    schema version differs too, so the library rebuilds the whole index, and every note's links come back)."""
+    """Schema 5 kept a row per link written, without a count, schema 6 without its resolved target: drop it so
+    that the new table is created (the schema version differs too, so the library rebuilds the whole index, and
+    every note's links come back)."""
     columns = {row[1] for row in conn.execute("pragma table_info(links)")}
-    if columns and "count" not in columns:
+    if columns and not {"count", "resolved"} <= columns:
         conn.execute("drop table links")
+
+
+def _links_to_resolve(conn: sqlite3.Connection, keys: set[str]) -> None:
+    """Mark the links to these name keys for resolving again (`Catalog.pending_links`): a document that
+    takes or leaves a name changes what links of that name resolve to, and no other link's."""
+    if keys:
+        conn.execute(
+            "update links set resolved = null where key in (select value from json_each(?)) and resolved is not null",
+            (json.dumps(sorted(keys)),),
+        )
+
+
+def _naming(conn: sqlite3.Connection, doc_id: str) -> tuple[set[tuple[str, str, str]], str | None]:
+    """What decides which links resolve to a document: its names and its named language (None: undecided)."""
+    names = set(conn.execute("select key, kind, alias from doc_names where doc_id = ?", (doc_id,)))
+    row = conn.execute("select language from documents where id = ?", (doc_id,)).fetchone()
+    return names, row[0] if row else None
+
+
+def _linked_filter(linked_to: str | None, where: list[str], args: list[Any]) -> None:
+    """Only the documents with a link that resolves to `linked_to` (the `links_resolved` index)."""
+    if linked_to is not None:
+        where.append("id in (select doc_id from links where resolved = ?) and id != ?")
+        args += [linked_to, linked_to]
 
 
 def _signed(key: int) -> int:

@@ -57,11 +57,23 @@ class CatalogReader(Protocol):
 
     def links(self, keys: Iterable[str] | None = None) -> list[LinkRecord]: ...
 
+    def folders(self) -> list[str]: ...
+
+    def linking(self, doc_id: str, limit: int) -> tuple[list[str], int]: ...
+
     def list_documents(
-        self, folder: str, tag: str | None, limit: int, offset: int, ids: list[str] | None = None
+        self,
+        folder: str,
+        tag: str | None,
+        limit: int,
+        offset: int,
+        ids: list[str] | None = None,
+        linked_to: str | None = None,
     ) -> tuple[list[DocumentRecord], int]: ...
 
-    def subfolders(self, folder: str, tag: str | None, ids: list[str] | None = None) -> list[tuple[str, int]]: ...
+    def subfolders(
+        self, folder: str, tag: str | None, ids: list[str] | None = None, linked_to: str | None = None
+    ) -> list[tuple[str, int]]: ...
 
 
 class VectorSearch(Protocol):

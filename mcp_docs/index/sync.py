@@ -27,7 +27,7 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
@@ -44,6 +44,7 @@ from ..errors import (
     RootMissing,
 )
 from ..language import detect_language
+from ..link_graph import resolve_pending
 from ..links import link_records, names_of
 from ..loader import content_hash, file_stem, parse_file, read_markdown
 from ..markdown import ParsedDocument
@@ -505,6 +506,7 @@ class Synchronizer:
                 Catalog.set_terms(conn, doc_id, doc_key(doc_id), terms)
             for f in batch.touches:
                 Catalog.touch(conn, f.doc_id, f.mtime_ns, f.size)
+            resolve_pending(self.catalog, conn, self.settings.extensions)  # links the batch's names changed
         changed = [r.id for r, _ in batch.upserts]
         if changed or batch.deletes:
             for listener in self.listeners:
@@ -521,7 +523,7 @@ class Synchronizer:
                 Catalog.add_problems(conn, report.skipped)
 
 
-def recover_interrupted_batch(catalog: Catalog, fulltext: FullTextIndex) -> int:
+def recover_interrupted_batch(catalog: Catalog, fulltext: FullTextIndex, extensions: Sequence[str]) -> int:
     """After a kill between the Tantivy commit and the catalog's: the catalog forgets the documents whose deletion
     Tantivy committed. Returns how many. Nothing to do (0) when no batch was interrupted, or when another process
     holds the writer: that one is alive and finishes its own batch."""
@@ -543,6 +545,7 @@ def recover_interrupted_batch(catalog: Catalog, fulltext: FullTextIndex) -> int:
             if committed:
                 for doc_id in ids:
                     Catalog.delete(conn, doc_id)
+                resolve_pending(catalog, conn, extensions)
             Catalog.drop_meta(conn, PENDING_DELETES)
     finally:
         fulltext.end()

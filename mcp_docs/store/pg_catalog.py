@@ -130,10 +130,31 @@ class PgCatalog:
             rows = self.db.rows(f"{columns} where key = any(%s) order by doc_id, n", (sorted(set(keys)),))
         return [LinkRecord(*r) for r in rows]
 
+    def folders(self) -> list[str]:
+        """Every folder that holds a document."""
+        return [
+            r[0] for r in self.db.rows('select distinct folder collate "C" as f from mcp_docs_documents order by f')
+        ]
+
+    def linking(self, doc_id: str, limit: int) -> tuple[list[str], int]:
+        """The first `limit` documents (by id) that link to `doc_id`, and how many there are (the index)."""
+        sql = "from mcp_docs_links where resolved = %s and doc_id != %s"
+        total = int(self.db.value(f"select count(distinct doc_id) {sql}", (doc_id, doc_id)))
+        rows = self.db.rows(
+            f'select distinct doc_id collate "C" as d {sql} order by d limit %s', (doc_id, doc_id, limit)
+        )
+        return [r[0] for r in rows], total
+
     def list_documents(
-        self, folder: str, tag: str | None, limit: int, offset: int, ids: list[str] | None = None
+        self,
+        folder: str,
+        tag: str | None,
+        limit: int,
+        offset: int,
+        ids: list[str] | None = None,
+        linked_to: str | None = None,
     ) -> tuple[list[DocumentRecord], int]:
-        where, args = _filters(folder, tag, ids)
+        where, args = _filters(folder, tag, ids, linked_to)
         clause = ("where " + " and ".join(where)) if where else ""
         total = int(self.db.value(f"select count(*) from mcp_docs_documents {clause}", args))
         rows = self.db.rows(
@@ -142,8 +163,10 @@ class PgCatalog:
         )
         return [document_from_row(r) for r in rows], total
 
-    def subfolders(self, folder: str, tag: str | None, ids: list[str] | None = None) -> list[tuple[str, int]]:
-        where, args = _filters(folder, tag, ids)
+    def subfolders(
+        self, folder: str, tag: str | None, ids: list[str] | None = None, linked_to: str | None = None
+    ) -> list[tuple[str, int]]:
+        where, args = _filters(folder, tag, ids, linked_to)
         where.append("folder != %s")
         args.append(folder)
         skip = len(folder) + 1 if folder else 0
@@ -161,9 +184,14 @@ def _under(folder: str) -> str:
     return folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
 
 
-def _filters(folder: str, tag: str | None, ids: list[str] | None) -> tuple[list[str], list[Any]]:
+def _filters(
+    folder: str, tag: str | None, ids: list[str] | None, linked_to: str | None = None
+) -> tuple[list[str], list[Any]]:
     where: list[str] = []
     args: list[Any] = []
+    if linked_to is not None:  # its backlinks: the indexed resolved targets of the link rows
+        where.append("id in (select doc_id from mcp_docs_links where resolved = %s) and id != %s")
+        args += [linked_to, linked_to]
     if folder:
         where.append("(folder = %s or folder like %s)")
         args += [folder, _under(folder)]

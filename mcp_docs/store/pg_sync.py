@@ -20,9 +20,10 @@ import numpy as np
 import psycopg
 
 from ..embedders import Embedder, EmbedderError, make_embedder
-from ..index.catalog import DocumentRecord, Fingerprint, SectionRecord, document_row
+from ..index.catalog import DocumentRecord, Fingerprint, LinkRecord, SectionRecord, document_row
 from ..index.chunking import chunk_document
 from ..index.sync import Progress, SyncReport, catalog_records, prepare, racy_safe, scan_paths
+from ..link_graph import PENDING_BATCH, LinkGraph
 from ..loader import content_hash, read_markdown
 from ..markdown import ParsedDocument
 from ..paths import Jail, printable
@@ -135,6 +136,7 @@ class PgWriter:
         ids = [f.doc_id for f, *_ in batch]
         with self.db.transaction() as conn:
             kept = self._vectors_of(conn, ids)
+            before = _naming(conn, ids + list(gone))  # what decides the links to them: names, language
             conn.execute("delete from mcp_docs_documents where id = any(%s)", (ids + list(gone),))
             for f, digest, parsed, warnings, data in batch:
                 record, sections = catalog_records(self.settings, f, digest, parsed, warnings)
@@ -146,12 +148,25 @@ class PgWriter:
                     if conn.broken or conn.closed:  # the connection is lost, not this document refused
                         raise
                     _refused(f.doc_id, exc, report, old.get(f.doc_id) is not None)
+            _links_to_resolve(conn, before, _naming(conn, ids))
+            self._resolve_pending(conn)
             if touches:
                 with conn.cursor() as cur:
                     cur.executemany(
                         "update mcp_docs_documents set mtime_ns = %s, size = %s where id = %s",
                         [(t.mtime_ns, t.size, t.doc_id) for t in touches],
                     )
+
+    def _resolve_pending(self, conn: psycopg.Connection[Any]) -> None:
+        """Resolve the links the batch marked, as the catalog now stands (inside the batch's transaction: the
+        catalog's reads run on this thread's connection, `conn`)."""
+        graph = LinkGraph(self.catalog, self.settings.extensions)
+        while links := pending_links(conn, PENDING_BATCH):
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "update mcp_docs_links set resolved = %s where doc_id = %s and n = %s",
+                    [(target or "", link.doc_id, link.n) for link, target in graph.resolve_stored(links)],
+                )
 
     def _vectors_of(self, conn: psycopg.Connection[Any], ids: list[str]) -> dict[str, str]:
         """The embedded chunks of these documents by text hash, to keep the vectors of unchanged text."""
@@ -209,7 +224,7 @@ class PgWriter:
                 "insert into mcp_docs_doc_tags values (%s, %s) on conflict do nothing", [(doc.id, t) for t in doc.tags]
             )
             cur.executemany(
-                "insert into mcp_docs_links values (%s,%s,%s,%s,%s,%s,%s,%s)",
+                "insert into mcp_docs_links values (%s,%s,%s,%s,%s,%s,%s,%s,null)",
                 [
                     (doc.id, n, link["line"], link["kind"], link["target"], link["heading"], link["key"], link["count"])
                     for n, link in enumerate(doc.links)
@@ -298,6 +313,45 @@ def _refused(doc_id: str, exc: Exception, report: SyncReport, was_indexed: bool)
         report.deleted_ids.append(doc_id)
     else:
         report.added -= 1
+
+
+Naming = dict[str, tuple[frozenset[tuple[str, str, str]], str | None]]
+
+
+def _naming(conn: psycopg.Connection[Any], ids: list[str]) -> Naming:
+    """What decides which links resolve to each of these documents: its names and its named language."""
+    if not ids:
+        return {}
+    names: dict[str, set[tuple[str, str, str]]] = {}
+    for key, doc_id, kind, alias in conn.execute(
+        "select key, doc_id, kind, alias from mcp_docs_doc_names where doc_id = any(%s)", (ids,)
+    ):
+        names.setdefault(doc_id, set()).add((key, kind, alias))
+    rows = conn.execute("select id, language from mcp_docs_documents where id = any(%s)", (ids,)).fetchall()
+    return {doc_id: (frozenset(names.get(doc_id, ())), lang) for doc_id, lang in rows}
+
+
+def _links_to_resolve(conn: psycopg.Connection[Any], before: Naming, after: Naming) -> None:
+    """Mark for resolving again the links to the names of the documents whose names or language the batch
+    changed (added, deleted, renamed, re-detected): the links of other names resolve as they did."""
+    keys: set[str] = set()
+    for doc_id in before.keys() | after.keys():
+        old, new = before.get(doc_id), after.get(doc_id)
+        if old != new:
+            for naming in (old, new):
+                keys.update(name[0] for name in (naming[0] if naming else ()))
+    if keys:
+        conn.execute(
+            "update mcp_docs_links set resolved = null where resolved is not null and key = any(%s)", (sorted(keys),)
+        )
+
+
+def pending_links(conn: psycopg.Connection[Any], limit: int) -> list[LinkRecord]:
+    rows = conn.execute(
+        "select doc_id, line, kind, target, heading, key, count, n from mcp_docs_links where resolved is null limit %s",
+        (limit,),
+    ).fetchall()
+    return [LinkRecord(*r) for r in rows]
 
 
 def _changed(f: ScannedFile, old: Fingerprint | None) -> bool:

@@ -32,8 +32,9 @@ log = logging.getLogger(__name__)
 __all__ = ["Database", "redact", "text_config"]  # `redact` here too: older callers import it from this module
 
 # Bump when the tables change: a writer rebuilds an older index (it is a cache of the root), readers refuse.
-# 2: one links row per (document, target) with its count; 3: mcp_docs_documents.language (issue 29)
-PG_SCHEMA_VERSION = 3
+# 2: one links row per (document, target) with its count; 3: mcp_docs_documents.language (issue 29);
+# 4: each links row's resolved target, indexed (backlinks)
+PG_SCHEMA_VERSION = 4
 CONNECT_SECONDS = 5
 STATEMENT_MS = 30_000  # a reader's query that takes longer is cancelled: one tool error, not a hung request
 WRITER_LOCK_KEY = 0x6D63_7064_6F63  # pg_advisory_lock key of the one writer ('mcpdoc')
@@ -95,9 +96,11 @@ create table if not exists mcp_docs_links (
     heading text,
     key text not null,
     count integer not null,
+    resolved text,
     primary key (doc_id, n)
 );
 create index if not exists mcp_docs_links_key on mcp_docs_links(key, doc_id);
+create index if not exists mcp_docs_links_resolved on mcp_docs_links(resolved, doc_id);
 create table if not exists mcp_docs_doc_names (
     key text not null,
     doc_id text not null references mcp_docs_documents(id) on delete cascade,
