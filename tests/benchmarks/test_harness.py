@@ -53,13 +53,16 @@ def test_embed_throughput_runs_both_sides_and_skips_without_data(tmp_path, monke
         timeout=120,
         cwd=str(REPO),
     )
-    assert out.returncode == 0 and out.stdout.startswith("skipped: OTel docs (English) not found"), out.stderr
+    # --data names the folder, so the skip names it (the OTel docs by name only when no --data is given)
+    assert out.returncode == 0 and out.stdout.startswith(f"skipped: {tmp_path / 'absent'} not found"), out.stderr
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.md").write_text(
         "# Exporters\n\nSend spans to a backend.\n\n## Batching\n\nThe batch processor groups spans.\n"
     )
     (docs / "b.md").write_text("# Sampling\n\nHead sampling decides at the root span.\n")
+    # a subsection under 200 characters joins its parent's chunk (index/chunking.py): a third page, a third chunk
+    (docs / "c.md").write_text("# Metrics\n\nA counter only goes up.\n")
     monkeypatch.setattr(embed_throughput, "CACHE", tmp_path / "cache")
     texts = embed_throughput.sample_texts(docs, 3)
     assert len(texts) == 3 and embed_throughput.sample_texts(docs, 3) == texts  # cached: both sides embed the same
