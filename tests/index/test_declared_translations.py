@@ -8,7 +8,7 @@ import pytest
 
 from mcp_docs.index.translations import collapse, declared_key
 from mcp_docs.library import Library
-from mcp_docs.settings import Settings
+from tests.index.written_vault import keyword_library
 
 
 def page(permalink: str, title: str, body: str, more: str) -> str:
@@ -34,15 +34,7 @@ NOTES = {
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
-    base = tmp_path_factory.mktemp("declared")
-    root = base / "vault"
-    for rel, text in NOTES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    lib = Library(Settings.load(root, base / "index", embeddings="none", environ={}))
-    lib.sync()
-    yield lib
-    lib.close()
+    yield from keyword_library(tmp_path_factory, "declared", NOTES)
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ import pytest
 
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
+from tests.index.written_vault import keyword_library
 
 NOTES = {
     "en/collector.md": "# Collector\n\nThe collector receives traces from the applications and exports them "
@@ -36,15 +37,7 @@ FILLER = {
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
-    base = tmp_path_factory.mktemp("languages")
-    root = base / "vault"
-    for rel, text in {**NOTES, **FILLER}.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    lib = Library(Settings.load(root, base / "index", embeddings="none", environ={}))
-    lib.sync()
-    yield lib
-    lib.close()
+    yield from keyword_library(tmp_path_factory, "languages", {**NOTES, **FILLER})
 
 
 def top(library: Library, query: str) -> list[str]:

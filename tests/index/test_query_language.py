@@ -8,7 +8,7 @@ import pytest
 
 from mcp_docs.language import query_language_beyond_stopwords
 from mcp_docs.library import Library
-from mcp_docs.settings import Settings
+from tests.index.written_vault import keyword_library
 
 # The same page in four languages, each naming the feature "Canvas" (the word every version shares); the Thai and
 # Khmer ones are the longest, so on the shared word alone BM25 puts them last.
@@ -24,15 +24,7 @@ NOTES = {
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
-    base = tmp_path_factory.mktemp("query-language")
-    root = base / "vault"
-    for rel, text in NOTES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    lib = Library(Settings.load(root, base / "index", embeddings="none", environ={}))
-    lib.sync()
-    yield lib
-    lib.close()
+    yield from keyword_library(tmp_path_factory, "query-language", NOTES)
 
 
 @pytest.mark.parametrize(

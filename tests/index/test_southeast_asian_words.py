@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from mcp_docs.library import Library
-from mcp_docs.settings import Settings
+from tests.index.written_vault import keyword_library
 
 NOTES = {
     # Tomorrow it will rain hard in Bangkok, so take an umbrella.
@@ -30,15 +30,7 @@ NOTES = {
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
-    base = tmp_path_factory.mktemp("southeast-asian")
-    root = base / "vault"
-    for rel, text in NOTES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    lib = Library(Settings.load(root, base / "index", embeddings="none", environ={}))
-    lib.sync()
-    yield lib
-    lib.close()
+    yield from keyword_library(tmp_path_factory, "southeast-asian", NOTES)
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from mcp_docs.library import Library
-from mcp_docs.settings import Settings
+from tests.index.written_vault import keyword_library
 
 # One page about the canvas in English, Norwegian and Portuguese (languages with a stemmer: Norwegian and
 # Portuguese stem 'canvas' to 'canv', English to 'canva'), and pages in languages without one that keep the
@@ -35,15 +35,7 @@ NOTES = {
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
-    base = tmp_path_factory.mktemp("unstemmed")
-    root = base / "vault"
-    for rel, text in NOTES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    lib = Library(Settings.load(root, base / "index", embeddings="none", environ={}))
-    lib.sync()
-    yield lib
-    lib.close()
+    yield from keyword_library(tmp_path_factory, "unstemmed", NOTES)
 
 
 def test_an_english_question_finds_the_english_page_first(library: Library) -> None:
