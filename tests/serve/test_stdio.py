@@ -57,6 +57,18 @@ async def test_stdio_server_serves_and_follows_edits(vault, tmp_path) -> None:
         assert r.is_error
 
 
+def run_with_input(vault, index, lines: list[str]) -> subprocess.CompletedProcess[str]:
+    """A stdio server (no watcher) given `lines` on stdin, run until it exits at their end."""
+    return subprocess.run(
+        [sys.executable, *serve_args(vault, index, "--no-watch")],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=child_env(),
+    )
+
+
 def test_stdout_carries_only_protocol_messages(vault, tmp_path) -> None:
     """Malformed input gets JSON-RPC errors (or nothing) on stdout, never a traceback; the server survives."""
     lines = [
@@ -67,14 +79,7 @@ def test_stdout_carries_only_protocol_messages(vault, tmp_path) -> None:
         "\x00\x01garbage",
         initialize_request(3),
     ]
-    proc = subprocess.run(
-        [sys.executable, *serve_args(vault, tmp_path / "index", "--no-watch")],
-        input="\n".join(lines) + "\n",
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=child_env(),
-    )
+    proc = run_with_input(vault, tmp_path / "index", lines)
     out = [line for line in proc.stdout.splitlines() if line.strip()]
     assert out, proc.stderr
     for line in out:
@@ -161,14 +166,7 @@ def test_every_request_read_before_stdin_closes_is_answered(vault, tmp_path) -> 
         )
     ]
     lines = [initialize_request(0), '{"jsonrpc": "2.0", "method": "notifications/initialized"}', *calls]
-    done = subprocess.run(
-        [sys.executable, *serve_args(vault, tmp_path / "index", "--no-watch")],
-        input="\n".join(lines) + "\n",
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=child_env(),
-    )
+    done = run_with_input(vault, tmp_path / "index", lines)
     replies = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
     assert sorted(r["id"] for r in replies) == list(range(9)), done.stderr[-2000:]
     assert not any(r.get("result", {}).get("isError") for r in replies)
