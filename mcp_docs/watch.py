@@ -29,6 +29,9 @@ log = logging.getLogger(__name__)
 DEBOUNCE_MS = 400
 STEP_MS = 80
 RETRY_SECONDS = 1.0
+# `rm -rf root` deletes notes one by one: a batch of deletions is held this long, and dropped if the root went
+# with them, so a vault deleted (and restored) while watched keeps its index, vectors included.
+DELETE_SETTLE_SECONDS = 0.5
 FULL_SYNC = "\x00full"
 
 
@@ -168,6 +171,11 @@ class Watcher:
                             pending.add(rel)
                             if rel == FULL_SYNC or rel in watched or (self.root / rel).is_dir():
                                 rearm = True  # a folder came or went, or the ignore rules changed: re-list folders
+                    if any(change == watchfiles.Change.deleted for change, _ in changes) and pending:
+                        self._stop.wait(DELETE_SETTLE_SECONDS)
+                        if self._root_identity() != identity:
+                            pending, resync = set(), {FULL_SYNC}
+                            break
                     if not pending and self.library.storage_lost():  # the index folder was deleted: rebuild it
                         pending.add(FULL_SYNC)
                     if pending:

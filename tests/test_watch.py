@@ -131,6 +131,23 @@ def test_a_root_deleted_or_replaced_while_watching_is_watched_again(library: Lib
         watcher.stop()
 
 
+def test_notes_deleted_just_before_their_root_are_kept_until_the_root_comes_back(library: Library, vault: Path) -> None:
+    """`rm -rf vault` deletes note by note: a batch of those deletions seen before the root itself goes must not
+    drop the notes (a restored vault would embed them all again)."""
+    watcher = Watcher(library, debounce_ms=50, step_ms=20)
+    watcher.start()
+    try:
+        assert watcher.ready.wait(10)
+        before = set(library.catalog.ids())
+        (vault / "notes" / "releases.md").unlink()
+        time.sleep(0.1)  # longer than the watcher's step: that deletion is a batch of its own
+        shutil.rmtree(vault)
+        time.sleep(1.5)
+        assert set(library.catalog.ids()) == before
+    finally:
+        watcher.stop()
+
+
 def test_a_tree_nested_deeper_than_the_recursion_limit_is_watched(library: Library, vault: Path) -> None:
     deep = os.fspath(vault / "deep")
     watcher = Watcher(library, debounce_ms=50, step_ms=20)
