@@ -89,6 +89,10 @@ class Library:
         # searches still answer from what was committed before, but changes on disk are not reaching the index.
         self.sync_error: str | None = None
         self._last_choice = ""  # the last sentence logged about the model (follow_languages)
+        # This process's hold on the index folder's writer lock (index/ownership.py), None while it holds none.
+        self._writer_hold: ownership.WriterLock | None = None
+        # Opened to write, but another process was writing: read as it is, until a sync can take the lock.
+        self._waiting_to_write = False
         self._open_storage()
         self.reranker = make_reranker(settings)
 
@@ -100,6 +104,12 @@ class Library:
             self._open_for_reading()
             return
         ownership.claim(settings.index_dir)  # before anything is written or deleted there
+        if self._writer_hold is None:
+            self._writer_hold = ownership.WriterLock.take(settings.index_dir)
+        if self._writer_hold is None:  # another process writes: no repair, no rebuild, nothing changed here
+            self._read_while_another_writes()
+            return
+        self.read_only, self._waiting_to_write = False, False
         self.sqlite_catalog = Catalog.open(settings.index_dir / "catalog.sqlite")
         self.catalog = self.sqlite_catalog
         self._check_compatibility()
@@ -159,6 +169,57 @@ class Library:
         self.embedding.store.set_chosen_for(mix)
         if self._embedding:
             self.start_embedding()
+
+    def _busy_sentence(self) -> str:
+        return (
+            f"the index in {self.settings.index_dir} is being written by another mcp-docs process (an `index`, or "
+            "a `serve` that keeps it up to date): try again once it has finished, or stop it"
+        )
+
+    def _read_while_another_writes(self) -> None:
+        """Open the index as it is, read-only, when another process holds the writer lock; when it cannot be read
+        as it is (none yet, another schema, root or language), refuse with IndexBusy and change nothing."""
+        import apsw  # the vector store's SQLite binding: its errors are the vectors' "cannot read as it is"
+
+        try:
+            self._open_for_reading()
+            self._check_readable()
+        except (OSError, ValueError, sqlite3.Error, apsw.Error) as exc:
+            self._close_reading()
+            raise IndexBusy(self._busy_sentence()) from exc
+        self.read_only, self._waiting_to_write = True, True
+        log.info("%s; answering from it as it is meanwhile", self._busy_sentence())
+
+    def _check_readable(self) -> None:
+        """What `_check_compatibility` would rebuild for, refused instead: a reader never rebuilds."""
+        for key, expected in (
+            ("schema_version", str(SCHEMA_VERSION)),
+            ("root", str(self.settings.root)),
+            ("language", self.settings.language),
+        ):
+            stored = self.sqlite_catalog.get_meta(key)
+            if stored != expected:
+                raise OSError(f"the index has {key} {stored!r}, not {expected!r}")
+
+    def _close_reading(self) -> None:
+        for part in ("vectors", "catalog"):
+            opened = getattr(self, part, None)
+            if opened is not None:
+                opened.close()
+
+    def _take_over_writing(self) -> bool:
+        """A library that waited (`_waiting_to_write`): once the other writer is gone, take the lock and reopen the
+        index to write (the checks and repairs run now, holding the lock). False while the other still writes."""
+        self._writer_hold = ownership.WriterLock.take(self.settings.index_dir)
+        if self._writer_hold is None:
+            return False
+        self._close_vectors()
+        self.catalog.close()
+        self.read_only = False
+        self._open_storage()
+        if self._embedding:
+            self.start_embedding()
+        return True
 
     def _open_for_reading(self) -> None:
         settings = self.settings
@@ -237,6 +298,7 @@ class Library:
         log.warning("the index folder %s was deleted or emptied: recreating it and reindexing", self.settings.index_dir)
         self._close_vectors()
         self.catalog.close()
+        self._release_writer()  # it was the deleted folder's lock: the new folder's is taken before recreating
         self._open_storage()
         if self._embedding:
             self.start_embedding()
@@ -246,6 +308,12 @@ class Library:
         if self.reranker is not None:
             self.reranker.close()
         self.catalog.close()
+        self._release_writer()
+
+    def _release_writer(self) -> None:
+        hold, self._writer_hold = self._writer_hold, None
+        if hold is not None:
+            hold.release()
 
     def _close_vectors(self) -> None:
         if self.embedding is not None:
@@ -267,11 +335,15 @@ class Library:
 
     # -- sync --------------------------------------------------------------------------------
     def sync(self, paths: Iterable[str] | None = None, progress: Progress | None = None) -> SyncReport:
-        if self.read_only:
+        if self.read_only and not self._waiting_to_write:
             raise IndexBusy("this worker only reads the index; the writing worker keeps it up to date")
         with self._sync_lock, self.recording_sync_errors():
+            if self.read_only and not self._take_over_writing():
+                raise IndexBusy(self._busy_sentence())
             if self.storage_lost():
                 self._reopen_storage()
+                if self.read_only:  # another process took the new folder's lock first: it rebuilds, not us
+                    raise IndexBusy(self._busy_sentence())
                 paths = None  # everything must be indexed again
             try:
                 report = self.synchronizer.run(paths, progress)
