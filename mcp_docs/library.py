@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from .embedders import EmbedderError, model_name
 from .errors import IndexBusy, IndexUnwritable, UserError
-from .index import document_signals, ownership, translations
+from .index import document_signals, ownership, sync_state, translations
 from .index.catalog import SCHEMA_VERSION, Catalog
 from .index.fulltext import QUERY_STOPWORDS, FullTextIndex, KeywordHit, doc_key, identifiers, query_words
 from .index.hits import RankedSection
@@ -85,12 +85,11 @@ class Library:
         self.scanner = Scanner(self.jail)
         self._sync_lock = threading.Lock()
         self._embedding = False  # start_embedding() was called: a reopened vector store starts its worker too
-        # Why the last sync failed as a whole (None once one succeeds): /health says "degraded" meanwhile, since
-        # searches still answer from what was committed before, but changes on disk are not reaching the index.
-        self.sync_error: str | None = None
-        self._last_choice = ""  # the last sentence logged about the model (follow_languages)
         # This process's hold on the index folder's writer lock (index/ownership.py), None while it holds none.
         self._writer_hold: ownership.WriterLock | None = None
+        self._sync_error: str | None = None  # see `sync_error`
+        self._reads_writers_state = False  # an embedded index read beside its writer: sync_error is the writer's
+        self._last_choice = ""  # the last sentence logged about the model (follow_languages)
         # Opened to write, but another process was writing: read as it is, until a sync can take the lock.
         self._waiting_to_write = False
         self._open_storage()
@@ -109,7 +108,9 @@ class Library:
         if self._writer_hold is None:  # another process writes: no repair, no rebuild, nothing changed here
             self._read_while_another_writes()
             return
-        self.read_only, self._waiting_to_write = False, False
+        self.read_only, self._waiting_to_write, self._reads_writers_state = False, False, False
+        if sync_state.last_error(settings.index_dir) is not None:  # a previous writer's: this one has not synced
+            sync_state.publish(settings.index_dir, None)
         self.sqlite_catalog = Catalog.open(settings.index_dir / "catalog.sqlite")
         self.catalog = self.sqlite_catalog
         self._check_compatibility()
@@ -227,6 +228,7 @@ class Library:
             raise OSError("no index there yet (the writing worker creates it)")
         self.sqlite_catalog = Catalog(settings.index_dir / "catalog.sqlite", read_only=True)
         self.catalog = self.sqlite_catalog
+        self._reads_writers_state = True
         self.fulltext = FullTextIndex(settings.index_dir / "fulltext", settings.language, read_only=True)
         self._refresh_stats([], [])
         self.vectors = None
@@ -356,6 +358,22 @@ class Library:
                 ) from exc
             self.follow_languages()
             return report
+
+    @property
+    def sync_error(self) -> str | None:
+        """Why the last sync failed as a whole (None once one succeeds): /health says "degraded" meanwhile, since
+        searches still answer from what was committed before, but changes on disk are not reaching the index.
+        A library that reads the index another process writes (a reading worker) reports that writer's, which
+        it publishes in the index folder (index/sync_state.py)."""
+        if self.read_only and self._reads_writers_state:
+            return sync_state.last_error(self.settings.index_dir)
+        return self._sync_error
+
+    @sync_error.setter
+    def sync_error(self, error: str | None) -> None:
+        changed, self._sync_error = error != self._sync_error, error
+        if changed and self._writer_hold is not None:  # the embedded store's writer: readers see it too
+            sync_state.publish(self.settings.index_dir, error)
 
     @contextmanager
     def recording_sync_errors(self) -> Iterator[None]:

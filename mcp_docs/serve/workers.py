@@ -60,7 +60,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from ..errors import UserError
+from ..errors import IndexBusy, UserError
 from ..settings import Settings, token_kept_from_children
 
 log = logging.getLogger(__name__)
@@ -336,7 +336,7 @@ def _worker_main(
             while not shared.storage_ready.wait(READER_WAIT_SECONDS):
                 pass
             library = open_library(settings, read_only=True)
-    except (UserError, ValueError) as exc:
+    except (UserError, ValueError, IndexBusy) as exc:  # IndexBusy: another process writes an index it cannot read
         print(f"mcp-docs: worker {index}: {exc}", file=sys.stderr, flush=True)
         sys.exit(EXIT_REFUSED)
     except KeyboardInterrupt:
