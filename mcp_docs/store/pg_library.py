@@ -21,7 +21,7 @@ import numpy as np
 
 from ..embedders import Embedder, EmbedderError, make_embedder
 from ..errors import DatabaseUnavailable, IndexBusy
-from ..index.fulltext import QUERY_STOPWORDS, query_words
+from ..index.fulltext import QUERY_STOPWORDS, spaced_words
 from ..index.hits import RankedSection, VectorHit
 from ..index.language_mix import LanguageView
 from ..index.ranking import Bonus, DocumentGroup, group_by_document
@@ -30,6 +30,7 @@ from ..index.sync import Progress, SyncReport
 from ..index.vector_store import QUERY_CACHE_SIZE
 from ..library import READER_REFRESH_SECONDS, Library
 from .pg_catalog import PgCatalog, _under
+from .pg_letter_pairs import pair_words
 from .pg_sync import PgWriter, vector_text
 from .postgres import Database, text_config
 
@@ -204,7 +205,8 @@ class PgLibrary(Library):
     ) -> list[tuple[RankedSection, float]]:
         if time.monotonic() - self._languages_at > READER_REFRESH_SECONDS:
             self._refresh_stats([], [])  # the writer may have indexed documents of another language meanwhile
-        words = query_words(query)
+        # Thai, Lao, Khmer and Myanmar runs by their letter pairs, not by the fragments the parser cuts them into
+        words = spaced_words(query) + pair_words(query)
         terms = [w for w in words if w not in QUERY_STOPWORDS] or words
         if not terms:
             return []
