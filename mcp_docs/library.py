@@ -283,8 +283,11 @@ class Library:
             self.sqlite_catalog.clear()
 
     def storage_lost(self) -> bool:
-        """The index folder (or its marker) vanished under us, for example deleted by hand while serving."""
-        return not ownership.is_owned(self.settings.index_dir)
+        """The index folder (or its marker) vanished under us, for example deleted by hand while serving, or was
+        recreated since (its writer lock is another file than the one this library holds)."""
+        if not ownership.is_owned(self.settings.index_dir):
+            return True
+        return self._writer_hold is not None and not self._writer_hold.is_current()
 
     def location(self) -> str:
         """Where the index lives, as a person reads it."""

@@ -152,6 +152,19 @@ class WriterLock:
             cls._held[key] = (fd, 1)
             return cls(key)
 
+    def is_current(self) -> bool:
+        """Whether the lock held is still the folder's: not when the folder was deleted (and perhaps recreated by
+        another process, which then holds the new folder's lock) since this process took it."""
+        with self._guard:
+            held = self._held.get(self.folder)
+            if self._released or held is None:
+                return False
+            try:
+                ours, there = os.fstat(held[0]), os.stat(self.folder / WRITER_LOCK_NAME, follow_symlinks=False)
+            except OSError:
+                return False
+            return (ours.st_dev, ours.st_ino) == (there.st_dev, there.st_ino)
+
     def release(self) -> None:
         with self._guard:
             if self._released:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -182,3 +183,35 @@ def test_the_lock_is_let_go_when_the_writer_closes(tmp_path: Path) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free again
     finally:
         os.close(fd)
+
+
+def test_a_lost_index_folder_is_not_rebuilt_while_another_process_writes_the_new_one(tmp_path: Path) -> None:
+    """The index folder deleted under a writing library (by hand, a cache cleaner): if another process has
+    recreated it and writes there by the next sync, this one leaves it to that process."""
+    root, index = _vault(tmp_path), tmp_path / "index"
+    first = Library(Settings.load(root, index, embeddings="none", environ={}))
+    try:
+        first.sync()
+        shutil.rmtree(index)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_DOCS_")}
+        other = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(root), str(index)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        try:
+            assert other.stdout is not None and other.stdout.readline() == "writing\n"
+            before = _files(index)
+            with pytest.raises(IndexBusy, match=BUSY):
+                first.sync()
+            assert _files(index) == before and _documents(index) == 2
+        finally:
+            assert other.stdin is not None
+            other.stdin.close()
+            other.wait(60)
+        first.sync()  # the other one is gone: this one writes again
+        assert not first.read_only and first.catalog.count() == 2
+    finally:
+        first.close()
