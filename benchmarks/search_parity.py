@@ -26,7 +26,7 @@ import os
 import shutil
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -104,7 +104,7 @@ def multilingual_vault(target: Path) -> Path:
                     break
     chosen = [versions for _, versions in sorted(by_permalink.items()) if "en" in versions][:40]
     for versions in chosen:
-        for lang, path in versions.items():
+        for path in versions.values():
             out = target / path.relative_to(OBSIDIAN_HELP)
             out.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, out)
@@ -139,10 +139,8 @@ def embed(library: Any, chunks: int | None = None) -> None:
         if library.vectors.embedded_chunks() >= chunks and done:
             raise KeyboardInterrupt
 
-    try:
+    with suppress(KeyboardInterrupt):  # the interrupt above: what was embedded so far is committed
         library.embedding.build(progress=interrupt)
-    except KeyboardInterrupt:
-        pass
 
 
 def run(tools: Any, scenario: str, searches: list[dict[str, Any]], modes: tuple[str, ...]) -> Iterator[str]:
@@ -203,7 +201,9 @@ def compare(before: Path, after: Path) -> int:
     b = after.read_text(encoding="utf-8").splitlines()
     differ = [i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y]
     for i in differ[:10]:
-        print(f"differs: {a[i].split(chr(9))[0]}\n  before {a[i].split(chr(9))[1][:400]}\n  after  {b[i].split(chr(9))[1][:400]}")
+        print(
+            f"differs: {a[i].split(chr(9))[0]}\n  before {a[i].split(chr(9))[1][:400]}\n  after  {b[i].split(chr(9))[1][:400]}"
+        )
     if len(a) != len(b):
         print(f"{len(a)} searches before, {len(b)} after")
     print(f"{len(a) - len(differ)} of {len(a)} searches identical, {len(differ)} differ")

@@ -21,11 +21,10 @@ from typing import TYPE_CHECKING
 
 from .embedders import EmbedderError, model_name
 from .errors import IndexBusy, IndexUnwritable, UserError
-from .index import document_signals, ownership, translations
+from .index import ownership
 from .index.catalog import SCHEMA_VERSION, Catalog
 from .index.fulltext import QUERY_STOPWORDS, FullTextIndex, KeywordHit, doc_key, identifiers, query_words
 from .index.hits import RankedSection
-from .index.ranking import Bonus, DocumentGroup, group_by_document, lead_with
 from .index.read_only_media import writable
 from .index.sync import Progress, Synchronizer, SyncReport, recover_interrupted_batch
 from .language import STOPWORDS, describe_languages, query_language_beyond_stopwords
@@ -36,6 +35,8 @@ from .paths import Jail
 from .render import plural
 from .rerank import make_reranker
 from .scan import Scanner, load_rules
+from .search import document_signals, translations
+from .search.ranking import Bonus, DocumentGroup, group_by_document, lead_with
 from .settings import Settings
 from .snippets import make_snippet
 
@@ -389,10 +390,8 @@ class Library:
         language = self.query_language(query) if several else None
         if mode_used != "keyword":
             assert self.vectors is not None
-            from .index import (  # with numpy and the vector store: only once vectors are in use
-                hybrid,
-                language_mix,
-            )
+            from .index import language_mix  # with numpy and the vector store: only once vectors are in use
+            from .search import hybrid
 
             try:
                 covered = self.vectors.coverage()  # once: the fusion weighs by it, the note reports it

@@ -136,10 +136,10 @@ def test_the_index_layer_never_imports_upward(module: str) -> None:
 # Inside the index layer: the vector store knows nothing of who fills it (the embedding worker) or who
 # searches it (hybrid), chunking nothing of where chunks are kept, and searching never starts embedding.
 INDEX_NEVER_IMPORTS = {
-    "mcp_docs.index.vector_store": ("mcp_docs.index.embedding_worker", "mcp_docs.index.hybrid", "mcp_docs.index.sync"),
+    "mcp_docs.index.vector_store": ("mcp_docs.index.embedding_worker", "mcp_docs.search.hybrid", "mcp_docs.index.sync"),
     "mcp_docs.index.chunking": ("mcp_docs.index.vector_store", "mcp_docs.index.embedding_worker"),
-    "mcp_docs.index.hybrid": ("mcp_docs.index.embedding_worker", "mcp_docs.index.sync"),
-    "mcp_docs.index.embedding_worker": ("mcp_docs.index.hybrid", "mcp_docs.index.sync"),
+    "mcp_docs.search.hybrid": ("mcp_docs.index.embedding_worker", "mcp_docs.index.sync"),
+    "mcp_docs.index.embedding_worker": ("mcp_docs.search.hybrid", "mcp_docs.index.sync"),
 }
 
 

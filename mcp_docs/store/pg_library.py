@@ -24,11 +24,11 @@ from ..errors import DatabaseUnavailable, IndexBusy
 from ..index.fulltext import QUERY_STOPWORDS, query_words
 from ..index.hits import RankedSection, VectorHit
 from ..index.language_mix import LanguageView
-from ..index.ranking import Bonus, DocumentGroup, group_by_document
 from ..index.store_api import coverage, coverage_note, unavailable_reason
 from ..index.sync import Progress, SyncReport
 from ..index.vector_store import QUERY_CACHE_SIZE
 from ..library import READER_REFRESH_SECONDS, Library
+from ..search.ranking import Bonus, DocumentGroup, group_by_document
 from .pg_catalog import PgCatalog, _under
 from .pg_sync import PgWriter, vector_text
 from .postgres import Database, text_config
@@ -195,7 +195,7 @@ class PgLibrary(Library):
         return group_by_document([(s.doc_id, score, s) for s, score in hits], max_documents)
 
     def document_bonus(self, query: str, by_key: bool = False) -> Bonus | None:
-        """None: this store keeps no document term sets (index/document_signals.py), so sections alone rank
+        """None: this store keeps no document term sets (search/document_signals.py), so sections alone rank
         documents here."""
         return None
 
