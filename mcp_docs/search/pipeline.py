@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 
 def search(sources: SearchSources, request: SearchRequest) -> SearchResult:
+    """Ranked documents for `request`, read from `sources`; every step below is a function of its own module."""
     query = request.query
     limit = limits(request.max_results, sources.languages)
     language = languages.query_language(query, sources.languages) if limit.several_languages else None
