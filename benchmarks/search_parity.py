@@ -14,6 +14,8 @@ once in the cache folder (kept, so both runs read the same stored vectors):
 - the same vault embedded part-way (the coverage notes, keyword's first answer while embedding fills in);
 - a multilingual vault (Obsidian help pages in English, French and German that declare their translations by
   `permalink`, /work/data/obsidian-help) with MiniLM vectors: translations shown once, the query's language;
+- the OTel docs' concept pages in English and French with MiniLM vectors (translations by mirrored paths): the
+  questions about them, hybrid and semantic;
 - an empty folder.
 Each line is one search: its arguments and the result's JSON. Nothing of the data is written into the repo.
 """
@@ -88,6 +90,25 @@ def otel_queries() -> list[dict[str, Any]]:
     french = (DATA_DIR / "otel_crosslingual_fr.jsonl").read_text(encoding="utf-8").splitlines()
     fr = [json.loads(line)["question"] for line in french if line.strip()]
     return [{"query": q} for q in questions[::3]] + [{"query": q} for q in fr[::5]] + OTEL_EXTRA
+
+
+def otel_concepts(target: Path) -> Path:
+    """The OTel docs' concept pages in English and French (translations told by their mirrored paths)."""
+    if not target.exists():
+        for lang in ("en", "fr"):
+            shutil.copytree(
+                SHARED_BENCH / "otel-docs" / lang / "docs" / "concepts", target / lang / "docs" / "concepts"
+            )
+    return target
+
+
+def concept_queries() -> list[dict[str, Any]]:
+    found = []
+    for name in ("otel_questions.jsonl", "otel_crosslingual_fr.jsonl"):
+        for line in (DATA_DIR / name).read_text(encoding="utf-8").splitlines():
+            if line.strip() and "/docs/concepts/" in json.loads(line)["doc"]:
+                found.append({"query": json.loads(line)["question"]})
+    return found
 
 
 def multilingual_vault(target: Path) -> Path:
@@ -188,6 +209,13 @@ def dump(out: Path, cache: Path) -> int:
         if fresh:
             embed(library)
         lines += run(tools, "obsidian en/fr/de, MiniLM", MULTILINGUAL_QUERIES, ("hybrid", "semantic", "keyword"))
+    concepts = otel_concepts(cache / "otel-concepts")
+    built = cache / "otel-concepts-minilm"
+    fresh = not built.exists()
+    with opened(concepts, built, embeddings="local") as (library, tools):
+        if fresh:
+            embed(library)
+        lines += run(tools, "otel concepts en/fr, MiniLM", concept_queries(), ("hybrid", "semantic"))
     empty = cache / "empty"
     empty.mkdir(exist_ok=True)
     with opened(empty, cache / "empty-index") as (_, tools):
