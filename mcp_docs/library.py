@@ -14,42 +14,37 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .embedders import EmbedderError, model_name
+from .embedders import model_name
 from .errors import IndexBusy, IndexUnwritable, UserError
-from .index import document_signals, ownership, sync_state, translations
+from .index import ownership, sync_state
 from .index.catalog import SCHEMA_VERSION, Catalog
-from .index.fulltext import QUERY_STOPWORDS, FullTextIndex, KeywordHit, doc_key, identifiers, query_words
+from .index.fulltext import FullTextIndex, KeywordHit, doc_key
 from .index.hits import RankedSection
-from .index.ranking import Bonus, DocumentGroup, group_by_document, lead_with
 from .index.read_only_media import writable
 from .index.sync import Progress, Synchronizer, SyncReport, recover_interrupted_batch
-from .language import STOPWORDS, describe_languages, query_language_beyond_stopwords
+from .language import describe_languages
 from .loader import read_markdown
-from .markdown import normalize_tag
-from .models import DocumentMatch, IndexInfo, SearchMode, SearchResult, SectionMatch
+from .models import IndexInfo, SearchMode, SearchResult
 from .paths import Jail
 from .render import plural
 from .rerank import make_reranker
 from .scan import Scanner, load_rules
+from .search import pipeline, results
+from .search.ranking import Bonus
+from .search.request import search_request
 from .settings import Settings
-from .snippets import make_snippet
 
 if TYPE_CHECKING:
     from .index.embedding_worker import EmbeddingWorker
-    from .index.language_mix import LanguageView
     from .index.store_api import CatalogReader, VectorSearch
 
 log = logging.getLogger(__name__)
 
-# Snippets were half of a search result's JSON (OpenTelemetry questions, 220 characters for every section): a
-# document's lead section keeps a window that shows why it matched, the sections after it a shorter one.
-LEAD_SNIPPET_CHARS = 180
-OTHER_SNIPPET_CHARS = 100
 READER_REFRESH_SECONDS = 5.0  # how often a reading worker looks for languages the writer added
 _GENERATION = re.compile(r"[0-9a-f]{32}")
 # SQLite's primary result codes for a file this process may not write: PERM, FULL, READONLY, CANTOPEN.
@@ -410,10 +405,24 @@ class Library:
         extensions = ", ".join(self.settings.extensions)
         return f"The folder {self.settings.root} holds no Markdown files (the files read end in {extensions})."
 
-    # -- search -------------------------------------------------------------------------------
+    # -- search: the pipeline is search/pipeline.py; the library is the sources it reads (search.sources) -------
+    @property
+    def languages(self) -> frozenset[str]:
+        """The languages of the collection's documents (the configured one when it is empty)."""
+        return self._languages
+
     def index_info(self) -> IndexInfo:
-        pending = self.vectors.pending() if self.vectors is not None else 0
-        return IndexInfo(documents=self.catalog.count(), pending_embeddings=pending)
+        return results.index_info(self.catalog, self.vectors)
+
+    def search(
+        self,
+        query: str,
+        max_results: int = 5,
+        mode: SearchMode = "hybrid",
+        folder: str | None = None,
+        tags: Iterable[str] | None = None,
+    ) -> SearchResult:
+        return pipeline.search(self, search_request(query, max_results, mode, folder, tags, self.jail.relative_folder))
 
     def keyword_sections(
         self, query: str, limit: int, folder: str | None = None, tags: Iterable[str] = ()
@@ -435,15 +444,8 @@ class Library:
             return []
         return self.fulltext.search_hits(q, limit)
 
-    def keyword_documents(
-        self, query: str, limit: int, folder: str | None, tags: Iterable[str], max_documents: int
-    ) -> list[DocumentGroup[RankedSection]]:
-        """The keyword search's documents, best first; another store overrides this with its own hits."""
-        hits = self.keyword_hits(query, limit, folder, tags)
-        return group_keyword_hits(hits, max_documents, self.document_bonus(query, by_key=True))
-
     def document_bonus(self, query: str, by_key: bool = False) -> Bonus | None:
-        """Document-level evidence for the best documents of `query` (index/document_signals.py): their ids
+        """Document-level evidence for the best documents of `query` (search/document_signals.py): their ids
         (or, `by_key`, their full-text keys as text) → the share of the best score each one gains. It reads
         the catalog rows of those documents only, and analyses the query once, on first use."""
         fulltext, catalog, languages = self.fulltext, self.sqlite_catalog, self._languages
@@ -457,216 +459,6 @@ class Library:
             return {keys[k]: signals.bonus(terms) for k, terms in found.items()}
 
         return bonus
-
-    def search(
-        self,
-        query: str,
-        max_results: int = 5,
-        mode: SearchMode = "hybrid",
-        folder: str | None = None,
-        tags: Iterable[str] | None = None,
-    ) -> SearchResult:
-        folder_norm = self.jail.relative_folder(folder) if folder else ""
-        tag_list = [t for t in (normalize_tag(t) for t in (tags or [])) if t]
-        limit = min(max(50, max_results * 8), 2000)
-        note: str | None = None
-        mode_used: SearchMode = mode
-        if mode != "keyword" and (self.vectors is None or not self.vectors.ready()):
-            mode_used = "keyword"
-            reason = self.vectors.unavailable_reason() if self.vectors is not None else "embeddings are off"
-            note = f"{mode} search is unavailable ({reason}): keyword results shown."
-        ranked: list[tuple[RankedSection, float]] = []
-        covered = 1.0
-        view: LanguageView | None = None
-        several = len(self._languages) > 1
-        language = self.query_language(query) if several else None
-        if mode_used != "keyword":
-            assert self.vectors is not None
-            from .index import (  # with numpy and the vector store: only once vectors are in use
-                hybrid,
-                language_mix,
-            )
-
-            try:
-                covered = self.vectors.coverage()  # once: the fusion weighs by it, the note reports it
-                vector = self.vectors.embed_query(query)
-                # None in a collection of one language, and while embedding fills in (language_mix.MIN_COVERAGE)
-                view = self.vectors.language_view(vector) if covered >= language_mix.MIN_COVERAGE else None
-                ranked = hybrid.search(
-                    self.vectors,
-                    self.keyword_sections,
-                    query,
-                    limit,
-                    mode_used,
-                    folder_norm or None,
-                    tag_list,
-                    coverage=self.fusion_coverage(covered),
-                    vector=vector,
-                    view=view,
-                    language=language,
-                )
-                note = self.coverage_note(mode_used, covered)
-            except EmbedderError as exc:
-                mode_used = "keyword"
-                note = f"{mode} search failed ({exc}): keyword results shown."
-        # In a collection of several languages a page and its translation are one answer (index/translations.py):
-        # documents are grouped deeper so that the list still holds max_results answers once pairs are merged.
-        # In every mode, so that a page is one answer whichever mode the agent picks (and hybrid, merged, is never
-        # compared with an unmerged keyword list). A question's words find the pages of its language, so in keyword
-        # search pairs are rare; on the OpenTelemetry questions the one change is a language-less identifier
-        # (OTEL_PYTHON_EXCLUDED_URLS) whose French page now shows as its English original, the French one named.
-        depth = max_results * min(len(self._languages), 4) if several else max_results
-        shown: list[DocumentGroup[RankedSection]] | None = None
-        if mode_used == "keyword" and self.reranker is None:
-            shown = self.keyword_documents(query, limit, folder_norm, tag_list, depth)
-        elif mode_used == "keyword":
-            ranked = self.keyword_sections(query, limit, folder_norm, tag_list)
-        if not ranked and not shown and self.empty_note():
-            note = self.empty_note()  # not "vectors are not built yet": there is nothing to search
-        reranked = False
-        if self.reranker is not None and ranked:  # after fusion, before grouping: documents follow the new order
-            outcome = self.reranker.rerank(query, ranked, rerank_text)
-            if outcome.order is not None:
-                ranked = [(ranked[i][0], score) for i, score in outcome.order]
-            reranked = outcome.reranked
-            note = " ".join(n for n in (note, outcome.note) if n) or None
-        groups = (
-            shown
-            if shown is not None
-            else group_by_document(
-                [(s.doc_id, sc, s) for s, sc in ranked],
-                depth,
-                # semantic search ranks by meaning alone (the signals count the query's words); a reranker
-                # has read the sections themselves, and its order stands
-                bonus=self.document_bonus(query) if mode_used != "semantic" and not reranked else None,
-                candidates=document_signals.CANDIDATES,
-            )
-        )
-        if mode_used == "hybrid" and covered < 1.0 and not reranked and groups:
-            # While embedding fills in, the first answer is keyword's: the vectors cover only part of the collection,
-            # so their best is only the best of that part, and a near-miss with vectors must not take the top from
-            # the answer without them (or from a page its rivals' vectors outvote before its own are in). They still
-            # reorder and add to what follows. On the OTel questions, part-way hybrid's own first answer was never
-            # better than keyword's and at 6 of 14 coverage points one question worse (benchmarks/REPORT.md,
-            # "Keyword's first answer while embedding fills in").
-            first = self.keyword_documents(query, limit, folder_norm, tag_list, 1)
-            if first:
-                groups = lead_with(groups, first[0])
-        if several:
-            groups, versions = self.one_answer_per_translation(groups, language, view, max_results)
-            if versions:
-                note = " ".join(n for n in (note, versions) if n)
-        if self.embedding is not None:  # while embedding is under way, what searches return is embedded first
-            self.embedding.searched_for(g.doc_id for g in groups)
-        words = query_words(query)
-        terms = [w for w in words if w not in QUERY_STOPWORDS] or words
-        terms += identifiers(query)
-        named = self.catalog.named_languages([g.doc_id for g in groups])
-        results = [
-            DocumentMatch(
-                id=g.doc_id,
-                title=g.hits[0].title,
-                score=round(g.score, 4),
-                tags=list(g.hits[0].tags),
-                language=named.get(g.doc_id),
-                sections=[
-                    SectionMatch(
-                        heading=s.heading,
-                        heading_path=s.heading_path,
-                        line_start=s.line_start,
-                        line_end=s.line_end,
-                        snippet=make_snippet(s.body, terms, LEAD_SNIPPET_CHARS if i == 0 else OTHER_SNIPPET_CHARS),
-                    )
-                    for i, s in enumerate(g.hits)
-                ],
-            )
-            for g in groups
-        ]
-        return SearchResult(
-            query=query, mode_used=mode_used, results=results, index=self.index_info(), note=note, reranked=reranked
-        )
-
-    def fusion_coverage(self, sections: float) -> float:
-        """How much of the collection the vector side ranks, for the fusion's keyword share (hybrid.coverage_share):
-        the sections' coverage, plus a share (DOCUMENT_LEVEL_CREDIT) of the rest for the documents whose own vector
-        stands in for their waiting sections."""
-        ready, total = self._document_vectors()
-        if sections >= 1.0 or not total:
-            return sections
-        from .index.vector_store import DOCUMENT_LEVEL_CREDIT
-
-        return sections + (1.0 - sections) * DOCUMENT_LEVEL_CREDIT * ready / total
-
-    def _document_vectors(self) -> tuple[int, int]:
-        """(documents with their own vector, documents): (0, 0) for a store without document-level vectors."""
-        counts = getattr(self.vectors, "document_vectors", None)
-        return counts() if counts is not None else (0, 0)
-
-    def coverage_note(self, mode: str, sections: float) -> str | None:
-        """While embedding fills in, which level is ready: 'Document vectors ready for all 6,289 documents; sections
-        12 % …'; the store's own sentence when it has no document-level vectors (PostgreSQL)."""
-        assert self.vectors is not None
-        ready, total = self._document_vectors() if sections < 1.0 else (0, 0)
-        if not ready:
-            return self.vectors.coverage_note(mode, sections)
-        level = f"all {total:,} documents" if ready >= total else f"{ready:,} of {total:,} documents"
-        share = 100 * sections
-        percent = "<1" if 0 < share < 1 else str(min(99, int(share)))
-        why = f" ({self.vectors.error})" if self.vectors.error else ""
-        rest = "ranked by keyword and document vectors" if mode == "hybrid" else "found by its document's vector"
-        return (
-            f"Document vectors ready for {level}; sections {percent} %{why}: a document whose sections are not "
-            f"embedded yet is {rest}."
-        )
-
-    def one_answer_per_translation(
-        self,
-        groups: list[DocumentGroup[RankedSection]],
-        language: str | None,
-        view: LanguageView | None,
-        limit: int,
-    ) -> tuple[list[DocumentGroup[RankedSection]], str | None]:
-        """Documents best first → the first `limit` answers, each page and its translation merged into one entry at
-        the better rank of the two, showing the version in `language` (the query's, `query_language`), or the
-        better-ranked one when the query's words name no language (index/translations.py); and a sentence naming the versions left out (None
-        when no pair was found: the documents are returned as they are)."""
-        ids = [g.doc_id for g in groups]
-        language_of: Callable[[str], str]
-        if view is not None:
-            language_of = view.language_of
-        else:
-            langs = self.catalog.languages_of(ids)
-            language_of = lambda doc_id: langs.get(doc_id, "")  # noqa: E731
-        sections: dict[str, int] = {}
-
-        def same_page(a: str, b: str) -> bool:  # read once, and only when two ids could be a pair
-            if not sections:
-                sections.update(self.catalog.section_counts(ids))
-            return translations.alike(sections.get(a, 0), sections.get(b, 0))
-
-        declared = {}  # the pages whose front matter names their translations (translations.declared_key)
-        for doc_id in ids:
-            record = self.catalog.document(doc_id)
-            key = translations.declared_key(record.front_matter) if record is not None else None
-            if key is not None:
-                declared[doc_id] = key
-        answers = translations.collapse(ids, language_of, language, same_page, declared)
-        answers = answers[:limit]
-        if not translations.has_pairs(answers):
-            return groups[:limit], None
-        merged = [DocumentGroup(a.shown, groups[a.rank].score, groups[a.shown_rank].hits) for a in answers]
-        listed = "; ".join(f"{a.shown} (also {', '.join(a.others)})" for a in answers if a.others)
-        return merged, f"Pages found in several languages are shown once: {listed}."
-
-    def query_language(self, query: str) -> str | None:
-        """The query's language, among the collection's: the one whose function words it uses most
-        (document_signals.query_language), None when it uses none (an identifier, a few names) or two tie. On the
-        OpenTelemetry questions it names 93 of 110, none wrongly; the language the query's vector is closest to
-        named two English identifiers French."""
-        stopwords = {code: STOPWORDS[code] for code in self._languages if code in STOPWORDS}
-        return document_signals.query_language(query_words(query), stopwords) or query_language_beyond_stopwords(
-            query, self._languages
-        )
 
     # -- documents (the tools read them through these, so another store may serve them) ---------------------
     def resolve_id(self, doc_id: str) -> Path:
@@ -700,23 +492,3 @@ class Library:
             if self._sync_lock.acquire(timeout=0.05):
                 self._sync_lock.release()
                 return
-
-
-def group_keyword_hits(
-    hits: list[KeywordHit], max_documents: int, bonus: Bonus | None = None
-) -> list[DocumentGroup[RankedSection]]:
-    """Keyword hits grouped into documents by their key before their stored fields are read: only the sections
-    of the documents shown are (about 19 of 50 hits on the OpenTelemetry questions, for 5 documents). `bonus`
-    is given the keys, as text."""
-    groups = group_by_document(
-        [(str(hit.doc_key), hit.score, hit) for hit in hits],
-        max_documents,
-        bonus=bonus,
-        candidates=document_signals.CANDIDATES,
-    )
-    return [DocumentGroup(g.hits[0].section.doc_id, g.score, [h.section for h in g.hits]) for g in groups]
-
-
-def rerank_text(hit: tuple[RankedSection, float]) -> str:
-    """What the cross-encoder reads of a section: where it sits (its heading path), then its text."""
-    return f"{hit[0].heading_path}\n{hit[0].body}"

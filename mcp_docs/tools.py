@@ -63,6 +63,7 @@ from .models import (
 )
 from .parse_cache import ParseCache
 from .paths import is_utf8_name, printable
+from .search.request import clamp_max_results
 from .snippets import clip, clip_list, fold
 from .tokens import estimate_tokens
 
@@ -72,7 +73,6 @@ M = TypeVar("M", bound=str)
 DEFAULT_MAX_CHARS = 8000
 MIN_MAX_CHARS = 200
 MAX_MAX_CHARS = 50_000
-MAX_SEARCH_RESULTS = 20  # the tool's documented 1-20; the one clamp (Library.search takes what it is given)
 MAX_QUERY_CHARS = 1000
 MAX_TAGS = 20
 _NO_TAG = "Tag '{tag}' names no tag (only '#' and spaces): give a tag name such as 'project' or '#project'."
@@ -137,11 +137,9 @@ class DocsTools:
             query = query[:MAX_QUERY_CHARS].rsplit(" ", 1)[0] or query[:MAX_QUERY_CHARS]
             notes.append(f"query cut to its first {len(query)} characters; shorter queries work better.")
         search_mode = _choice(mode, SEARCH_MODES, "search_documents")
-        max_results = _int(max_results, "max_results")
-        if max_results < 1 or max_results > MAX_SEARCH_RESULTS:
-            clamped = min(max(max_results, 1), MAX_SEARCH_RESULTS)
-            notes.append(f"max_results {max_results} is out of range 1-{MAX_SEARCH_RESULTS}: used {clamped}.")
-            max_results = clamped
+        max_results, clamped = clamp_max_results(_int(max_results, "max_results"))
+        if clamped:
+            notes.append(clamped)
         max_chars = self._max_chars(max_chars, notes, MIN_SEARCH_CHARS)
         if isinstance(tags, str):
             tags = [tags]

@@ -20,8 +20,8 @@ from typing import Any, TypeVar
 
 from ..links import Name
 from ..scan import Problem
+from ..search.document_signals import DocumentTerms
 from . import integrity, ownership
-from .document_signals import DocumentTerms
 from .read_only_media import sqlite_reading_uri
 from .sqlite_tx import immediate_transaction
 

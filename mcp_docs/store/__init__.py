@@ -7,7 +7,7 @@ lock) and read by any number of stateless servers without a root (`pg_library.py
 The interface both implement is the one the tools and the CLI already use: the catalog's reads
 (`index.catalog.Catalog`: documents, sections, tags, links, problems), keyword search and vector search
 returning section hits (`index.hits.RankedSection`, `index.vector_store.VectorHit`) that the one fusion
-(`index.hybrid`) and the one grouping (`index.ranking`) rank, and reading a document's text by id.
+(`search.hybrid`) and the one grouping (`search.ranking`) rank, and reading a document's text by id.
 """
 
 from __future__ import annotations
