@@ -15,6 +15,7 @@ import errno
 import os
 import re
 import shutil
+import sys
 import threading
 from pathlib import Path
 from typing import ClassVar
@@ -178,7 +179,16 @@ class WriterLock:
 
 
 def _try_flock(fd: int) -> bool:
-    import fcntl  # POSIX only, as is the rest of the index folder's locking (Tantivy's is flock too)
+    """Take the exclusive lock of `fd` without waiting; False when another process holds it."""
+    if sys.platform == "win32":  # no flock there: a lock of the first byte (msvcrt), gone when fd closes; untested
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    import fcntl
 
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
