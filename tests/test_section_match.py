@@ -1,10 +1,10 @@
-"""Heading matching of read_section (mcp_docs.tools.match_section): case and accents ignored, exact first."""
+"""Heading matching of read_section (mcp_docs.section_match.match_section): case and accents ignored, exact first."""
 
 import pytest
 
 from mcp_docs.errors import ToolInputError
 from mcp_docs.markdown import parse_markdown
-from mcp_docs.tools import match_section
+from mcp_docs.section_match import match_section
 
 DOC = parse_markdown(
     "# Suivi des élèves\n\nTexte.\n\n## Réunions\n\nParents.\n\n### Ordre du jour\n\nPoints.\n\n"
