@@ -84,3 +84,36 @@ def test_the_command_line_reports_a_settings_error_and_a_refusal_the_same_way(
     args = ["--root", str(tmp_path / "docs"), "--index-dir", index]
     assert main(["read", "nosuch.md", *args]) == 2
     assert capsys.readouterr().err.startswith("error: No document 'nosuch.md'")
+
+
+def test_no_module_raises_the_generic_user_error() -> None:
+    """`UserError` is only the common base of the start and command-line refusals: each raise names its situation
+    (IndexCannotOpen, PortUnavailable, DatabaseIndexMismatch...), so a caller can tell them apart. Issue 28."""
+    generic = []
+    for path in sorted((Path(__file__).resolve().parents[1] / "mcp_docs").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Raise) and node.exc is not None:
+                raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+                if isinstance(raised, ast.Name) and raised.id == "UserError":
+                    generic.append(f"{path.name}:{node.lineno}")
+    assert not generic, f"raise a class named for the situation, not UserError: {generic}"
+
+
+def test_the_named_refusals_share_the_user_error_base() -> None:
+    """A --workers process exits as refused (not restarted) on any of them: it catches their common base."""
+    from mcp_docs import errors
+
+    named = [
+        errors.IndexCannotOpen,
+        errors.TokenFileUnusable,
+        errors.ServeOptionsConflict,
+        errors.ExposureRefused,
+        errors.PortUnavailable,
+        errors.WorkerFailed,
+        errors.DatabaseIndexMismatch,
+        errors.DatabaseRefused,
+        errors.RootNotGiven,
+        errors.RootMissing,
+        errors.IndexUnwritable,
+    ]
+    assert all(issubclass(cls, errors.UserError) and issubclass(cls, McpDocsError) for cls in named)
