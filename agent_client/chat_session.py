@@ -14,7 +14,7 @@ import anyio
 from .loop import Agent
 from .memory import describe, exchanges, forget, remember
 from .models import Message, RunResult
-from .sessions import SessionStore, close_unfinished, question_of, unfinished
+from .sessions import SessionStore, close_unfinished, question_of, resumable, unfinished
 from .settings import Settings
 from .text import terminal_safe
 
@@ -116,6 +116,7 @@ class ChatSession:
             self._say("nothing to resume: the last answer is complete")
             return None
         context = remember(self.history[:cut], question_of(self.history, cut), self.memory_tokens).messages()
+        self.history[cut:] = resumable(self.history[cut:])  # an error's closing line: the turn goes on after it
         return await _interruptible(lambda: agent.resume(self.history[cut:], context, progress=self.save))
 
 

@@ -22,8 +22,10 @@ from .models import (
     ProviderAttempt,
     RunResult,
     ToolResultMessage,
+    TurnOptions,
     UserMessage,
 )
+from .sessions import resumable
 from .strategies import Strategies
 
 EXPLAIN_DOCUMENTS = 6  # unverified cited documents whose outline is read to say why
@@ -42,19 +44,42 @@ class Agent(Strategies):
         """Answer `question` after `history`. `progress` receives the new messages as they are settled: the
         question at once, then each tool round as it completes, then the answer — what a session stores, so
         a turn cut by a crash, a kill or Ctrl-C keeps its tool results (see `resume`)."""
-        messages: list[Message] = [*history, UserMessage(content=question)]
+        messages: list[Message] = [*history, UserMessage(content=question, options=self._options())]
         return await self._turn(question, messages, len(history), progress, resuming=False)
 
     async def resume(
         self, unfinished: Sequence[Message], history: Sequence[Message] = (), *, progress: Progress | None = None
     ) -> RunResult:
-        """Finish a cut turn: `unfinished` is its stored question and tool rounds. The tool results already
-        stored are used as they are (and as evidence for the citations); only calls that never got a result
-        run, then the loop goes on. `new_messages` and `progress` get only what this run adds."""
-        if not unfinished or not isinstance(unfinished[0], UserMessage):
+        """Finish a cut turn, or one that stopped on an error: `unfinished` is its stored question and tool
+        rounds (and the error's closing line, dropped here). The tool results already stored are used as they
+        are (and as evidence for the citations); only calls that never got a result run, then the turn goes on
+        the way it was asked (its stored `TurnOptions`: the strategy, --expand, --reflect), whatever this agent's
+        own options are. `new_messages` and `progress` get only what this run adds."""
+        stored = resumable(unfinished)
+        if not stored or not isinstance(stored[0], UserMessage):
             raise AgentError(ErrorKind.CONFIGURATION, "Nothing to resume: the stored turn has no question.")
-        messages: list[Message] = [*history, *unfinished]
-        return await self._turn(unfinished[0].content, messages, len(messages), progress, resuming=True)
+        options, own = stored[0].options, self._options()
+        messages: list[Message] = [*history, *stored]
+        if options is not None:
+            self.strategy, self.expand, self.reflect = options.strategy, options.expand, options.reflect
+        try:
+            result = await self._turn(stored[0].content, messages, len(messages), progress, resuming=True)
+        finally:  # a chat's agent answers its next questions with its own options
+            self.strategy, self.expand, self.reflect = own.strategy, own.expand, own.reflect
+        if options is None:
+            result.notes.append(
+                "The stored turn does not say how it was asked (a session written by an older docs-agent): "
+                f"it was resumed with {own.flags()}."
+            )
+        elif options != own:
+            result.notes.append(
+                f"Resumed the way the turn was asked ({options.flags()}), not with the options given now "
+                f"({own.flags()})."
+            )
+        return result
+
+    def _options(self) -> TurnOptions:
+        return TurnOptions(strategy=self.strategy, expand=self.expand, reflect=self.reflect)
 
     async def _turn(
         self, question: str, messages: list[Message], start: int, progress: Progress | None, *, resuming: bool
@@ -69,14 +94,9 @@ class Agent(Strategies):
         try:
             with anyio.fail_after(self.limits.deadline_s):
                 if resuming:
-                    await self._resume(messages, result)
+                    await self._resume(question, messages, result)
                 else:
-                    if self.expand:
-                        await self._expand(question, messages, result)
-                    if self.strategy == "plan":
-                        await self._run_plan(messages, result)
-                    else:
-                        await self._run(messages, result)
+                    await self._start(question, messages, result)
                 if self.reflect and result.stopped_reason == "final" and result.answer.strip():
                     await self._reflect(question, messages, result)
         except TimeoutError:
@@ -100,17 +120,31 @@ class Agent(Strategies):
         )
         last = messages[-1]
         if result.stopped_reason == "error" or not isinstance(last, AssistantMessage) or last.tool_calls:
-            # keep the stored history valid: every question ends with a plain assistant message
+            # keep the stored history valid: every question ends with a plain assistant message; after an error
+            # it is marked, so the turn can still be resumed from its stored tool results
             messages.append(
-                AssistantMessage(content=result.answer or f"(no answer: {result.error or result.stopped_reason})")
+                AssistantMessage(
+                    content=result.answer or f"(no answer: {result.error or result.stopped_reason})",
+                    failed=result.stopped_reason == "error",
+                )
             )
         result.new_messages = messages[start:]
         self._checkpoint(messages)
         return result
 
-    async def _resume(self, messages: list[Message], result: RunResult) -> None:
+    async def _start(self, question: str, messages: list[Message], result: RunResult) -> None:
+        """A turn from its question: the expansion, then the strategy."""
+        if self.expand:
+            await self._expand(question, messages, result)
+        if self.strategy == "plan":
+            await self._run_plan(messages, result)
+        else:
+            await self._run(messages, result)
+
+    async def _resume(self, question_text: str, messages: list[Message], result: RunResult) -> None:
         """The stored rounds count as done: their results are evidence, their turns count as iterations; the
-        calls of the last round that never got a result run now; then the react loop goes on."""
+        calls of the last round that never got a result run now; then the turn's strategy goes on. A turn cut
+        before its first tool round starts again from its question (with its --expand, if it had one)."""
         question = max(i for i, m in enumerate(messages) if isinstance(m, UserMessage))
         tail = messages[question + 1 :]
         answered = {m.tool_call_id for m in tail if isinstance(m, ToolResultMessage)}
@@ -131,7 +165,12 @@ class Agent(Strategies):
         if missing:
             messages.extend(await self._run_tools(missing, result))
             self._checkpoint(messages)
-        await self._run(messages, result)
+        if last_calls is None:
+            await self._start(question_text, messages, result)
+        elif self.strategy == "plan":
+            await self._resume_plan(messages, result)
+        else:
+            await self._run(messages, result)
 
     @staticmethod
     def _fail(result: RunResult, exc: AgentError) -> None:

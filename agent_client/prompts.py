@@ -29,3 +29,7 @@ PLAN_ANSWER_NOTE = """
 
 Your plan has run: its tool results are above. Answer now from them, cite the sources, and say clearly what \
 the documents do not cover."""
+
+RESUME_PLAN_NOTE = """\
+[docs-agent: this answer was cut and is now resumed. The tool results above are stored and stay available. \
+Write a plan of only the tool calls still needed to answer; do not repeat a call whose result is above.]"""

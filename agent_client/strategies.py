@@ -24,7 +24,7 @@ from .models import (
     UserMessage,
 )
 from .planner import Plan, levels, parse_plan, planner_prompt, resolve_arguments
-from .prompts import FINAL_CALL_NOTE, PLAN_ANSWER_NOTE
+from .prompts import FINAL_CALL_NOTE, PLAN_ANSWER_NOTE, RESUME_PLAN_NOTE
 from .reflection import (
     CRITIC_PROMPT,
     REVISE_NOTE,
@@ -120,6 +120,27 @@ class Strategies(AgentCalls):
             self.observer.on_note(report.note)
             await self._run(messages, result)
             return
+        if self._over_budget(result):
+            result.stopped_reason = "budget"
+            return
+        result.iterations += 1
+        turn = await self._call(messages, result, allow_tools=False, system=self.system_prompt + PLAN_ANSWER_NOTE)
+        self._final(turn, messages, result, "final")
+
+    async def _resume_plan(self, messages: list[Message], result: RunResult) -> None:
+        """A plan turn cut after some of its rounds (or stopped on an error). Its plan is not stored, so one call
+        plans the steps still needed with the stored results in view (not stored: a side request), they run, and
+        the answer is written without tools as after any plan. A reply that is no usable plan: the answer comes
+        from the stored results alone, and `plan.note` says so."""
+        report = result.plan = PlanReport()
+        plan, problem = await self._make_plan([*messages, UserMessage(content=RESUME_PLAN_NOTE)], result)
+        if plan is None:
+            report.note = f"{problem} docs-agent answered from the stored tool results."
+            self.observer.on_note(report.note)
+        else:
+            failure = await self._execute(plan, messages, result)
+            if failure:
+                report.note = failure
         if self._over_budget(result):
             result.stopped_reason = "budget"
             return
