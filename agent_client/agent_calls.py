@@ -15,7 +15,7 @@ import anyio
 
 from .calllog import CallLog, CallRecord
 from .context import trim_history
-from .errors import FALLBACK_KINDS, classify
+from .errors import FALLBACK_KINDS, AgentError, ErrorKind, classify
 from .evidence import Evidence, tool_kind
 from .mcp_session import ToolOutcome
 from .models import (
@@ -35,7 +35,7 @@ from .prompts import SYSTEM_PROMPT
 from .providers import ChatModel, Prices, cost_usd
 from .redaction import scrub
 from .settings import DEFAULT_MAX_TOOL_ARGUMENT_BYTES, DEFAULT_MAX_TOOL_CALLS_PER_TURN
-from .text import clip, estimate_tokens
+from .text import clip, estimate_tokens, short
 
 Strategy = Literal["react", "plan"]
 USAGE_ESTIMATED = (
@@ -231,6 +231,18 @@ class AgentCalls:
             result.notes.append(USAGE_ESTIMATED)
         return Usage(prompt_tokens=prompt, completion_tokens=completion)
 
+    @staticmethod
+    def _stop_if_server_gone(results: Sequence[ToolResultMessage]) -> None:
+        """A round whose server connection closed ends the turn with an error, once its results are stored: the
+        model can do nothing with a dead server, and the turn stays resumable (the unanswered calls run again)."""
+        gone = next((r for r in results if r.unanswered), None)
+        if gone is not None:
+            raise AgentError(
+                ErrorKind.MCP,
+                f"The MCP server stopped answering ({short(gone.content, 200)}): the turn stops here, its tool "
+                "results are stored; resume it once the server is back.",
+            )
+
     def _log(self, record: CallRecord) -> None:
         if self.log is not None:
             with contextlib.suppress(Exception):  # a full disk must not lose the answer
@@ -271,7 +283,12 @@ class AgentCalls:
                 )
             outcomes[i] = (
                 ToolResultMessage(
-                    tool_call_id=call.id, name=call.name, content=text, is_error=outcome.is_error, shown=shown
+                    tool_call_id=call.id,
+                    name=call.name,
+                    content=text,
+                    is_error=outcome.is_error,
+                    shown=shown,
+                    unanswered=outcome.unanswered,
                 ),
                 ToolCallRecord(
                     name=spec.name if spec else call.name,

@@ -163,8 +163,10 @@ class Agent(Strategies):
             f"{len(missing)} call{'s' if len(missing) != 1 else ''} that never got a result run now."
         )
         if missing:
-            messages.extend(await self._run_tools(missing, result))
+            rerun = await self._run_tools(missing, result)
+            messages.extend(rerun)
             self._checkpoint(messages)
+            self._stop_if_server_gone(rerun)
         if last_calls is None:
             await self._start(question_text, messages, result)
         elif self.strategy == "plan":

@@ -93,6 +93,9 @@ class ToolResultMessage(BaseModel):
     content: str
     is_error: bool = False
     shown: list[Shown] = Field(default_factory=list)
+    # The server was gone (the connection closed): no answer, only docs-agent's error text. A resume runs the
+    # call again (`sessions.resumable`). Never sent to a provider.
+    unanswered: bool = False
 
 
 Message = Annotated[UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")]

@@ -182,6 +182,7 @@ def _consistent(rows: Sequence[tuple[int, Message]], skip: Callable[[int, str], 
     pending: dict[str, str] = {}  # call id -> name, of the last assistant message with tool calls
     owner = -1  # index in `out` of that message
     owner_seq = -1
+    rerun: dict[str, int] = {}  # call id -> index in `out` of its unanswered result (the server was gone)
 
     def drop_pending() -> None:
         nonlocal pending
@@ -196,14 +197,21 @@ def _consistent(rows: Sequence[tuple[int, Message]], skip: Callable[[int, str], 
 
     for seq, m in rows:
         if isinstance(m, ToolResultMessage):
+            if m.tool_call_id in rerun and m.tool_call_id not in pending:  # a resume ran it again: its answer
+                out[rerun.pop(m.tool_call_id)] = m
+                continue
             if m.tool_call_id not in pending:
                 skip(seq, "a tool result with no tool call before it")
                 continue
             del pending[m.tool_call_id]
+            if m.unanswered:
+                rerun[m.tool_call_id] = len(out)
             out.append(m)
             continue
         drop_pending()
         out.append(m)
+        if isinstance(m, UserMessage) or (isinstance(m, AssistantMessage) and m.tool_calls):
+            rerun = {}
         if isinstance(m, AssistantMessage) and m.tool_calls:
             pending = {c.id: c.name for c in m.tool_calls}
             owner, owner_seq = len(out) - 1, seq
@@ -228,8 +236,14 @@ def _failed(m: Message) -> bool:
 
 
 def resumable(tail: Sequence[Message]) -> list[Message]:
-    """A cut turn's stored messages as a resume sends them on: without the closing line of an error."""
-    return [m for m in tail if not _failed(m)]
+    """A cut turn's stored messages as a resume sends them on: without the closing line of an error, and without
+    the results of its last round that never came (the server was gone), so those calls run again."""
+    last_round = max((i for i, m in enumerate(tail) if isinstance(m, AssistantMessage) and m.tool_calls), default=-1)
+    return [
+        m
+        for i, m in enumerate(tail)
+        if not _failed(m) and not (i > last_round >= 0 and isinstance(m, ToolResultMessage) and m.unanswered)
+    ]
 
 
 def unfinished(history: Sequence[Message]) -> int | None:

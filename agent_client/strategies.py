@@ -64,6 +64,7 @@ class Strategies(AgentCalls):
                 results[-1] = results[-1].model_copy(update={"content": results[-1].content + note})
             messages.extend(results)
             self._checkpoint(messages)
+            self._stop_if_server_gone(results)
         if self._over_budget(result):
             result.stopped_reason = "budget"
             return
@@ -187,6 +188,7 @@ class Strategies(AgentCalls):
             results = await self._run_tools(calls, result)
             messages.extend(results)
             self._checkpoint(messages)
+            self._stop_if_server_gone(results)
             failed = []
             for step, call, res in zip(round_steps, calls, results, strict=False):
                 outputs[step.id] = res.content

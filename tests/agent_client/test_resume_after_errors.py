@@ -8,6 +8,8 @@ from __future__ import annotations
 import itertools
 import json
 
+import pytest
+
 from agent_client.models import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from agent_client.sessions import SessionStore, unfinished
 
@@ -149,3 +151,34 @@ def test_a_turn_stored_without_its_options_says_how_it_was_resumed(llm: FakeLLM,
     assert code == 0, stderr
     notes = " ".join(json.loads(stdout)["notes"])
     assert "does not say how it was asked" in notes and "resumed with --strategy react" in notes
+
+
+def test_a_turn_whose_server_died_stops_and_is_resumed_running_only_the_unanswered_call(
+    llm: FakeLLM, capsys, monkeypatch
+) -> None:
+    """The MCP server's process exits during read_section: the turn stops with an error (it used to hand the model
+    'Connection closed' and answer without the read), and a resume against a live server runs that read alone."""
+    llm.push(oa_tools([SEARCH]), oa_tools([READ]))
+    code, stdout, stderr = cli(
+        capsys, monkeypatch, "ask", "When are backups?", "--session", "g", "--server-cmd", f"{TINY} --die-on read_section",
+        *llm_args(llm), *NO_RETRY, "--json",
+    )  # fmt: skip
+    out = json.loads(stdout)
+    assert code == 1 and out["stopped_reason"] == "error" and "stopped answering" in out["error"], stderr
+    assert len(llm.requests) == 2  # the model was not asked to answer from a dead server
+    assert unfinished(SessionStore().load("g")) == 0
+
+    llm.push(oa_text(ANSWER))
+    code, stdout, stderr = cli(
+        capsys, monkeypatch, "ask", "--resume", "g", "--server-cmd", TINY, *llm_args(llm), "--json"
+    )
+    assert code == 0, stderr
+    out = json.loads(stdout)
+    assert [c["name"] for c in out["tool_calls"]] == ["read_section"]  # the search was stored, the read never was
+    assert out["citations"] == [{"id": "ops/backup.md", "heading": "Schedule", "verified": True, "reason": None}]
+    sent = llm.requests[2].body["messages"]
+    assert [m.get("tool_call_id") for m in sent if m["role"] == "tool"] == ["s1", "r1"]
+    assert "02:00" in sent[-1]["content"] and "Connection closed" not in sent_text(llm.requests[2].body)
+    history = SessionStore().load("g", warn=lambda line: pytest.fail(line))  # the re-run replaces, no warning
+    assert [m.role for m in history] == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
+    assert "02:00" in history[4].content and history[-1] == AssistantMessage(content=ANSWER)
