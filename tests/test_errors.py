@@ -117,3 +117,14 @@ def test_the_named_refusals_share_the_user_error_base() -> None:
         errors.IndexUnwritable,
     ]
     assert all(issubclass(cls, errors.UserError) and issubclass(cls, McpDocsError) for cls in named)
+
+
+@pytest.mark.parametrize("package", sorted(ROOTS))
+def test_the_walk_visits_every_module_of_the_package(package: str) -> None:
+    """Modules move and split (issue 28): the walk above must still see each file, new ones included."""
+    root = Path(__file__).resolve().parents[1] / package
+    files = {
+        ".".join((package, *p.relative_to(root).with_suffix("").parts)).removesuffix(".__init__")
+        for p in root.rglob("*.py")
+    }
+    assert files == set(_modules(package))
