@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .errors import ToolInputError
+from .errors import OffsetPastEnd
 from .models import SearchResult
 from .tokens import estimate_tokens
 
@@ -63,7 +63,7 @@ def cut(text: str, offset: int, max_chars: int) -> tuple[str, int | None]:
     """`text[offset:]` up to `max_chars`, cut after the last line end that fits; the next offset or None."""
     total = len(text)
     if offset > total:
-        raise ToolInputError(f"offset {offset} is past the end ({total} characters): start again at offset 0.")
+        raise OffsetPastEnd(f"offset {offset} is past the end ({total} characters): start again at offset 0.")
     end = offset + max_chars
     if end >= total:
         return text[offset:], None

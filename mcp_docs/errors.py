@@ -84,6 +84,24 @@ class ToolInputError(ToolCallFailed):
     """The request itself is wrong: a missing document, an unknown mode, a cursor from another listing."""
 
 
+class ArgumentInvalid(ToolInputError):
+    """A tool argument of the wrong kind: text that is not valid Unicode, a NUL where the index matches, a mode
+    not in the list, a number that is not a whole one."""
+
+
+class OffsetPastEnd(ToolInputError):
+    """An `offset` beyond the end of the text being read: start again at 0."""
+
+
+class SectionNotFound(ToolInputError):
+    """read_section's heading names no section of the document (or the document has none); the sentence lists its
+    headings."""
+
+
+class SectionAmbiguous(ToolInputError):
+    """read_section's heading matches several sections; the sentence lists their heading paths."""
+
+
 class PathOutsideRoot(McpDocsError, ValueError):
     """A path that names something outside the root, or that cannot be judged safely."""
 

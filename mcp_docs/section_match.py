@@ -1,6 +1,6 @@
 """What the caller meant when a name does not match exactly: the section a heading or heading path names
 (`read_section`), and the ids closest to one that names no document. Misses and ambiguities are
-`ToolInputError` sentences that list the candidates."""
+`SectionNotFound` / `SectionAmbiguous` sentences that list the candidates."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import posixpath
 import re
 from collections.abc import Callable, Sequence
 
-from .errors import ToolInputError
+from .errors import SectionAmbiguous, SectionNotFound
 from .markdown import HEADING_SEPARATOR, Section, clip_heading
 from .models import HEADING_PATH_CHARS
 from .paths import printable
@@ -61,7 +61,7 @@ def match_section(sections: tuple[Section, ...] | list[Section], wanted: str, do
     """Heading path, then exact heading, then a unique partial match; case is ignored, and accents too when
     nothing matches with them ('reunions' finds 'Réunions', but 'Réunions' is preferred to 'Reunions')."""
     if not sections:
-        raise ToolInputError(f"'{printable(doc_id, ID_CHARS)}' has no sections: read it with read_document.")
+        raise SectionNotFound(f"'{printable(doc_id, ID_CHARS)}' has no sections: read it with read_document.")
     query = _as_parsed(wanted.strip()[:MAX_WANTED_HEADING_CHARS])
     q = _norm(query)
     if ">" in query:
@@ -121,17 +121,17 @@ def _matching(
     return [s for s in sections if test(fold(key(s)), folded)]
 
 
-def _ambiguous(query: str, candidates: list[Section], doc_id: str) -> ToolInputError:
+def _ambiguous(query: str, candidates: list[Section], doc_id: str) -> SectionAmbiguous:
     shown = clip_list((f"'{s.heading_path}'" for s in candidates), LISTED_CHARS, HEADING_PATH_CHARS, "; ")
-    return ToolInputError(
+    return SectionAmbiguous(
         f"Section '{printable(query)}' is ambiguous in '{printable(doc_id, ID_CHARS)}': "
         f"pass one of these heading paths: {shown}."
     )
 
 
-def _no_section(query: str, sections: tuple[Section, ...] | list[Section], doc_id: str) -> ToolInputError:
+def _no_section(query: str, sections: tuple[Section, ...] | list[Section], doc_id: str) -> SectionNotFound:
     where = " (read_document mode='outline' lists them all)"
     shown = clip_list((f"'{s.heading_path}'" for s in sections), LISTED_CHARS, HEADING_PATH_CHARS, "; ", where)
-    return ToolInputError(
+    return SectionNotFound(
         f"No section '{printable(query)}' in '{printable(doc_id, ID_CHARS)}'. Its headings are: {shown}."
     )

@@ -128,3 +128,31 @@ def test_the_walk_visits_every_module_of_the_package(package: str) -> None:
         for p in root.rglob("*.py")
     }
     assert files == set(_modules(package))
+
+
+def test_a_tool_refusal_is_named_for_what_the_caller_got_wrong(tmp_path: Path) -> None:
+    """Through the real tools over a real index: each situation raises its own class (issue 28), every one a
+    ToolInputError, so the server still answers it as an `is_error` result and the command line with exit 2."""
+    from mcp_docs.errors import ArgumentInvalid, OffsetPastEnd, SectionAmbiguous, SectionNotFound
+    from mcp_docs.library import Library
+    from mcp_docs.settings import Settings
+    from mcp_docs.tools import DocsTools
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\n## Setup\n\nx\n\n## Setup notes\n\ny\n", encoding="utf-8")
+    with Library(Settings.load(root, tmp_path / "index", embeddings="none")) as library:
+        library.sync()
+        tools = DocsTools(library)
+        cases = [
+            (ArgumentInvalid, lambda: tools.read_document("a.md", mode="raw")),
+            (ArgumentInvalid, lambda: tools.search_documents("x", max_results="many")),  # type: ignore[arg-type]
+            (ArgumentInvalid, lambda: tools.search_documents("caf\udce9")),
+            (OffsetPastEnd, lambda: tools.read_document("a.md", offset=10**6)),
+            (SectionNotFound, lambda: tools.read_section("a.md", "Budget")),
+            (SectionAmbiguous, lambda: tools.read_section("a.md", "set")),
+        ]
+        for cls, call in cases:
+            with pytest.raises(cls) as exc:
+                call()
+            assert isinstance(exc.value, ToolInputError), cls
