@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .embedders import model_name
-from .errors import IndexBusy, IndexUnwritable, UserError
+from .errors import IndexBusy, IndexCannotOpen, IndexUnwritable
 from .index import ownership, sync_state
 from .index.catalog import SCHEMA_VERSION, Catalog
 from .index.fulltext import FullTextIndex, KeywordHit, doc_key
@@ -62,7 +62,7 @@ def open_library(settings: Settings, read_only: bool = False) -> Library:
     try:
         return Library(settings, read_only)
     except (OSError, sqlite3.Error) as exc:
-        raise UserError(f"cannot open the index in {settings.index_dir}: {exc}") from exc
+        raise IndexCannotOpen(f"cannot open the index in {settings.index_dir}: {exc}") from exc
 
 
 class Library:

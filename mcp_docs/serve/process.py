@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 
-from ..errors import IndexBusy, UserError
+from ..errors import ExposureRefused, IndexBusy, PortUnavailable, ServeOptionsConflict
 from ..library import Library
 from ..mcp.server import ServerState, build_server
 from ..settings import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_SECONDS, Settings
@@ -129,20 +129,20 @@ def open_transport(settings: Settings, transport: str, host: str, port: int) -> 
     """Check the transport and, for HTTP, the bind policy and the port, before any work: a refusal or a taken
     port is one sentence at once. Returns the bound listener (None for stdio) and the bearer token."""
     if settings.workers > 1 and settings.store == "postgres":
-        raise UserError(
+        raise ServeOptionsConflict(
             "--workers is for the index folder; over PostgreSQL, start several `serve --store postgres --stateless` "
             "processes (on one host or many) behind a load balancer instead."
         )
     if settings.workers > 1 and transport != "http":
-        raise UserError("--workers needs --transport http (over stdio one client talks to one process).")
+        raise ServeOptionsConflict("--workers needs --transport http (over stdio one client talks to one process).")
     if transport == "stdio":
         return None, None
     if transport != "http":
-        raise UserError(f"unknown transport '{transport}': use stdio or http.")
+        raise ServeOptionsConflict(f"unknown transport '{transport}': use stdio or http.")
     token = load_token(settings.token, settings.token_file)
     refusal = bind_policy_error(host, token)
     if refusal:
-        raise UserError(refusal)
+        raise ExposureRefused(refusal)
     return bind_listener(host, port), token
 
 
@@ -268,14 +268,14 @@ def bind_listener(host: str, port: int, *, reuse_port: bool = False) -> socket.s
         sock.close()
         where = f"{_url_host(host)}:{port}"
         if exc.errno == errno.EADDRINUSE:
-            raise UserError(
+            raise PortUnavailable(
                 f"port {port} is already in use on {host or 'all interfaces'} (another server is "
                 f"listening at {where}); stop it or choose another port with --port."
             ) from None
-        raise UserError(f"cannot listen on {where}: {exc.strerror or exc}; check --host and --port.") from None
+        raise PortUnavailable(f"cannot listen on {where}: {exc.strerror or exc}; check --host and --port.") from None
     except (socket.gaierror, OverflowError) as exc:  # an unknown host name, a port beyond 65535
         sock.close()
-        raise UserError(f"cannot listen on {_url_host(host)}:{port}: {exc}; check --host and --port.") from None
+        raise PortUnavailable(f"cannot listen on {_url_host(host)}:{port}: {exc}; check --host and --port.") from None
     return sock
 
 

@@ -60,7 +60,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from ..errors import IndexBusy, UserError
+from ..errors import IndexBusy, PortUnavailable, UserError, WorkerFailed
 from ..settings import Settings, token_kept_from_children
 
 log = logging.getLogger(__name__)
@@ -216,7 +216,7 @@ def hold_port(host: str, listener: socket.socket) -> tuple[socket.socket, socket
 
 
 def serve_workers(settings: Settings, host: str, listener: socket.socket, token: str | None) -> None:
-    """Run `settings.workers` worker processes on `listener`'s port until interrupted; raise UserError if they
+    """Run `settings.workers` worker processes on `listener`'s port until interrupted; raise WorkerFailed if they
     fail. Closes `listener`."""
     from .process import serving_line
 
@@ -271,7 +271,7 @@ def serve_workers(settings: Settings, host: str, listener: socket.socket, token:
 
 
 def _handle_exit(slot: _Slot, shared: Shared) -> None:
-    """Report a worker's exit; raise UserError when restarting it would not help."""
+    """Report a worker's exit; raise WorkerFailed when restarting it would not help."""
     assert slot.process is not None
     slot.process.join(STOP_SECONDS)  # its sentinel closes a moment before the exit status is there to read
     code = slot.process.exitcode
@@ -279,13 +279,13 @@ def _handle_exit(slot: _Slot, shared: Shared) -> None:
     if slot.index == 0:
         shared.writer_up.clear()
     if code == EXIT_REFUSED:
-        raise UserError(f"{slot.name()} could not start (its reason is above); stopping the server.")
+        raise WorkerFailed(f"{slot.name()} could not start (its reason is above); stopping the server.")
     now = time.monotonic()
     slot.exits.append(now)
     while slot.exits and now - slot.exits[0] > RESTART_WINDOW_SECONDS:
         slot.exits.popleft()
     if len(slot.exits) >= MAX_RESTARTS:
-        raise UserError(
+        raise WorkerFailed(
             f"{slot.name()} {how}, its {len(slot.exits)}th exit within {RESTART_WINDOW_SECONDS:.0f} s: "
             "stopping the server (see the errors above)."
         )
@@ -353,7 +353,7 @@ def _worker_main(
             # the moment the process dies.
             try:
                 sock = bind_listener(host, port, reuse_port=True)
-            except UserError as exc:  # taken by another program while no worker listened (see hold_port)
+            except PortUnavailable as exc:  # taken by another program while no worker listened (see hold_port)
                 print(f"mcp-docs: worker {index}: {exc}", file=sys.stderr, flush=True)
                 sys.exit(EXIT_REFUSED)
             sock.listen(BACKLOG)

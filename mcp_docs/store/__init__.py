@@ -12,7 +12,7 @@ returning section hits (`index.hits.RankedSection`, `index.vector_store.VectorHi
 
 from __future__ import annotations
 
-from ..errors import DatabaseUnavailable, IndexBusy, UserError
+from ..errors import DatabaseUnavailable, IndexBusy, IndexCannotOpen
 from ..library import Library
 from ..library import open_library as open_embedded
 from ..settings import Settings
@@ -27,4 +27,4 @@ def open_library(settings: Settings, read_only: bool = False) -> Library:
     try:
         return PgLibrary(settings, read_only)
     except (DatabaseUnavailable, IndexBusy) as exc:  # unreachable, or another writer holds the lock
-        raise UserError(str(exc)) from None
+        raise IndexCannotOpen(str(exc)) from None

@@ -22,7 +22,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from mcp_docs.cli import main
-from mcp_docs.errors import IndexBusy, UserError
+from mcp_docs.errors import IndexBusy, IndexCannotOpen, PortUnavailable
 from mcp_docs.library import Library, open_library
 from mcp_docs.serve.process import bind_listener
 from mcp_docs.serve.workers import hold_port
@@ -119,7 +119,7 @@ def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
 def test_a_reader_sees_the_writers_commits_and_never_writes(tmp_path: Path) -> None:
     root = make_vault(tmp_path)
     settings = Settings.load(root, tmp_path / "index", embeddings="none")
-    with pytest.raises(UserError, match="cannot open the index"):
+    with pytest.raises(IndexCannotOpen, match="cannot open the index"):
         open_library(settings, read_only=True)  # nothing there yet: one sentence, nothing created
     assert not settings.index_dir.exists()
     with Library(settings) as writer:
@@ -305,7 +305,7 @@ def test_the_supervisors_socket_holds_the_port_and_takes_no_connection() -> None
         worker.settimeout(5)
         clients = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(20)]
         accepted = [worker.accept()[0] for _ in clients]  # all 20 reach the one listening socket
-        with pytest.raises(UserError, match=f"port {port} is already in use"):
+        with pytest.raises(PortUnavailable, match=f"port {port} is already in use"):
             bind_listener("127.0.0.1", port)
         for sock in (*clients, *accepted, worker):
             sock.close()
