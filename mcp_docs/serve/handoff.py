@@ -13,9 +13,13 @@ Which worker: the one with the fewest open connections (sent to it minus those i
 those that are ready (serving), whose event loop ticked within `STALL_SECONDS` (a hung worker gets nothing new),
 and that took what they were sent (fewer than `MAX_PENDING` descriptors waiting in their Unix socket). A worker
 that died is noticed at once: sending to it fails (its end of the Unix socket closed with it) and the connection
-goes to the next worker, so no connection waits for a dead or restarting worker. Descriptors that had reached a
-worker's Unix socket but not the worker when it died are closed with it (their clients see the connection end),
-as SO_REUSEPORT's queued connections were reset. While no worker can take a connection, the supervisor accepts
+goes to the next worker, so no connection waits for a dead or restarting worker. The supervisor keeps its copy
+of each connection until the worker has taken it off its Unix socket (the `received` count): one sent to a
+worker that dies before taking it (a kill -9 leaves a few milliseconds in which sends still succeed) is handed to
+another worker, not closed with the dead one's socket. Its copy is closed as soon as the worker has taken it (the
+connection ends when the worker closes it: the supervisor looks every `ACCEPT_POLL_SECONDS` at most). A worker
+that hangs keeps what it was sent in the second before it was seen to stall (it cannot be taken back without
+two processes serving one connection). While no worker can take a connection, the supervisor accepts
 no more: new connections wait in the kernel's queue of the listening socket, and are answered once a worker is
 back (at start, and when every worker is down at once) instead of being refused.
 
@@ -223,6 +227,8 @@ class Dispatcher:
         """Accept nothing while no worker can take it: the kernel's queue holds new connections meanwhile."""
         while not self._stopping.is_set():
             with self._lock:
+                for line in self._lines.values():
+                    line.release_taken()
                 if any(line.can_take() for line in self._lines.values()):
                     return True
             time.sleep(NO_WORKER_POLL_SECONDS)
