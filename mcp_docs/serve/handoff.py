@@ -340,6 +340,10 @@ class HandedOffServer(uvicorn.Server):
         """Every descriptor waiting on the line, each served as a connection accepted here."""
         state = self._end.state
         while True:
+            if self.should_exit:  # stopping: what is still on the line goes to another worker once this one exits
+                state.ready.value = 0
+                self._stop_taking()
+                return
             try:
                 data, fds, _flags, _address = socket.recv_fds(self._end.sock, 1, 1)
             except BlockingIOError:
@@ -352,10 +356,6 @@ class HandedOffServer(uvicorn.Server):
             for fd in fds:
                 state.received.value += 1
                 conn = socket.socket(fileno=fd)
-                if self.should_exit:  # stopping: the client gets a closed connection, not a wait
-                    conn.close()
-                    state.closed.value += 1
-                    continue
                 task = loop.create_task(loop.connect_accepted_socket(protocol, conn))
                 self._tasks.add(task)
                 task.add_done_callback(self._connected(conn))
