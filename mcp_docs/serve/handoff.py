@@ -10,8 +10,9 @@ descriptor over a Unix socket to one worker (SCM_RIGHTS, `socket.send_fds`), the
 connection is the worker's alone, answered by it until it closes, as if the worker had accepted it.
 
 Which worker: the one with the fewest open connections (sent to it minus those it closed), ties in turn, among
-those that are ready (serving), whose event loop ticked within `STALL_SECONDS` (a hung worker gets nothing new),
-and that took what they were sent (fewer than `MAX_PENDING` descriptors waiting in their Unix socket). A worker
+those that are ready (serving), whose event loop ticked within `STALL_SECONDS` of the latest tick of any (a hung
+worker gets nothing new), and that took what they were sent (fewer than `MAX_PENDING` descriptors waiting in
+their Unix socket). A worker
 that died is noticed at once: sending to it fails (its end of the Unix socket closed with it) and the connection
 goes to the next worker, so no connection waits for a dead or restarting worker. The supervisor keeps its copy
 of each connection until the worker has taken it off its Unix socket (the `received` count): one sent to a
@@ -47,7 +48,7 @@ import uvicorn
 
 log = logging.getLogger(__name__)
 
-STALL_SECONDS = 1.0  # a worker whose event loop has not ticked for this long gets no new connection
+STALL_SECONDS = 1.0  # a worker whose event loop last ticked this long before another's gets no new connection
 HEARTBEAT_SECONDS = 0.1
 MAX_PENDING = 64  # descriptors sent to a worker and not yet taken by it: beyond this it is not given more
 ACCEPT_POLL_SECONDS = 0.05  # how soon the accepting thread notices a stop, or connections to reclaim
@@ -109,8 +110,8 @@ class _Line:
             return False
         return self.full_at is None or int(self.state.received.value) != self.full_at
 
-    def ticking(self, now: float) -> bool:
-        return now - float(self.state.heartbeat.value) <= STALL_SECONDS
+    def last_tick(self) -> float:
+        return float(self.state.heartbeat.value)
 
     def release_taken(self) -> None:
         """Close the supervisor's copies of the connections the worker has taken: they are its alone now."""
@@ -238,22 +239,25 @@ class Dispatcher:
         """Send `conn` to a worker, which then owns it; closed if the server stops first."""
         while not self._stopping.is_set():
             with self._lock:
-                line = self._choose(time.monotonic())
+                line = self._choose()
                 if line is not None and self._send(line, conn):
                     return
             if line is None or not line.broken:  # none able, or its socket full: give the workers a moment
                 time.sleep(NO_WORKER_POLL_SECONDS)
         conn.close()
 
-    def _choose(self, now: float) -> _Line | None:
-        """The line to send the next connection on: fewest open connections, ties in turn; a worker whose event
-        loop stalled only if every worker's has (a busy machine slows them all: better late than refused)."""
+    def _choose(self) -> _Line | None:
+        """The line to send the next connection on: fewest open connections, ties in turn, among the workers
+        whose event loop ticked within STALL_SECONDS of the latest tick of any: measured against each other, not
+        the clock, so that a busy machine that delays every worker's ticks leaves them all in the pool, while a
+        hung worker falls behind the others and gets nothing new."""
         for line in self._lines.values():
             line.release_taken()
         able = [line for line in self._lines.values() if line.can_take()]
-        pool = [line for line in able if line.ticking(now)] or able
-        if not pool:
+        if not able:
             return None
+        latest = max(line.last_tick() for line in able)
+        pool = [line for line in able if latest - line.last_tick() <= STALL_SECONDS]
         span = max(self._lines) + 1
         best = min(pool, key=lambda line: (line.open_connections(), (line.index - self._turn) % span))
         self._turn = best.index + 1
