@@ -108,7 +108,8 @@ class _Line:
     def can_take(self) -> bool:
         if self.broken or not self.state.ready.value or self.pending() >= MAX_PENDING:
             return False
-        return self.full_at is None or int(self.state.received.value) != self.full_at
+        # After a failed send: once it has taken more, or has nothing waiting (the failure was not a full socket).
+        return self.full_at is None or int(self.state.received.value) != self.full_at or self.pending() == 0
 
     def last_tick(self) -> float:
         return float(self.state.heartbeat.value)
@@ -266,12 +267,15 @@ class Dispatcher:
     def _send(self, line: _Line, conn: socket.socket) -> bool:
         try:
             socket.send_fds(line.sock, [_TOKEN], [conn.fileno()])
-        except BlockingIOError:  # its Unix socket is full: the worker is not reading
-            line.full_at = int(line.state.received.value)
-            return False
-        except OSError:  # EPIPE, ECONNRESET: the worker died (the supervisor restarts it with a new line)
+        except (BrokenPipeError, ConnectionResetError):  # the worker died (the supervisor restarts it, new line)
+            # Its end is closed, so nothing it was sent can still be taken: safe to hand those to another worker.
             line.broken = True
             self._orphans.extend(line.reclaim())
+            return False
+        except OSError:  # its Unix socket is full (EAGAIN), or the kernel is short of memory or in-flight slots
+            # The worker lives and may still take what it holds: nothing is reclaimed, it is skipped until it
+            # takes more.
+            line.full_at = int(line.state.received.value)
             return False
         line.sent += 1
         line.unacked.append((line.sent, conn))
