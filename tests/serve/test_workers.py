@@ -338,6 +338,24 @@ def test_a_dead_worker_is_reported_and_replaced(workers_server) -> None:  # type
     assert b"Traceback" not in log.read_bytes()
 
 
+def test_sigterm_stops_the_supervisor_and_its_workers_cleanly(two_workers) -> None:  # type: ignore[no-untyped-def]
+    """A service manager's stop with a client connected: exit status 0, no worker left, the port free, no traceback
+    (the supervisor stops handing connections over before it stops the workers)."""
+    proc, port, log = two_workers
+    pids = _worker_pids(port, 20)
+    held = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    held.request("GET", "/health")
+    assert held.getresponse().read()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(30) == 0
+    held.close()
+    assert all(_gone(pid) for pid in pids)
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=5)
+    bind_listener("127.0.0.1", port).close()
+    assert b"Traceback" not in log.read_bytes()
+
+
 def test_without_descriptor_passing_the_workers_share_one_listening_socket(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "platform", "win32")  # no SCM_RIGHTS: every worker accepts on the supervisor's socket
     listener = bind_listener("127.0.0.1", 0)
