@@ -106,7 +106,7 @@ class Shared:
     storage_ready: SharedFlag  # the writer has opened (created or repaired) the index folder: readers may open it
     initial_sync_done: SharedFlag  # the writer's first reconciliation is over (/health "indexing", search notes)
     writer_up: SharedFlag  # the writer is running; cleared by the supervisor when it dies
-    listening: SharedFlag  # a worker listens: the supervisor prints the serving line
+    listening: SharedFlag  # a worker serves (takes connections): the supervisor prints the serving line
     writer_pid: Any = None  # a shared int: the writer's process id, 0 before it starts
 
 
