@@ -194,6 +194,13 @@ def serve_http(mcp: MCPServer, settings: Settings, host: str, listener: socket.s
     import anyio
     import uvicorn
 
+    server = uvicorn.Server(http_config(mcp, settings, host, token))
+    anyio.run(functools.partial(server.serve, sockets=[listener]))
+
+
+def http_config(mcp: MCPServer, settings: Settings, host: str, token: str | None) -> uvicorn.Config:
+    """uvicorn's configuration for the Streamable HTTP app with `settings`' bounds (a worker handed its
+    connections by the supervisor serves the same, see handoff.py)."""
     app = http_app(
         mcp,
         host,
@@ -204,8 +211,7 @@ def serve_http(mcp: MCPServer, settings: Settings, host: str, listener: socket.s
         max_sessions=settings.max_sessions,
         stateless=settings.stateless,
     )
-    server = uvicorn.Server(uvicorn_config(app))
-    anyio.run(functools.partial(server.serve, sockets=[listener]))
+    return uvicorn_config(app)
 
 
 def serving_line(settings: Settings, host: str, listener: socket.socket, token: str | None) -> str:
@@ -248,20 +254,14 @@ def uvicorn_config(app: ASGIApp, **options: Any) -> uvicorn.Config:
     return uvicorn.Config(app, **{**defaults, **options})
 
 
-def bind_listener(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
-    """The listening socket for uvicorn, bound here so that a taken port is one clear sentence, not a traceback.
-
-    `reuse_port`: SO_REUSEPORT, so that several sockets share the port, each listening one with its own queue
-    of connections (`--workers` on Linux, see workers.py). Linux lets a socket into the port's group only with
-    the effective user id of the sockets already there: another user's program cannot take its connections."""
+def bind_listener(host: str, port: int) -> socket.socket:
+    """The listening socket for uvicorn, bound here so that a taken port is one clear sentence, not a traceback."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP named, not 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on connections whose socket
     # says TCP, and with it on, a response written in several pieces can wait for the client's delayed ACK
     # (up to ~40 ms per call on Linux).
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: restart over TIME_WAIT
-    if reuse_port:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     try:
         sock.bind((host.strip("[]"), port))
     except OSError as exc:
@@ -287,6 +287,7 @@ __all__ = [
     "INITIAL_SYNC_WAIT_SECONDS",
     "bind_listener",
     "http_app",
+    "http_config",
     "open_transport",
     "serve_http",
     "serve_one_process",
