@@ -18,12 +18,12 @@ from rich.text import Text
 from .errors import IndexBusy, IndexUnwritable, ToolCallFailed, UserError
 from .index.read_only_media import writable
 from .index.sync import SyncReport
-from .library import Library
+from .library import Library, open_library
 from .link_graph import LinkGraph
 from .models import ReadDocumentResult, ReadSectionResult
 from .render import plural
 from .settings import Settings
-from .store import open_library
+from .store.registry import store_kind
 from .terminal import json_safe, json_text_safe, terminal_safe
 
 ROWS_SHOWN = 100  # rows of each table of the human status; --json lists them all
@@ -164,12 +164,11 @@ def embed_with_progress(library: Library) -> tuple[str, bool]:
     return line, False
 
 
-def embed_into_postgres(library: Library) -> tuple[str, bool]:
-    """`embed_with_progress` for the PostgreSQL store: its writer embeds in this process, in batches."""
+def embed_by_store(library: Library) -> tuple[str, bool]:
+    """`embed_with_progress` for a store without a background worker (PostgreSQL): its writer embeds in this
+    process, in batches."""
     from .embedders import EmbedderError
-    from .store.pg_library import PgLibrary
 
-    assert isinstance(library, PgLibrary)
     vectors = library.vectors
     if vectors is None:
         return "", False
@@ -203,10 +202,10 @@ def cmd_index(args: argparse.Namespace, settings: Settings | None) -> int:
                 report = sync_with_progress(library)
             except IndexBusy as exc:
                 raise UserError(str(exc)) from exc
-            if settings.store == "postgres":
-                embed_line, embed_failed = embed_into_postgres(library)
-            else:
+            if library.embedding is not None:
                 embed_line, embed_failed = embed_with_progress(library)
+            else:
+                embed_line, embed_failed = embed_by_store(library)
             info = library.index_info()
             elapsed = time.perf_counter() - started
             console.print(
@@ -239,7 +238,7 @@ def _open_to_answer(settings: Settings) -> Library:
     """The library for search, read and status: read-only over PostgreSQL (the server writes), and when the
     index folder cannot be written (a read-only mount, a snapshot): it is then searched as it is, not brought
     up to date, and opening it changes nothing there (see index/read_only_media.py)."""
-    if settings.store == "postgres":
+    if store_kind(settings).shared_between_servers:
         return open_library(settings, read_only=True)
     if settings.index_dir.is_dir() and not writable(settings.index_dir):
         _err_console().print(

@@ -100,7 +100,7 @@ def test_the_graph_sees_function_level_and_relative_imports() -> None:
     graph = import_graph()
     assert "mcp_docs.settings" in graph["mcp_docs.cli"]
     assert "mcp_docs.commands" in graph["mcp_docs.cli"]  # imported inside main()
-    assert "mcp_docs.index.ownership" in graph["mcp_docs.library"]  # `from .index import ownership`
+    assert "mcp_docs.index.translations" in graph["mcp_docs.library"]  # `from .index import translations`
     assert "mcp_docs.rerank" in graph["mcp_docs.library"]  # `from .rerank import make_reranker`
 
 
@@ -111,19 +111,8 @@ def test_the_graph_sees_the_package_init_an_import_runs() -> None:
     assert "mcp_docs.serve.process" in graph["mcp_docs.commands"]
 
 
-# Function-local imports that run a package's __init__ which reaches back, known and left for their room's
-# owner: settings checks a libpq DSN with `store.dsn` (only for --store postgres), and store/__init__ imports
-# library at module level. Settings is loaded completely by the time that function runs, so nothing breaks
-# today; the store restructure of issue 28 (store/ was being edited by others) removes it. No other edge may.
-WAIVED_EDGES = {("mcp_docs.settings", "mcp_docs.store")}
-
-
 def test_no_import_cycles() -> None:
-    graph = import_graph()
-    for importer, package in WAIVED_EDGES:
-        assert package in graph[importer], f"{importer} -> {package} is gone: drop it from WAIVED_EDGES"
-        graph[importer].discard(package)
-    cycle = find_cycle(graph)
+    cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
@@ -149,3 +138,10 @@ def test_the_vector_side_of_the_index_is_layered(module: str) -> None:
     assert module in graph, f"{module} is gone: update INDEX_NEVER_IMPORTS"
     wrong = sorted(t for t in graph[module] if t in INDEX_NEVER_IMPORTS[module])
     assert not wrong, f"{module} imports {wrong}"
+
+
+def test_the_store_package_reaches_no_library() -> None:
+    """settings -> store.dsn runs store/__init__: were it to import the library, settings would reach it back."""
+    graph = import_graph()
+    assert "mcp_docs.store.dsn" in graph["mcp_docs.settings"]
+    assert not graph["mcp_docs.store"], f"store/__init__ imports {sorted(graph['mcp_docs.store'])}"

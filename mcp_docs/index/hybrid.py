@@ -22,9 +22,9 @@ import heapq
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING
 
+from ..store.api import VectorSearch
 from .hits import RankedSection, VectorHit
 from .language_mix import LanguageView
-from .store_api import VectorSearch
 
 if TYPE_CHECKING:
     import numpy as np

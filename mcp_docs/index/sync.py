@@ -51,6 +51,7 @@ from ..markdown import ParsedDocument
 from ..paths import Jail
 from ..scan import EXCLUDED_LINK, ScannedFile, Scanner, ScanResult
 from ..settings import Settings
+from ..store.api import Progress, SyncReport  # what every store's sync reports, defined with the Store protocol
 from .catalog import (
     Catalog,
     DocumentRecord,
@@ -77,25 +78,8 @@ PARALLEL_MIN_BYTES = 16_000_000
 MAX_WORKERS = 4
 WORKER_CHUNK = 64
 
-Progress = Callable[[int, int], None]
 
 PENDING_DELETES = "pending_deletes"  # catalog meta key: {"opstamp": Tantivy's stamp before the commit, "ids": [...]}
-
-
-@dataclass
-class SyncReport:
-    added: int = 0
-    updated: int = 0
-    deleted: int = 0
-    unchanged: int = 0
-    skipped: list[Problem] = field(default_factory=list)
-    changed_ids: list[str] = field(default_factory=list)
-    deleted_ids: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.added or self.updated or self.deleted)
 
 
 @dataclass

@@ -46,6 +46,7 @@ import sqlite_vec
 from ..embedders import Embedder, EmbedderError, local_model, make_embedder, model_name
 from ..markdown import ParsedDocument
 from ..settings import Settings
+from ..store.api import coverage, coverage_note, unavailable_reason
 from . import integrity, ownership, translations
 from .catalog import SCHEMA_VERSION, SQLITE_SUFFIXES, Catalog, folder_of
 from .chunking import Chunk, chunk_document, document_chunk
@@ -54,7 +55,6 @@ from .language_mix import CENTROID_SAMPLE, MIN_CENTROID_CHUNKS, LanguageView, la
 from .model_choice import LanguageMix
 from .read_only_media import sqlite_reading_uri
 from .sqlite_tx import immediate_transaction
-from .store_api import coverage, coverage_note, unavailable_reason
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,6 @@
-"""The library over a PostgreSQL index: the same tools, search, fusion and grouping as the embedded store
-(`library.Library`), with the catalog, keyword search, vector search and document text answered by the database.
+"""The PostgreSQL store: the same tools, search, fusion and grouping as the embedded store (`library.Library`
+composed from `PostgresStore`), with the catalog, keyword search, vector search and document text answered by
+the database.
 
 A reader (`serve --store postgres` without a root) never writes and needs no copy of the root: it reads the
 documents' text from the database. The writer (`index --store postgres`, or `serve --store postgres --root DIR`)
@@ -12,7 +13,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,11 +24,12 @@ from ..errors import DatabaseUnavailable, IndexBusy
 from ..index.fulltext import QUERY_STOPWORDS, query_words
 from ..index.hits import RankedSection, VectorHit
 from ..index.language_mix import LanguageView
-from ..index.ranking import Bonus, DocumentGroup, group_by_document
-from ..index.store_api import coverage, coverage_note, unavailable_reason
+from ..index.ranking import Bonus
 from ..index.sync import Progress, SyncReport
 from ..index.vector_store import QUERY_CACHE_SIZE
-from ..library import READER_REFRESH_SECONDS, Library
+from ..paths import Jail
+from ..settings import Settings
+from .api import CommitListener, SectionHit, coverage, coverage_note, unavailable_reason
 from .pg_catalog import PgCatalog, _under
 from .pg_sync import PgWriter, vector_text
 from .postgres import Database, text_config
@@ -56,31 +57,66 @@ EMBED_RETRY_SECONDS = 60.0
 EMBED_STOP_SECONDS = 10.0
 
 
-class PgLibrary(Library):
-    def _open_storage(self) -> None:
-        settings = self.settings
+class DatabaseFiles:
+    """Documents read from the database: a reader has no copy of the root. The same refusals as on disk."""
+
+    def __init__(self, jail: Jail, catalog: PgCatalog) -> None:
+        self.jail = jail
+        self.catalog = catalog
+
+    def resolve_id(self, doc_id: str) -> Path:
+        rel = self.jail.relative_folder(doc_id)  # the same refusals as on disk: '..', absolute paths, NUL
+        if rel and (self.catalog.document(rel) is not None or self.catalog.is_folder(rel)):
+            return self.jail.root / rel
+        raise FileNotFoundError(doc_id)
+
+    def is_folder(self, path: Path) -> bool:
+        rel = path.relative_to(self.jail.root).as_posix()
+        return rel == "." or self.catalog.is_folder(rel)
+
+    def folder_exists(self, folder: str) -> bool:
+        return self.catalog.is_folder(folder)
+
+    def has_document(self, doc_id: str) -> bool:
+        return True  # search results come from the same database as the documents
+
+    def read_bytes(self, doc_id: str, path: Path) -> bytes:
+        data = self.catalog.content(doc_id)
+        if data is None:
+            raise FileNotFoundError(doc_id)
+        return data
+
+
+class PostgresStore:
+    """The PostgreSQL index as a `store.api.Store`: catalog, keyword search, vector search and document text
+    answered by the database; `read_only` (a server without a root) never writes."""
+
+    embedding = None  # the embedded store's worker; here `_embed_loop` (a server that writes)
+    written_elsewhere = True  # the writer may be another process: the library re-reads the languages
+
+    def __init__(self, settings: Settings, jail: Jail, read_only: bool = False) -> None:
         assert settings.database_url is not None  # Settings.load refuses --store postgres without one
-        self.db = Database(settings.database_url, read_only=self.read_only)
+        self.settings = settings
+        self.db = Database(settings.database_url, read_only=read_only)
         self.writer: PgWriter | None = None
         self.embedder_error: str | None = None
         try:
-            if self.read_only:
+            if read_only:
                 self.db.check_readable()
             else:
                 self.db.lock_writer()
                 self.db.prepare_for_writing(str(settings.root))
-                self.writer, self.embedder_error = PgWriter.open(settings, self.db, self.jail)
+                self.writer, self.embedder_error = PgWriter.open(settings, self.db, jail)
         except BaseException:
             self.db.close()
             raise
-        self.pg_catalog = PgCatalog(self.db)
-        self.catalog = self.pg_catalog
-        self.embedding = None  # the embedded store's worker; here `_embed_loop` (a server that writes)
+        self.catalog = PgCatalog(self.db)
+        self.files = DatabaseFiles(jail, self.catalog)
+        self._listeners: list[CommitListener] = []
         self._embedder_thread: threading.Thread | None = None
         self._embed_wake = threading.Event()
         self._embed_stop = threading.Event()
-        self.vectors = None
-        self.pg_vectors: PgVectors | None = None
+        self.vectors: PgVectors | None = None
         if settings.embeddings != "none":
             embedder = self.writer.embedder if self.writer is not None else None
             error = self.embedder_error
@@ -89,17 +125,16 @@ class PgLibrary(Library):
                     embedder = make_embedder(settings)
                 except EmbedderError as exc:
                     embedder, error = None, str(exc)
-            self.pg_vectors = PgVectors(self.db, embedder, error)
-            self.vectors = self.pg_vectors
-        self._refresh_stats([], [])
+            self.vectors = PgVectors(self.db, embedder, error)
+
+    def add_commit_listener(self, listener: CommitListener) -> None:
+        self._listeners.append(listener)
 
     def close(self) -> None:
         self._embed_stop.set()
         self._embed_wake.set()
         if self._embedder_thread is not None:
             self._embedder_thread.join(EMBED_STOP_SECONDS)  # it stops between two batches
-        if self.reranker is not None:
-            self.reranker.close()
         self.db.release_writer()
         self.db.close()
 
@@ -118,10 +153,10 @@ class PgLibrary(Library):
                 "this server only reads the PostgreSQL index; `mcp-docs index --store postgres` (or a "
                 "`serve --store postgres --root DIR`) keeps it up to date"
             )
-        with self._sync_lock, self.recording_sync_errors():
-            self.db.ensure_writer()  # a database restart ends the lock's session: take the lock again first
-            report = self.writer.sync(paths, progress)
-        self._refresh_stats([], [])
+        self.db.ensure_writer()  # a database restart ends the lock's session: take the lock again first
+        report = self.writer.sync(paths, progress)
+        for listener in self._listeners:
+            listener([], [])
         if report.changed_ids:
             self._embed_wake.set()
         return report
@@ -129,14 +164,13 @@ class PgLibrary(Library):
     def start_embedding(self) -> None:
         """A server that writes: embed what is pending in a background thread, then what each sync adds (keyword
         search answers meanwhile). `mcp-docs index` embeds in the foreground instead (`embed`)."""
-        self._embedding = True
         if self.writer is None or self.writer.embedder is None or self._embedder_thread is not None:
             return
         self._embedder_thread = threading.Thread(target=self._embed_loop, name="mcp-docs-pg-embedding", daemon=True)
         self._embedder_thread.start()
 
     def _embed_loop(self) -> None:
-        vectors = self.pg_vectors
+        vectors = self.vectors
         assert self.writer is not None and vectors is not None
         while not self._embed_stop.is_set():
             self._embed_wake.clear()
@@ -161,54 +195,23 @@ class PgLibrary(Library):
                 vectors.running = False
             self._embed_wake.wait(wait)
 
-    # -- documents: from the database (a reader has no copy of the root) ---------------------------------
-    def resolve_id(self, doc_id: str) -> Path:
-        rel = self.jail.relative_folder(doc_id)  # the same refusals as on disk: '..', absolute paths, NUL
-        if rel and (self.catalog.document(rel) is not None or self.pg_catalog.is_folder(rel)):
-            return self.jail.root / rel
-        raise FileNotFoundError(doc_id)
-
-    def is_folder(self, path: Path) -> bool:
-        rel = path.relative_to(self.jail.root).as_posix()
-        return rel == "." or self.pg_catalog.is_folder(rel)
-
-    def folder_exists(self, folder: str) -> bool:
-        return self.pg_catalog.is_folder(folder)
-
-    def has_document(self, doc_id: str) -> bool:
-        return True  # search results come from the same database as the documents
-
-    def read_bytes(self, doc_id: str, path: Path) -> bytes:
-        data = self.pg_catalog.content(doc_id)
-        if data is None:
-            raise FileNotFoundError(doc_id)
-        return data
-
     def embed(self, progress: Progress | None = None) -> int:
         """Embed what the last sync left pending (the writer only)."""
         return self.writer.embed(progress) if self.writer is not None else 0
 
-    def keyword_documents(
-        self, query: str, limit: int, folder: str | None, tags: Iterable[str], max_documents: int
-    ) -> list[DocumentGroup[RankedSection]]:
-        hits = self.keyword_sections(query, limit, folder, tags)
-        return group_by_document([(s.doc_id, score, s) for s, score in hits], max_documents)
-
-    def document_bonus(self, query: str, by_key: bool = False) -> Bonus | None:
+    def document_bonus(self, query: str, languages: frozenset[str], by_key: bool = False) -> Bonus | None:
         """None: this store keeps no document term sets (index/document_signals.py), so sections alone rank
         documents here."""
         return None
 
-    def keyword_sections(
-        self, query: str, limit: int, folder: str | None = None, tags: Iterable[str] = ()
-    ) -> list[tuple[RankedSection, float]]:
-        if time.monotonic() - self._languages_at > READER_REFRESH_SECONDS:
-            self._refresh_stats([], [])  # the writer may have indexed documents of another language meanwhile
+    def keyword_hits(
+        self, query: str, limit: int, folder: str | None, tags: Sequence[str], languages: frozenset[str]
+    ) -> list[SectionHit]:
         words = query_words(query)
         terms = [w for w in words if w not in QUERY_STOPWORDS] or words
         if not terms:
             return []
-        configs = sorted({text_config(lang) for lang in self._languages})
+        configs = sorted({text_config(lang) for lang in languages})
         where, args = _filters("d", folder, tags)
         terms = terms[:MAX_QUERY_TERMS]
         rank = f"{RANK_FUNCTION}('{RANK_WEIGHTS}', s.tsv, q.query, {int(RANK_NORMALIZATION)})"
@@ -242,7 +245,7 @@ class PgLibrary(Library):
             "order by r.score desc, s.doc_id, s.idx limit %s",
             [*params, *args, max(1, limit)],
         )
-        return [(_section(r), float(r[9])) for r in rows]
+        return [SectionHit(r[0], float(r[9]), _section(r)) for r in rows]
 
 
 class PgVectors:

@@ -88,7 +88,7 @@ def test_lost_fulltext_meta_json_is_detected_and_the_index_rebuilt(
         report = lib.sync()  # what `mcp-docs index` (and a starting server) does
         assert report.added == 60
         assert [r.id for r in lib.search("uniq7word", 5, "keyword").results] == ["d7.md"]
-        assert lib.fulltext.num_sections() == lib.catalog.section_total()
+        assert lib.store.fulltext.num_sections() == lib.catalog.section_total()
     assert any("rebuilding the index" in r.getMessage() for r in caplog.records)
 
 
@@ -137,7 +137,7 @@ def test_a_damaged_catalog_is_rebuilt_by_search(tmp_path: Path, how: str) -> Non
     assert [r["id"] for r in data["results"]] == ["d5.md"] and data["index"]["documents"] == 60
     with Library(_settings(root, index)) as lib:
         assert lib.sync().unchanged == 60
-        assert lib.fulltext.num_sections() == lib.catalog.section_total()
+        assert lib.store.fulltext.num_sections() == lib.catalog.section_total()
 
 
 @pytest.fixture(scope="module")

@@ -150,7 +150,7 @@ def test_large_sync_uses_worker_processes_and_matches(tmp_path: Path) -> None:
     lib = Library(Settings.load(root, tmp_path / "idx", embeddings="none", parse_workers=2))
     report = lib.sync()
     assert report.added == 450
-    assert lib.fulltext.num_sections() == 900
+    assert lib.store.fulltext.num_sections() == 900
     assert found(lib, "word417") == ["n417.md"]
     lib.close()
 
@@ -206,7 +206,7 @@ def test_a_cold_build_commits_by_the_cold_clock(tmp_path: Path, monkeypatch: pyt
         (root / f"d{i:02}.md").write_text(f"# Doc {i}\n\ncoldword{i}\n")
     lib = Library(Settings.load(root, tmp_path / "idx", embeddings="none"))
     commits: list[int] = []
-    lib.synchronizer.listeners.append(lambda changed, deleted: commits.append(len(changed)))
+    lib.store.synchronizer.listeners.append(lambda changed, deleted: commits.append(len(changed)))
     assert lib.sync().added == 30
     assert commits == [30]  # one commit for the whole cold build
     assert found(lib, "coldword7") == ["d07.md"]
@@ -261,7 +261,7 @@ def test_kill_9_mid_sync_keeps_last_commit_and_next_sync_completes(tmp_path: Pat
     report = lib.sync()
     assert report.added == 300 - partial
     assert lib.catalog.count() == 300
-    assert lib.fulltext.num_sections() == 300  # nothing duplicated by redoing work
+    assert lib.store.fulltext.num_sections() == 300  # nothing duplicated by redoing work
     lib.close()
 
 

@@ -302,7 +302,7 @@ def check_index(vault: Vault, before: dict[str, str], after: dict[str, str]) -> 
         fingerprints = lib.catalog.fingerprints()
         assert set(fingerprints) == set(after), "catalog differs from the disk after the next sync"
         assert all(fp.hash == after[d] for d, fp in fingerprints.items()), "stale hash after the next sync"
-        assert lib.fulltext.num_sections() == lib.catalog.section_total(), "duplicated or missing sections"
+        assert lib.store.fulltext.num_sections() == lib.catalog.section_total(), "duplicated or missing sections"
         hits = lib.search("crashcommon", 20, "keyword").results
         assert len(hits) == min(20, len(after))
         return f"{committed} committed, next sync +{report.added} ~{report.updated} -{report.deleted}"

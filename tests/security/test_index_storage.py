@@ -159,7 +159,7 @@ def test_a_damaged_index_reopens_and_answers(
         hits: list[Any] = lib.search("uniq7word", 3, "keyword").results
         assert [h.id for h in hits] == ["d7.md"]
         assert lib.catalog.count() == 40
-        assert lib.fulltext.num_sections() == lib.catalog.section_total()
+        assert lib.store.fulltext.num_sections() == lib.catalog.section_total()
 
 
 def test_a_damaged_fast_field_column_is_found_on_opening(
@@ -178,4 +178,4 @@ def test_a_damaged_fast_field_column_is_found_on_opening(
     with _open(docs, index) as lib:
         lib.sync()
         assert [h.id for h in lib.search("uniq7word", 3, "keyword").results] == ["d7.md"]
-        assert lib.fulltext.num_sections() == lib.catalog.section_total()
+        assert lib.store.fulltext.num_sections() == lib.catalog.section_total()

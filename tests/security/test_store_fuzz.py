@@ -21,10 +21,9 @@ from hypothesis import strategies as st
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcp_docs.library import Library
+from mcp_docs.library import Library, open_library
 from mcp_docs.mcp.server import build_server
 from mcp_docs.settings import Settings
-from mcp_docs.store import open_library
 from mcp_docs.store.dsn import redact, scrub
 from tests.store.conftest import new_database, pg_server  # noqa: F401  (the fixture, for this module too)
 

@@ -16,9 +16,9 @@ import pytest
 from mcp import Client
 
 from mcp_docs.cli import main
+from mcp_docs.library import open_library
 from mcp_docs.mcp.server import build_server
 from mcp_docs.settings import Settings
-from mcp_docs.store import open_library
 
 from ..server_fixtures import child_env, free_port, stop, write
 from .conftest import new_database

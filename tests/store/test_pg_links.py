@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_docs.library import Library
+from mcp_docs.library import Library, open_library
 from mcp_docs.settings import Settings
-from mcp_docs.store import open_library
 from mcp_docs.tools import DocsTools
 
 from ..server_fixtures import write

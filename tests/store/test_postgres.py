@@ -18,8 +18,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from mcp_docs.cli import main
+from mcp_docs.library import open_library
 from mcp_docs.settings import Settings
-from mcp_docs.store import open_library
 
 from ..serve.test_workers import Alternating
 from ..server_fixtures import BACKUPS, CONFIG, INSTALL, child_env, free_port, stop, write
