@@ -56,8 +56,8 @@ def seed_vectors(url: str, vectors: Path) -> int:
     import psycopg
     import sqlite_vec
 
-    from mcp_docs.store.pg_sync import vector_text
-    from mcp_docs.store.postgres import Database
+    from mcp_docs.store.postgres.database import Database
+    from mcp_docs.store.postgres.sync import vector_text
 
     conn = apsw.Connection(str(vectors), flags=apsw.SQLITE_OPEN_READONLY)
     conn.enable_load_extension(True)
@@ -213,7 +213,7 @@ def run_steps(
                 run, times = queries_through(reader, queries, "keyword")
                 record("PostgreSQL (ts_rank + IDF)", "keyword", run, {"index_s": spent["sync_s"], **times})
             if "variants" in steps:
-                from mcp_docs.store import pg_library as pgl
+                from mcp_docs.store.postgres import store as pgl
 
                 default = (pgl.RANK_FUNCTION, pgl.RANK_NORMALIZATION, pgl.QUERY_OPERATOR, pgl.IDF_WEIGHTING)
                 for function, norm, operator, idf in [

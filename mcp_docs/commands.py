@@ -16,13 +16,13 @@ from rich.table import Table
 from rich.text import Text
 
 from .errors import IndexBusy, IndexUnwritable, ToolCallFailed, UserError
-from .index.read_only_media import writable
-from .index.sync import SyncReport
 from .library import Library, open_library
 from .link_graph import LinkGraph
 from .models import ReadDocumentResult, ReadSectionResult
 from .render import plural
 from .settings import Settings
+from .store.api import SyncReport
+from .store.embedded.read_only_media import writable
 from .store.registry import store_kind
 from .terminal import json_safe, json_text_safe, terminal_safe
 
@@ -155,7 +155,7 @@ def embed_with_progress(library: Library) -> tuple[str, bool]:
     spent = time.perf_counter() - started
     state = vectors.status()
     line = f"vectors: {state['embedded']} chunks ({state['model']})"
-    if state.get("documents_to_embed"):  # and one per document (index/vector_store.py), embedded first
+    if state.get("documents_to_embed"):  # and one per document (store/embedded/vector_store.py), embedded first
         line += f" and {state['document_vectors']} document vectors"
     if done:  # texts sent to the model: a text found in several places is sent once
         line += f", {done} texts embedded in {spent:.1f}s ({done / spent:.1f}/s)"
@@ -237,7 +237,7 @@ def cmd_index(args: argparse.Namespace, settings: Settings | None) -> int:
 def _open_to_answer(settings: Settings) -> Library:
     """The library for search, read and status: read-only over PostgreSQL (the server writes), and when the
     index folder cannot be written (a read-only mount, a snapshot): it is then searched as it is, not brought
-    up to date, and opening it changes nothing there (see index/read_only_media.py)."""
+    up to date, and opening it changes nothing there (see store/embedded/read_only_media.py)."""
     if store_kind(settings).shared_between_servers:
         return open_library(settings, read_only=True)
     if settings.index_dir.is_dir() and not writable(settings.index_dir):
@@ -453,7 +453,7 @@ def reranker_summary(rerank: dict[str, object] | None) -> str:
 
 def vector_summary(vec: dict[str, object]) -> str:
     """'document vectors 6,289 of 6,289; sections: 2,040 of 8,273 chunks embedded (24.7%), about 4:51 left at
-    21.4 chunks/s'. Document-level vectors come first (index/vector_store.py), so both levels are shown."""
+    21.4 chunks/s'. Document-level vectors come first (store/embedded/vector_store.py), so both levels are shown."""
     text = f"{vec['embedded']:,} of {vec['chunks']:,} chunks embedded ({vec['coverage_percent']}%)"
     if vec.get("documents_to_embed"):
         text = f"document vectors {vec['document_vectors']:,} of {vec['documents_to_embed']:,}; sections: {text}"

@@ -19,10 +19,8 @@ from typing import TYPE_CHECKING
 from .embedders import EmbedderError
 from .errors import IndexBusy
 from .index import document_signals, translations
-from .index.fulltext import QUERY_STOPWORDS, identifiers, query_words
 from .index.hits import RankedSection
 from .index.ranking import Bonus, DocumentGroup, group_by_document, lead_with
-from .index.sync import Progress, SyncReport
 from .language import STOPWORDS, describe_languages, query_language_beyond_stopwords
 from .markdown import normalize_tag
 from .models import DocumentMatch, IndexInfo, SearchMode, SearchResult, SectionMatch
@@ -32,6 +30,8 @@ from .rerank import make_reranker
 from .scan import Scanner, load_rules
 from .settings import Settings
 from .snippets import make_snippet
+from .store.api import Progress, SyncReport
+from .store.embedded.fulltext import QUERY_STOPWORDS, identifiers, query_words
 
 if TYPE_CHECKING:
     from .index.language_mix import LanguageView
@@ -330,7 +330,7 @@ class Library:
         ready, total = self._document_vectors()
         if sections >= 1.0 or not total:
             return sections
-        from .index.vector_store import DOCUMENT_LEVEL_CREDIT
+        from .store.embedded.vector_store import DOCUMENT_LEVEL_CREDIT
 
         return sections + (1.0 - sections) * DOCUMENT_LEVEL_CREDIT * ready / total
 

@@ -116,7 +116,7 @@ def test_no_import_cycles() -> None:
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
-@pytest.mark.parametrize("module", sorted(m for m in _modules() if m.startswith("mcp_docs.index")))
+@pytest.mark.parametrize("module", sorted(m for m in _modules() if m.startswith(("mcp_docs.index", "mcp_docs.store"))))
 def test_the_index_layer_never_imports_upward(module: str) -> None:
     upward = sorted(t for t in import_graph()[module] if t in ABOVE_INDEX)
     assert not upward, f"{module} imports {upward}"
@@ -125,10 +125,14 @@ def test_the_index_layer_never_imports_upward(module: str) -> None:
 # Inside the index layer: the vector store knows nothing of who fills it (the embedding worker) or who
 # searches it (hybrid), chunking nothing of where chunks are kept, and searching never starts embedding.
 INDEX_NEVER_IMPORTS = {
-    "mcp_docs.index.vector_store": ("mcp_docs.index.embedding_worker", "mcp_docs.index.hybrid", "mcp_docs.index.sync"),
-    "mcp_docs.index.chunking": ("mcp_docs.index.vector_store", "mcp_docs.index.embedding_worker"),
-    "mcp_docs.index.hybrid": ("mcp_docs.index.embedding_worker", "mcp_docs.index.sync"),
-    "mcp_docs.index.embedding_worker": ("mcp_docs.index.hybrid", "mcp_docs.index.sync"),
+    "mcp_docs.store.embedded.vector_store": (
+        "mcp_docs.store.embedded.embedding_worker",
+        "mcp_docs.index.hybrid",
+        "mcp_docs.store.embedded.sync",
+    ),
+    "mcp_docs.index.chunking": ("mcp_docs.store.embedded.vector_store", "mcp_docs.store.embedded.embedding_worker"),
+    "mcp_docs.index.hybrid": ("mcp_docs.store.embedded.embedding_worker", "mcp_docs.store.embedded.sync"),
+    "mcp_docs.store.embedded.embedding_worker": ("mcp_docs.index.hybrid", "mcp_docs.store.embedded.sync"),
 }
 
 
@@ -141,7 +145,7 @@ def test_the_vector_side_of_the_index_is_layered(module: str) -> None:
 
 
 def test_the_store_package_reaches_no_library() -> None:
-    """settings -> store.dsn runs store/__init__: were it to import the library, settings would reach it back."""
+    """settings -> store.postgres.dsn runs store/__init__: were it to import the library, settings would reach it back."""
     graph = import_graph()
-    assert "mcp_docs.store.dsn" in graph["mcp_docs.settings"]
+    assert "mcp_docs.store.postgres.dsn" in graph["mcp_docs.settings"]
     assert not graph["mcp_docs.store"], f"store/__init__ imports {sorted(graph['mcp_docs.store'])}"

@@ -4,5 +4,5 @@ and sqlite-vec vectors) and PostgreSQL (`--store postgres`: the same catalog, fu
 chunks in one database, written by one `mcp-docs index` or one `serve` with a root under an advisory lock, and
 read by any number of stateless servers without a root). `registry.py` maps `--store` to its store.
 
-This package's __init__ imports nothing: `settings` reaches `store.dsn`, and the library reaches the registry.
+This package's __init__ imports nothing: `settings` reaches `store.postgres.dsn`, and the library reaches the registry.
 """

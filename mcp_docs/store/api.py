@@ -2,8 +2,8 @@
 catalog, vector search, the documents' bytes). A store is one package implementing it plus one entry in
 `store/registry.py`; the library is composed from a store, never subclassed.
 
-The embedded store (`store.embedded`) answers with `index.catalog.Catalog` (SQLite), `index.fulltext`
-(Tantivy) and `index.vector_store.VectorStore` (sqlite-vec); PostgreSQL (`store.postgres`) with `PgCatalog`,
+The embedded store (`store.embedded`) answers with `store.embedded.catalog.Catalog` (SQLite), `store.embedded.fulltext`
+(Tantivy) and `store.embedded.vector_store.VectorStore` (sqlite-vec); PostgreSQL (`store.postgres`) with `PgCatalog`,
 SQL keyword search and `PgVectors`; the tests' in-memory store (`tests/store/memory_store.py`) with a dict.
 Structural types (typing.Protocol): no store derives from another, and mypy checks each against these where the
 registry returns it. How a store writes is its own: the library only asks it to `sync`.
@@ -20,12 +20,12 @@ if TYPE_CHECKING:  # for the annotations only
     import numpy as np
 
     from ..embedders import Embedder
-    from ..index.catalog import DocumentRecord, Fingerprint, LinkRecord, SectionRecord
     from ..index.hits import RankedSection, VectorHit
     from ..index.language_mix import LanguageView
     from ..index.ranking import Bonus
     from ..links import Name
     from ..scan import Problem
+    from .embedded.catalog import DocumentRecord, Fingerprint, LinkRecord, SectionRecord
 
 # (done, total): how far a sync or an embedding has got.
 Progress = Callable[[int, int], None]
@@ -202,7 +202,7 @@ class DocumentFiles(Protocol):
 
 
 class BackgroundEmbedding(Protocol):
-    """A store's embedding worker (the embedded store's `index.embedding_worker.EmbeddingWorker`)."""
+    """A store's embedding worker (the embedded store's `store.embedded.embedding_worker.EmbeddingWorker`)."""
 
     def searched_for(self, doc_ids: Iterable[str]) -> None:
         """While embedding is under way, what searches return is embedded first."""

@@ -53,7 +53,7 @@ def _refuse_embedded(settings: Settings, exc: BaseException) -> None:
 
 
 def _open_postgres(settings: Settings, jail: Jail, scanner: Scanner, read_only: bool) -> Store:
-    from .pg_library import PostgresStore  # psycopg is imported only for this store
+    from .postgres.store import PostgresStore  # psycopg is imported only for this store
 
     return PostgresStore(settings, jail, read_only)
 
@@ -66,7 +66,7 @@ def _refuse_postgres(settings: Settings, exc: BaseException) -> None:
 
 
 def _describe_postgres(settings: Settings) -> str:
-    from .dsn import redact  # never a password
+    from .postgres.dsn import redact  # never a password
 
     return f"the PostgreSQL index {redact(settings.database_url or '')}"
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from mcp_docs.index.fulltext import FULLTEXT_SCHEMA_VERSION, doc_key
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
+from mcp_docs.store.embedded.fulltext import FULLTEXT_SCHEMA_VERSION, doc_key
 
 NOTES = {
     # the page about the question: its words are spread over its sections

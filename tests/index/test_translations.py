@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcp_docs.index import vector_store
 from mcp_docs.index.translations import alike, collapse, translated, translation_key
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
+from mcp_docs.store.embedded import vector_store
 from tests.index.test_language_mix import ENGLISH, FRENCH, QUESTION, build
 
 # -- the pure part --------------------------------------------------------------------------------

@@ -125,7 +125,7 @@ def test_r10_parse_workers_die_with_a_killed_indexer(tmp_path: Path) -> None:
 BETWEEN_COMMITS = """
 import os
 import sys
-import mcp_docs.index.fulltext as fulltext
+import mcp_docs.store.embedded.fulltext as fulltext
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
 

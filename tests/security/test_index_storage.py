@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcp_docs.errors import IndexFolderRefused
-from mcp_docs.index.ownership import MARKER_NAME
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
+from mcp_docs.store.embedded.ownership import MARKER_NAME
 
 FUZZ = settings(
     max_examples=25,

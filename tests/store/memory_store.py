@@ -13,15 +13,15 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from mcp_docs.index.catalog import DocumentRecord, Fingerprint, LinkRecord, SectionRecord
 from mcp_docs.index.hits import RankedSection
-from mcp_docs.index.sync import catalog_records
 from mcp_docs.links import Name
 from mcp_docs.loader import content_hash, file_stem, parse_file
 from mcp_docs.paths import Jail
 from mcp_docs.scan import Problem, ScannedFile
 from mcp_docs.settings import Settings
 from mcp_docs.store.api import CommitListener, Progress, SectionHit, SyncReport
+from mcp_docs.store.embedded.catalog import DocumentRecord, Fingerprint, LinkRecord, SectionRecord
+from mcp_docs.store.embedded.sync import catalog_records
 
 _WORD = re.compile(r"\w+")
 

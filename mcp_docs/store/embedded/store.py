@@ -15,22 +15,22 @@ from typing import TYPE_CHECKING
 
 from ...embedders import model_name
 from ...errors import IndexBusy, IndexUnwritable, UserError
-from ...index import ownership
-from ...index.catalog import SCHEMA_VERSION, Catalog
-from ...index.fulltext import FullTextIndex, KeywordHit, doc_key
-from ...index.read_only_media import writable
-from ...index.sync import Progress, Synchronizer, SyncReport, recover_interrupted_batch
 from ...loader import read_markdown
 from ...paths import Jail
 from ...render import plural
 from ...scan import Scanner
 from ...settings import Settings
 from ..api import CommitListener
+from . import ownership
+from .catalog import SCHEMA_VERSION, Catalog
+from .fulltext import FullTextIndex, KeywordHit, doc_key
+from .read_only_media import writable
+from .sync import Progress, Synchronizer, SyncReport, recover_interrupted_batch
 
 if TYPE_CHECKING:
-    from ...index.embedding_worker import EmbeddingWorker
     from ...index.ranking import Bonus
-    from ...index.vector_store import VectorStore
+    from .embedding_worker import EmbeddingWorker
+    from .vector_store import VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -137,8 +137,8 @@ class EmbeddedStore:
     def _open_vectors(self, model: str | None = None) -> None:
         """`model`: the local model decided for this index (follow_languages); by default the one its vectors have."""
         # Opening the store is cheap: the model loads on the first embedding (worker or query).
-        from ...index.embedding_worker import EmbeddingWorker
-        from ...index.vector_store import VectorStore
+        from .embedding_worker import EmbeddingWorker
+        from .vector_store import VectorStore
 
         store = VectorStore.open(self.settings, self.catalog, model=model)
         self.vectors = store
@@ -187,7 +187,7 @@ class EmbeddedStore:
         self.vectors = None
         self.embedding = None  # the writing worker embeds; a reader only queries the vectors it wrote
         if settings.embeddings != "none":
-            from ...index.vector_store import VectorStore
+            from .vector_store import VectorStore
 
             self.vectors = VectorStore.open(settings, self.catalog, read_only=True)
 

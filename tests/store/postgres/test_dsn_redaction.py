@@ -1,7 +1,7 @@
 """A PostgreSQL password never shows (issue 26): in every form libpq takes it (userinfo, `?password=`, both,
 percent-encoded, `sslpassword`, `passfile`, key=value pairs with quotes and escapes, several hosts, a misspelt
 key), neither in `index`'s and `status`'s output, nor in the error when the database cannot be reached, nor in a
-server's serving line. The real CLI and server processes against a real PostgreSQL (tests/store/conftest.py) or a closed port."""
+server's serving line. The real CLI and server processes against a real PostgreSQL (tests/store/postgres/conftest.py) or a closed port."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from urllib.parse import quote
 import pytest
 
 from mcp_docs.cli import main
-from mcp_docs.store.dsn import redact
+from mcp_docs.store.postgres.dsn import redact
 
-from ..server_fixtures import child_env, free_port, stop, write
+from ...server_fixtures import child_env, free_port, stop, write
 
 psycopg = pytest.importorskip(
     "psycopg", reason="psycopg is not installed: pip install -e '.[test]' to run the PostgreSQL store tests"

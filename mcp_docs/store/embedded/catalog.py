@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..links import Name
-from ..scan import Problem
+from ...index.document_signals import DocumentTerms
+from ...links import Name
+from ...scan import Problem
 from . import integrity, ownership
-from .document_signals import DocumentTerms
 from .read_only_media import sqlite_reading_uri
 from .sqlite_tx import immediate_transaction
 
@@ -323,7 +323,7 @@ class Catalog:
         """Replace the problem list; with `scope`, only for paths equal to or under that prefix.
 
         An unchanged list is not written: a sync that found nothing new leaves the file as it was, so the
-        next command does not check it for damage again (index/integrity.py)."""
+        next command does not check it for damage again (store/embedded/integrity.py)."""
         where = ""
         args: tuple[object, ...] = ()
         if scope is not None:

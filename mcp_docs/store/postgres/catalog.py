@@ -1,4 +1,4 @@
-"""The catalog's reads over PostgreSQL: what the tools, `status` and the link graph ask of `index.catalog.Catalog`
+"""The catalog's reads over PostgreSQL: what the tools, `status` and the link graph ask of `store.embedded.catalog.Catalog`
 (documents, sections, tags, links, names, problems), with the same answers, so they run unchanged on either store.
 
 It implements `index.store_api.CatalogReader` (as Catalog does), in SQL on the `mcp_docs_` tables, plus what the
@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..index.catalog import DocumentRecord, Fingerprint, LinkRecord, SectionRecord, document_from_row
-from ..links import Name
-from ..scan import Problem
-from .postgres import Database
+from ...links import Name
+from ...scan import Problem
+from ..embedded.catalog import DocumentRecord, Fingerprint, LinkRecord, SectionRecord, document_from_row
+from .database import Database
 
 _DOC_COLUMNS = (
     "id, folder, hash, mtime_ns, size, title, summary, tags, aliases, front_matter, lang, links, warnings, tokens, "

@@ -21,12 +21,12 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 
-from ..embedders import EmbedderError
-from ..errors import ParseTimeout
-from ..loader import content_hash, file_stem, parse_file, read_markdown
-from ..markdown import ParsedDocument
-from ..paths import Jail
-from ..settings import Settings
+from ...embedders import EmbedderError
+from ...errors import ParseTimeout
+from ...loader import content_hash, file_stem, parse_file, read_markdown
+from ...markdown import ParsedDocument
+from ...paths import Jail
+from ...settings import Settings
 from .catalog import folder_of
 from .vector_store import PendingChunk, VectorStore
 

@@ -1,7 +1,7 @@
 """The one writer of a PostgreSQL index: bring the database in line with the root, then embed what is pending.
 
-The same steps as the embedded sync (`index.sync`): scan through the jail, skip files whose size and mtime
-did not change, read, hash and parse the others (`index.sync.prepare`), and commit in batches; each batch is one
+The same steps as the embedded sync (`store.embedded.sync`): scan through the jail, skip files whose size and mtime
+did not change, read, hash and parse the others (`store.embedded.sync.prepare`), and commit in batches; each batch is one
 transaction, so a reader never sees a document without its sections. Inside it each document has its own
 savepoint: one whose content the database refuses (`_DOCUMENT_REFUSED`) is skipped alone and listed by `status`
 as `unstorable`, and the rest of the batch is committed. The file's bytes are stored too: readers
@@ -19,18 +19,18 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from ..embedders import Embedder, EmbedderError, make_embedder
-from ..index.catalog import DocumentRecord, Fingerprint, LinkRecord, SectionRecord, document_row
-from ..index.chunking import chunk_document
-from ..index.sync import Progress, SyncReport, catalog_records, prepare, racy_safe, scan_paths
-from ..link_graph import PENDING_BATCH, LinkGraph
-from ..loader import content_hash, read_markdown
-from ..markdown import ParsedDocument
-from ..paths import Jail, printable
-from ..scan import Problem, ScannedFile, Scanner
-from ..settings import Settings
-from .pg_catalog import PgCatalog, _under
-from .postgres import Database, text_config
+from ...embedders import Embedder, EmbedderError, make_embedder
+from ...index.chunking import chunk_document
+from ...link_graph import PENDING_BATCH, LinkGraph
+from ...loader import content_hash, read_markdown
+from ...markdown import ParsedDocument
+from ...paths import Jail, printable
+from ...scan import Problem, ScannedFile, Scanner
+from ...settings import Settings
+from ..embedded.catalog import DocumentRecord, Fingerprint, LinkRecord, SectionRecord, document_row
+from ..embedded.sync import Progress, SyncReport, catalog_records, prepare, racy_safe, scan_paths
+from .catalog import PgCatalog, _under
+from .database import Database, text_config
 
 log = logging.getLogger(__name__)
 

@@ -23,8 +23,8 @@ from typing import Any, TypeVar
 
 import psycopg
 
-from ..errors import DatabaseUnavailable, IndexBusy, UserError
-from ..settings import STEMMER_LANGUAGES
+from ...errors import DatabaseUnavailable, IndexBusy, UserError
+from ...settings import STEMMER_LANGUAGES
 from .dsn import parses, redact, scrub
 
 log = logging.getLogger(__name__)

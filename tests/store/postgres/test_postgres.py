@@ -1,4 +1,4 @@
-"""`--store postgres` end to end against a real PostgreSQL with pgvector (started by tests/store/conftest.py):
+"""`--store postgres` end to end against a real PostgreSQL with pgvector (started by tests/store/postgres/conftest.py):
 `mcp-docs index` writes the index, stateless `mcp-docs serve` processes without the documents answer a real MCP
 client from it, one writer at a time, and a database that goes away is one sentence, `/health` 503, then service
 again when it is back; the URL's password never shows."""
@@ -21,14 +21,14 @@ from mcp_docs.cli import main
 from mcp_docs.library import open_library
 from mcp_docs.settings import Settings
 
-from ..serve.test_workers import Alternating
-from ..server_fixtures import BACKUPS, CONFIG, INSTALL, child_env, free_port, stop, write
+from ...serve.test_workers import Alternating
+from ...server_fixtures import BACKUPS, CONFIG, INSTALL, child_env, free_port, stop, write
 from .conftest import Relay, new_database, unix_socket
 
 psycopg = pytest.importorskip(
     "psycopg", reason="psycopg is not installed: pip install -e '.[test]' to run the PostgreSQL store tests"
 )
-from mcp_docs.store.postgres import PG_SCHEMA_VERSION, Database  # noqa: E402  (it imports psycopg)
+from mcp_docs.store.postgres.database import PG_SCHEMA_VERSION, Database  # noqa: E402  (it imports psycopg)
 
 PASSWORD = "S3cret-pw-4711"
 

@@ -1,6 +1,6 @@
 """`--store postgres` hardened (issue 26): a NUL in front matter or in a tool argument, a document the database
 refuses, a role without a privilege, a sync that fails as a whole, and every credential form of a connection
-string. Real PostgreSQL (tests/store/conftest.py) with real roles, the real CLI, real server processes."""
+string. Real PostgreSQL (tests/store/postgres/conftest.py) with real roles, the real CLI, real server processes."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from mcp_docs.library import open_library
 from mcp_docs.mcp.server import build_server
 from mcp_docs.settings import Settings
 
-from ..server_fixtures import child_env, free_port, stop, write
+from ...server_fixtures import child_env, free_port, stop, write
 from .conftest import new_database
 
 psycopg = pytest.importorskip(

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 from typing import TypeVar
 
-from ..errors import (
+from ...errors import (
     BinaryContent,
     FileTooLarge,
     IndexBusy,
@@ -43,15 +43,16 @@ from ..errors import (
     PathOutsideRoot,
     RootMissing,
 )
-from ..language import detect_language
-from ..link_graph import resolve_pending
-from ..links import link_records, names_of
-from ..loader import content_hash, file_stem, parse_file, read_markdown
-from ..markdown import ParsedDocument
-from ..paths import Jail
-from ..scan import EXCLUDED_LINK, ScannedFile, Scanner, ScanResult
-from ..settings import Settings
-from ..store.api import Progress, SyncReport  # what every store's sync reports, defined with the Store protocol
+from ...index.document_signals import DocumentTerms, joined, pack_terms
+from ...language import detect_language
+from ...link_graph import resolve_pending
+from ...links import link_records, names_of
+from ...loader import content_hash, file_stem, parse_file, read_markdown
+from ...markdown import ParsedDocument
+from ...paths import Jail
+from ...scan import EXCLUDED_LINK, ScannedFile, Scanner, ScanResult
+from ...settings import Settings
+from ..api import Progress, SyncReport  # what every store's sync reports, defined with the Store protocol
 from .catalog import (
     Catalog,
     DocumentRecord,
@@ -60,7 +61,6 @@ from .catalog import (
     SectionRecord,
     folder_of,
 )
-from .document_signals import DocumentTerms, joined, pack_terms
 from .fulltext import FullTextIndex, SectionDoc, doc_key
 
 log = logging.getLogger(__name__)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_docs.index.catalog import Catalog, DocumentRecord, Fingerprint, SectionRecord, folder_of
 from mcp_docs.scan import Problem
+from mcp_docs.store.embedded.catalog import Catalog, DocumentRecord, Fingerprint, SectionRecord, folder_of
 
 IDS = ["a.md", "guides/install.md", "guides/k8s/helm.md", "guides2/x.md", "notes/today.md"]
 

@@ -197,7 +197,7 @@ def test_a_small_tree_is_parsed_without_worker_processes(tmp_path: Path) -> None
 
 def test_a_cold_build_commits_by_the_cold_clock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A first index commits rarely (nothing was searchable, so a crash loses nothing); later syncs keep the short clock."""
-    import mcp_docs.index.sync as sync
+    import mcp_docs.store.embedded.sync as sync
 
     monkeypatch.setattr(sync, "BATCH_SECONDS", 0.0)  # a later sync commits after every document
     root = tmp_path / "docs"
@@ -223,7 +223,7 @@ KILLER = textwrap.dedent(
     import sys
     from mcp_docs.settings import Settings
     from mcp_docs.library import Library
-    import mcp_docs.index.sync as sync
+    import mcp_docs.store.embedded.sync as sync
     sync.BATCH_DOCUMENTS = 50
     sync.PARALLEL_THRESHOLD = 10**9
     lib = Library(Settings.load(sys.argv[1], sys.argv[2], embeddings="none"))
@@ -384,8 +384,8 @@ def test_a_root_replaced_while_it_is_scanned_changes_nothing(library: Library, v
     """`mv vault vault.old && mv vault.new vault` during a scan: the scan saw part of one tree and none of the other,
     and the part it missed was taken for deleted (seen as a flaky watcher test under load)."""
     from mcp_docs.errors import RootMissing
-    from mcp_docs.index.sync import scan_paths
     from mcp_docs.scan import Scanner, ScanResult
+    from mcp_docs.store.embedded.sync import scan_paths
 
     class ReplacedMidScan(Scanner):  # the real walk; the folder is swapped as it ends, as a restore would
         def scan(self, under: str = "") -> ScanResult:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from mcp_docs.errors import IndexBusy
-from mcp_docs.index import ownership
-from mcp_docs.index.fulltext import FullTextIndex, SectionDoc, ancestor_folders, identifiers, query_words
+from mcp_docs.store.embedded import ownership
+from mcp_docs.store.embedded.fulltext import FullTextIndex, SectionDoc, ancestor_folders, identifiers, query_words
 
 
 def section(doc_id: str, body: str, idx: int = 0, tags: tuple[str, ...] = (), lang: str = "en") -> SectionDoc:

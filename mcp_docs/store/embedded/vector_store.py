@@ -43,16 +43,17 @@ import apsw
 import numpy as np
 import sqlite_vec
 
-from ..embedders import Embedder, EmbedderError, local_model, make_embedder, model_name
-from ..markdown import ParsedDocument
-from ..settings import Settings
-from ..store.api import coverage, coverage_note, unavailable_reason
-from . import integrity, ownership, translations
+from ...embedders import Embedder, EmbedderError, local_model, make_embedder, model_name
+from ...index import translations
+from ...index.chunking import Chunk, chunk_document, document_chunk
+from ...index.hits import VectorHit
+from ...index.language_mix import CENTROID_SAMPLE, MIN_CENTROID_CHUNKS, LanguageView, language_shifts, merge
+from ...index.model_choice import LanguageMix
+from ...markdown import ParsedDocument
+from ...settings import Settings
+from ..api import coverage, coverage_note, unavailable_reason
+from . import integrity, ownership
 from .catalog import SCHEMA_VERSION, SQLITE_SUFFIXES, Catalog, folder_of
-from .chunking import Chunk, chunk_document, document_chunk
-from .hits import VectorHit
-from .language_mix import CENTROID_SAMPLE, MIN_CENTROID_CHUNKS, LanguageView, language_shifts, merge
-from .model_choice import LanguageMix
 from .read_only_media import sqlite_reading_uri
 from .sqlite_tx import immediate_transaction
 
@@ -256,7 +257,7 @@ class VectorStore:
     def _conn(self) -> apsw.Connection:
         conn: apsw.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            if self.read_only:  # immutable on read-only media (index/read_only_media.py)
+            if self.read_only:  # immutable on read-only media (store/embedded/read_only_media.py)
                 conn = apsw.Connection(
                     sqlite_reading_uri(self.path), flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
                 )

@@ -1,5 +1,5 @@
 """The damage check on open runs once per change of a file, not on every open: real catalog and vector files of a
-library in a tmp dir, damaged the ways tests/index/test_recovery.py does."""
+library in a tmp dir, damaged the ways tests/store/embedded/test_recovery.py does."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from mcp_docs.index import integrity
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
-from tests.index.test_recovery import corrupt
+from mcp_docs.store.embedded import integrity
+from tests.store.embedded.test_recovery import corrupt
 
 
 @pytest.fixture

@@ -13,9 +13,9 @@ from mcp_docs.library import Library, open_library
 from mcp_docs.settings import Settings
 from mcp_docs.tools import DocsTools
 
-from ..server_fixtures import write
-from ..test_cli import run
-from ..test_obsidian_links import CAFE_NFC, CAFE_NFD, make_vault
+from ...server_fixtures import write
+from ...test_cli import run
+from ...test_obsidian_links import CAFE_NFC, CAFE_NFD, make_vault
 from .conftest import new_database
 
 psycopg = pytest.importorskip(

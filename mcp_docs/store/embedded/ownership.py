@@ -13,7 +13,7 @@ import re
 import shutil
 from pathlib import Path
 
-from ..errors import IndexFolderRefused
+from ...errors import IndexFolderRefused
 from .integrity import STAMP_SUFFIX
 
 MARKER_NAME = ".mcp-docs-index"

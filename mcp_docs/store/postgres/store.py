@@ -19,20 +19,19 @@ from typing import Any
 
 import numpy as np
 
-from ..embedders import Embedder, EmbedderError, make_embedder
-from ..errors import DatabaseUnavailable, IndexBusy
-from ..index.fulltext import QUERY_STOPWORDS, query_words
-from ..index.hits import RankedSection, VectorHit
-from ..index.language_mix import LanguageView
-from ..index.ranking import Bonus
-from ..index.sync import Progress, SyncReport
-from ..index.vector_store import QUERY_CACHE_SIZE
-from ..paths import Jail
-from ..settings import Settings
-from .api import CommitListener, SectionHit, coverage, coverage_note, unavailable_reason
-from .pg_catalog import PgCatalog, _under
-from .pg_sync import PgWriter, vector_text
-from .postgres import Database, text_config
+from ...embedders import Embedder, EmbedderError, make_embedder
+from ...errors import DatabaseUnavailable, IndexBusy
+from ...index.hits import RankedSection, VectorHit
+from ...index.language_mix import LanguageView
+from ...index.ranking import Bonus
+from ...paths import Jail
+from ...settings import Settings
+from ..api import CommitListener, Progress, SectionHit, SyncReport, coverage, coverage_note, unavailable_reason
+from ..embedded.fulltext import QUERY_STOPWORDS, query_words
+from ..embedded.vector_store import QUERY_CACHE_SIZE
+from .catalog import PgCatalog, _under
+from .database import Database, text_config
+from .sync import PgWriter, vector_text
 
 log = logging.getLogger(__name__)
 

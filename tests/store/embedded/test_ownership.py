@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from mcp_docs.errors import IndexFolderRefused
-from mcp_docs.index import integrity, ownership
-from mcp_docs.index.ownership import MARKER_NAME
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
+from mcp_docs.store.embedded import integrity, ownership
+from mcp_docs.store.embedded.ownership import MARKER_NAME
 
 
 def _tree(folder: Path) -> dict[str, bytes]:

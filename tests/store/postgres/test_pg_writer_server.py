@@ -1,6 +1,6 @@
 """`serve --store postgres --root DIR` is the one writer of a PostgreSQL index, as the embedded store's server is:
 it reconciles the root, watches it and embeds in the background, holding the writer lock; servers without a root
-only read. Real PostgreSQL (tests/store/conftest.py), real server processes, a real MCP client, real files."""
+only read. Real PostgreSQL (tests/store/postgres/conftest.py), real server processes, a real MCP client, real files."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from mcp_docs.cli import main
 
-from ..server_fixtures import BACKUPS, INSTALL, child_env, free_port, stop, write
+from ...server_fixtures import BACKUPS, INSTALL, child_env, free_port, stop, write
 from .conftest import new_database
 from .test_postgres import _health, _serve_args, _wait_healthy
 
@@ -23,7 +23,7 @@ psycopg = pytest.importorskip(
     "psycopg", reason="psycopg is not installed: pip install -e '.[test]' to run the PostgreSQL store tests"
 )
 from mcp_docs.errors import IndexBusy  # noqa: E402
-from mcp_docs.store.postgres import Database  # noqa: E402  (it imports psycopg)
+from mcp_docs.store.postgres.database import Database  # noqa: E402  (it imports psycopg)
 
 
 def _start(url: str, port: int, tmp: Path, *more: str) -> subprocess.Popen[bytes]:

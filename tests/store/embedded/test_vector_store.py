@@ -11,10 +11,10 @@ import apsw
 import pytest
 
 from mcp_docs.embedders import MiniLMEmbedder
-from mcp_docs.index import embedding_worker as worker_mod
-from mcp_docs.index import vector_store as store_mod
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
+from mcp_docs.store.embedded import embedding_worker as worker_mod
+from mcp_docs.store.embedded import vector_store as store_mod
 from tests.test_embedders import FAKE_KEY, EmbeddingsServer, endpoint_settings
 
 CATS = """---

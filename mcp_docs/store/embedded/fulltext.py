@@ -31,12 +31,12 @@ from pathlib import Path
 
 import tantivy
 
-from ..errors import IndexBusy
-from ..language import SOUTHEAST_ASIAN_RUN, STOPWORDS, cjk_terms, query_language_beyond_stopwords
-from ..settings import STEMMER_LANGUAGES
+from ...errors import IndexBusy
+from ...index.document_signals import QuerySignals, QueryWord, query_language
+from ...index.hits import RankedSection
+from ...language import SOUTHEAST_ASIAN_RUN, STOPWORDS, cjk_terms, query_language_beyond_stopwords
+from ...settings import STEMMER_LANGUAGES
 from . import ownership
-from .document_signals import QuerySignals, QueryWord, query_language
-from .hits import RankedSection
 from .read_only_media import on_read_only_media
 
 log = logging.getLogger(__name__)
