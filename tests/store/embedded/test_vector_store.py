@@ -14,7 +14,7 @@ from mcp_docs.embedders import MiniLMEmbedder
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
 from mcp_docs.store.embedded import embedding_worker as worker_mod
-from mcp_docs.store.embedded import vector_store as store_mod
+from mcp_docs.store.embedded import vector_search as search_mod
 from tests.test_embedders import FAKE_KEY, EmbeddingsServer, endpoint_settings
 
 CATS = """---
@@ -139,12 +139,12 @@ def test_filters_apply_on_the_vector_side(minilm_loaded: None, vault: Path, tmp_
         assert lib.search("database backup", mode="hybrid", tags=["pets"]).results == []
         assert lib.search("anything", mode="semantic", tags=["no-such-tag"]).results == []
         # the over-fetch path (filter allows many chunks) gives the same answer as the exact one
-        old = store_mod.EXACT_FILTER_MAX
+        old = search_mod.EXACT_FILTER_MAX
         try:
-            store_mod.EXACT_FILTER_MAX = 0
+            search_mod.EXACT_FILTER_MAX = 0
             again = lib.search("kitty sleeping in the sun", mode="semantic", folder="ops")
         finally:
-            store_mod.EXACT_FILTER_MAX = old
+            search_mod.EXACT_FILTER_MAX = old
         assert [r.id for r in again.results] == [r.id for r in ops.results]
 
 
