@@ -56,9 +56,9 @@ def sample_texts(docs: Path, size: int, default: bool = True) -> list[str]:
 def run_store(texts: list[str], model: str | None = None) -> float:
     """Seconds `embed_pending` takes to embed `texts` inserted as pending chunks of one document."""
     from mcp_docs.embedders import make_embedder
-    from mcp_docs.index.catalog import Catalog
     from mcp_docs.paths import Jail
     from mcp_docs.settings import Settings
+    from mcp_docs.store.embedded.catalog import Catalog
 
     with tempfile.TemporaryDirectory(prefix="mcp-docs-embed-") as tmp:
         root, index = Path(tmp) / "docs", Path(tmp) / "index"
@@ -68,8 +68,8 @@ def run_store(texts: list[str], model: str | None = None) -> float:
         settings = Settings.load(root, index, embeddings="local", **named)
         catalog = Catalog(index / "catalog.sqlite")
         try:
-            from mcp_docs.index.embedding_worker import EmbeddingWorker
-            from mcp_docs.index.vector_store import VectorStore
+            from mcp_docs.store.embedded.embedding_worker import EmbeddingWorker
+            from mcp_docs.store.embedded.vector_store import VectorStore
 
             store = VectorStore(index / "vectors.sqlite", catalog, make_embedder(settings))
             worker: Any = EmbeddingWorker(store, Jail(root), settings)

@@ -56,8 +56,8 @@ def seed_vectors(url: str, vectors: Path) -> int:
     import psycopg
     import sqlite_vec
 
-    from mcp_docs.store.pg_sync import vector_text
-    from mcp_docs.store.postgres import Database
+    from mcp_docs.store.postgres.database import Database
+    from mcp_docs.store.postgres.sync import vector_text
 
     conn = apsw.Connection(str(vectors), flags=apsw.SQLITE_OPEN_READONLY)
     conn.enable_load_extension(True)
@@ -80,13 +80,11 @@ def seed_vectors(url: str, vectors: Path) -> int:
 
 def pg_index(url: str, embeddings: str, root: Path = MD, embed: bool = True) -> dict[str, float]:
     """A cold `mcp-docs index --store postgres`: sync, then embedding when on."""
+    from mcp_docs.library import open_library
     from mcp_docs.settings import Settings
-    from mcp_docs.store import open_library
-    from mcp_docs.store.pg_library import PgLibrary
 
     settings = Settings.load(root, store="postgres", database_url=url, embeddings=embeddings)
     with open_library(settings) as lib:
-        assert isinstance(lib, PgLibrary)
         with Timer() as t_sync:
             lib.sync()
         with Timer() as t_embed:
@@ -120,8 +118,8 @@ def sections_through(lib: Any, queries: dict[str, str]) -> tuple[dict[str, list[
 
 
 def pg_reader(url: str, embeddings: str) -> Any:
+    from mcp_docs.library import open_library
     from mcp_docs.settings import Settings
-    from mcp_docs.store import open_library
 
     return open_library(
         Settings.load(store="postgres", database_url=url, embeddings=embeddings, reader=True), read_only=True
@@ -215,7 +213,7 @@ def run_steps(
                 run, times = queries_through(reader, queries, "keyword")
                 record("PostgreSQL (ts_rank + IDF)", "keyword", run, {"index_s": spent["sync_s"], **times})
             if "variants" in steps:
-                from mcp_docs.store import pg_library as pgl
+                from mcp_docs.store.postgres import store as pgl
 
                 default = (pgl.RANK_FUNCTION, pgl.RANK_NORMALIZATION, pgl.QUERY_OPERATOR, pgl.IDF_WEIGHTING)
                 for function, norm, operator, idf in [

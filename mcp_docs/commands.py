@@ -16,14 +16,14 @@ from rich.table import Table
 from rich.text import Text
 
 from .errors import IndexBusy, IndexUnwritable, RootNotGiven
-from .index.read_only_media import writable
-from .index.sync import SyncReport
-from .library import Library
+from .library import Library, open_library
 from .link_graph import LinkGraph
 from .models import ReadDocumentResult, ReadSectionResult
 from .render import plural
 from .settings import Settings
-from .store import open_library
+from .store.api import SyncReport
+from .store.embedded.read_only_media import writable
+from .store.registry import store_kind
 from .terminal import json_safe, json_text_safe, terminal_safe
 
 ROWS_SHOWN = 100  # rows of each table of the human status; --json lists them all
@@ -155,7 +155,7 @@ def embed_with_progress(library: Library) -> tuple[str, bool]:
     spent = time.perf_counter() - started
     state = vectors.status()
     line = f"vectors: {state['embedded']} chunks ({state['model']})"
-    if state.get("documents_to_embed"):  # and one per document (index/vector_store.py), embedded first
+    if state.get("documents_to_embed"):  # and one per document (store/embedded/vector_store.py), embedded first
         line += f" and {state['document_vectors']} document vectors"
     if done:  # texts sent to the model: a text found in several places is sent once
         line += f", {done} texts embedded in {spent:.1f}s ({done / spent:.1f}/s)"
@@ -164,12 +164,11 @@ def embed_with_progress(library: Library) -> tuple[str, bool]:
     return line, False
 
 
-def embed_into_postgres(library: Library) -> tuple[str, bool]:
-    """`embed_with_progress` for the PostgreSQL store: its writer embeds in this process, in batches."""
+def embed_by_store(library: Library) -> tuple[str, bool]:
+    """`embed_with_progress` for a store without a background worker (PostgreSQL): its writer embeds in this
+    process, in batches."""
     from .embedders import EmbedderError
-    from .store.pg_library import PgLibrary
 
-    assert isinstance(library, PgLibrary)
     vectors = library.vectors
     if vectors is None:
         return "", False
@@ -200,10 +199,10 @@ def cmd_index(args: argparse.Namespace, settings: Settings | None) -> int:
     try:
         with library:
             report = sync_with_progress(library)  # IndexBusy: the command's error as it is (one sentence, exit 2)
-            if settings.store == "postgres":
-                embed_line, embed_failed = embed_into_postgres(library)
-            else:
+            if library.embedding is not None:
                 embed_line, embed_failed = embed_with_progress(library)
+            else:
+                embed_line, embed_failed = embed_by_store(library)
             info = library.index_info()
             elapsed = time.perf_counter() - started
             console.print(
@@ -235,8 +234,8 @@ def cmd_index(args: argparse.Namespace, settings: Settings | None) -> int:
 def _open_to_answer(settings: Settings) -> Library:
     """The library for search, read and status: read-only over PostgreSQL (the server writes), and when the
     index folder cannot be written (a read-only mount, a snapshot): it is then searched as it is, not brought
-    up to date, and opening it changes nothing there (see index/read_only_media.py)."""
-    if settings.store == "postgres":
+    up to date, and opening it changes nothing there (see store/embedded/read_only_media.py)."""
+    if store_kind(settings).shared_between_servers:
         return open_library(settings, read_only=True)
     if settings.index_dir.is_dir() and not writable(settings.index_dir):
         _err_console().print(
@@ -442,7 +441,7 @@ def reranker_summary(rerank: dict[str, object] | None) -> str:
 
 def vector_summary(vec: dict[str, object]) -> str:
     """'document vectors 6,289 of 6,289; sections: 2,040 of 8,273 chunks embedded (24.7%), about 4:51 left at
-    21.4 chunks/s'. Document-level vectors come first (index/vector_store.py), so both levels are shown."""
+    21.4 chunks/s'. Document-level vectors come first (store/embedded/vector_store.py), so both levels are shown."""
     text = f"{vec['embedded']:,} of {vec['chunks']:,} chunks embedded ({vec['coverage_percent']}%)"
     if vec.get("documents_to_embed"):
         text = f"document vectors {vec['document_vectors']:,} of {vec['documents_to_embed']:,}; sections: {text}"

@@ -12,8 +12,6 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .index.catalog import Catalog, LinkRecord
-from .index.store_api import CatalogReader
 from .links import (
     UNRESOLVED,
     Name,
@@ -29,6 +27,8 @@ from .links import (
 from .markdown import Link
 from .paths import printable
 from .snippets import clip_list
+from .store.api import CatalogReader
+from .store.embedded.catalog import Catalog, LinkRecord
 
 OUTLINE_LINKS_CHARS = 800  # the outline's list of outgoing links (~200 tokens at most)
 OUTLINE_LINK_TARGETS = 100  # distinct link targets an outline resolves (a hub note may have thousands)

@@ -92,7 +92,7 @@ class Settings:
     max_sessions: int = DEFAULT_MAX_SESSIONS
     # the key of an OpenAI-compatible endpoint, read from the variable named by embeddings_api_key_env
     embeddings_api_key: str | None = field(default=None, repr=False)
-    parse_workers: int | None = None  # None: decided by index.sync.parse_workers
+    parse_workers: int | None = None  # None: decided by store.embedded.sync.parse_workers
     # HTTP: the bearer token (MCP_DOCS_TOKEN) or the file holding it (MCP_DOCS_TOKEN_FILE, read when serving),
     # and the Host names and Origins allowed beyond the bound address, lower-case
     token: str | None = field(default=None, repr=False)
@@ -288,7 +288,7 @@ def _store_settings(
                 "--store postgres needs the database: set MCP_DOCS_DATABASE_URL (or pass --database-url) to a URL "
                 "such as postgresql://user:password@host:5432/dbname."
             )
-        from .store.dsn import is_key_value  # libpq's other form: host=h dbname=d password='...'
+        from .store.postgres.dsn import is_key_value  # libpq's other form: host=h dbname=d password='...'
 
         if not (re.match(r"postgres(ql)?://", url) or is_key_value(url)):
             origin = "--database-url" if database_url else "MCP_DOCS_DATABASE_URL"

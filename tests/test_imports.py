@@ -100,7 +100,7 @@ def test_the_graph_sees_function_level_and_relative_imports() -> None:
     graph = import_graph()
     assert "mcp_docs.settings" in graph["mcp_docs.cli"]
     assert "mcp_docs.commands" in graph["mcp_docs.cli"]  # imported inside main()
-    assert "mcp_docs.index.ownership" in graph["mcp_docs.library"]  # `from .index import ownership`
+    assert "mcp_docs.search.pipeline" in graph["mcp_docs.library"]  # `from .search import pipeline`
     assert "mcp_docs.rerank" in graph["mcp_docs.library"]  # `from .rerank import make_reranker`
 
 
@@ -111,23 +111,12 @@ def test_the_graph_sees_the_package_init_an_import_runs() -> None:
     assert "mcp_docs.serve.process" in graph["mcp_docs.commands"]
 
 
-# Function-local imports that run a package's __init__ which reaches back, known and left for their room's
-# owner: settings checks a libpq DSN with `store.dsn` (only for --store postgres), and store/__init__ imports
-# library at module level. Settings is loaded completely by the time that function runs, so nothing breaks
-# today; the store restructure of issue 28 (store/ was being edited by others) removes it. No other edge may.
-WAIVED_EDGES = {("mcp_docs.settings", "mcp_docs.store")}
-
-
 def test_no_import_cycles() -> None:
-    graph = import_graph()
-    for importer, package in WAIVED_EDGES:
-        assert package in graph[importer], f"{importer} -> {package} is gone: drop it from WAIVED_EDGES"
-        graph[importer].discard(package)
-    cycle = find_cycle(graph)
+    cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
-@pytest.mark.parametrize("module", sorted(m for m in _modules() if m.startswith("mcp_docs.index")))
+@pytest.mark.parametrize("module", sorted(m for m in _modules() if m.startswith(("mcp_docs.index", "mcp_docs.store"))))
 def test_the_index_layer_never_imports_upward(module: str) -> None:
     upward = sorted(t for t in import_graph()[module] if t in ABOVE_INDEX)
     assert not upward, f"{module} imports {upward}"
@@ -136,10 +125,14 @@ def test_the_index_layer_never_imports_upward(module: str) -> None:
 # Inside the index layer: the vector store knows nothing of who fills it (the embedding worker) or who
 # searches it (hybrid), chunking nothing of where chunks are kept, and searching never starts embedding.
 INDEX_NEVER_IMPORTS = {
-    "mcp_docs.index.vector_store": ("mcp_docs.index.embedding_worker", "mcp_docs.search.hybrid", "mcp_docs.index.sync"),
-    "mcp_docs.index.chunking": ("mcp_docs.index.vector_store", "mcp_docs.index.embedding_worker"),
-    "mcp_docs.search.hybrid": ("mcp_docs.index.embedding_worker", "mcp_docs.index.sync"),
-    "mcp_docs.index.embedding_worker": ("mcp_docs.search.hybrid", "mcp_docs.index.sync"),
+    "mcp_docs.store.embedded.vector_store": (
+        "mcp_docs.store.embedded.embedding_worker",
+        "mcp_docs.search.hybrid",
+        "mcp_docs.store.embedded.sync",
+    ),
+    "mcp_docs.index.chunking": ("mcp_docs.store.embedded.vector_store", "mcp_docs.store.embedded.embedding_worker"),
+    "mcp_docs.search.hybrid": ("mcp_docs.store.embedded.embedding_worker", "mcp_docs.store.embedded.sync"),
+    "mcp_docs.store.embedded.embedding_worker": ("mcp_docs.search.hybrid", "mcp_docs.store.embedded.sync"),
 }
 
 
@@ -151,25 +144,8 @@ def test_the_vector_side_of_the_index_is_layered(module: str) -> None:
     assert not wrong, f"{module} imports {wrong}"
 
 
-# The search pipeline is given its stores (search.sources.SearchSources): it never imports the library, a store's
-# package or the layers above. The index layer may use the pure helpers it shares with search (the document term
-# sets it writes, translation keys), never the pipeline.
-SEARCH_HELPERS_FOR_THE_INDEX = ("mcp_docs.search", "mcp_docs.search.document_signals", "mcp_docs.search.translations")
-
-
-@pytest.mark.parametrize("module", sorted(m for m in _modules() if m.startswith("mcp_docs.search")))
-def test_the_search_pipeline_reads_only_the_stores_it_is_given(module: str) -> None:
-    wrong = sorted(
-        t
-        for t in import_graph()[module]
-        if t in ABOVE_INDEX or t == "mcp_docs.store" or t.startswith("mcp_docs.store.")
-    )
-    assert not wrong, f"{module} imports {wrong}"
-
-
-@pytest.mark.parametrize("module", sorted(m for m in _modules() if m.startswith("mcp_docs.index")))
-def test_the_index_layer_uses_only_the_pure_search_helpers(module: str) -> None:
-    wrong = sorted(
-        t for t in import_graph()[module] if t.startswith("mcp_docs.search") and t not in SEARCH_HELPERS_FOR_THE_INDEX
-    )
-    assert not wrong, f"{module} imports {wrong}"
+def test_the_store_package_reaches_no_library() -> None:
+    """settings -> store.postgres.dsn runs store/__init__: were it to import the library, settings would reach it back."""
+    graph = import_graph()
+    assert "mcp_docs.store.postgres.dsn" in graph["mcp_docs.settings"]
+    assert not graph["mcp_docs.store"], f"store/__init__ imports {sorted(graph['mcp_docs.store'])}"

@@ -72,7 +72,7 @@ def test_a_vault_that_becomes_mixed_is_embedded_again_with_e5(
     assert model(library).startswith("all-MiniLM-L6-v2")
 
     write(root, {**FRENCH, **french_notes(10)})  # 13 of 16 documents now French: a clear change
-    with caplog.at_level(logging.INFO, logger="mcp_docs.library"):
+    with caplog.at_level(logging.INFO, logger="mcp_docs.store.embedded.store"):
         library.sync()
     assert model(library).startswith("multilingual-e5-small")
     assert (
@@ -142,7 +142,7 @@ def test_a_model_chosen_for_a_mix_is_not_dropped_when_a_few_notes_go(
     assert model(library).startswith("multilingual-e5-small")
     for rel in french_notes(3):
         (root / rel).unlink()
-    with caplog.at_level(logging.INFO, logger="mcp_docs.library"):
+    with caplog.at_level(logging.INFO, logger="mcp_docs.store.embedded.store"):
         library.sync()  # English only now, but 3 documents are not a clear change: e5 stays, nothing is re-embedded
     assert model(library).startswith("multilingual-e5-small")
     assert (

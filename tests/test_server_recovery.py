@@ -13,7 +13,7 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp_docs.index.ownership import MARKER_NAME
+from mcp_docs.store.embedded.ownership import MARKER_NAME
 
 from .server_fixtures import child_env, free_port, make_vault, start_http, stop, write
 

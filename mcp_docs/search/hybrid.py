@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from ..index.hits import RankedSection, VectorHit
 from ..index.language_mix import LanguageView
-from ..index.store_api import VectorSearch
+from ..store.api import VectorSearch
 
 if TYPE_CHECKING:
     import numpy as np

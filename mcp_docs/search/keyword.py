@@ -4,7 +4,6 @@ first document while embedding fills in), from the store's keyword hits."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import document_signals
@@ -14,19 +13,6 @@ if TYPE_CHECKING:
     from ..index.hits import RankedSection
     from .request import SearchRequest
     from .sources import KeywordHit, SearchSources
-
-
-@dataclass(frozen=True)
-class SectionHit:
-    """A keyword hit whose section is already read (a store without lazy hits): grouped by its document's id."""
-
-    doc_key: str
-    score: float
-    section: RankedSection
-
-    @property
-    def heading_path(self) -> str:
-        return self.section.heading_path
 
 
 def keyword_sections(sources: SearchSources, request: SearchRequest, limit: int) -> list[tuple[RankedSection, float]]:

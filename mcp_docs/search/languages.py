@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..index.fulltext import query_words
 from ..language import STOPWORDS, query_language_beyond_stopwords
+from ..store.embedded.fulltext import query_words
 from . import document_signals, translations
 from .ranking import DocumentGroup
 
 if TYPE_CHECKING:
     from ..index.hits import RankedSection
     from ..index.language_mix import LanguageView
-    from ..index.store_api import CatalogReader
+    from ..store.api import CatalogReader
 
 
 def query_language(query: str, languages: frozenset[str]) -> str | None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from ..models import SearchMode
 
 if TYPE_CHECKING:
-    from ..index.store_api import VectorSearch
+    from ..store.api import VectorSearch
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..index.fulltext import QUERY_STOPWORDS, identifiers, query_words
 from ..models import DocumentMatch, IndexInfo, SectionMatch
 from ..snippets import make_snippet
+from ..store.embedded.fulltext import QUERY_STOPWORDS, identifiers, query_words
 
 if TYPE_CHECKING:
     from ..index.hits import RankedSection
-    from ..index.store_api import CatalogReader, VectorSearch
+    from ..store.api import CatalogReader, VectorSearch
     from .ranking import DocumentGroup
 
 # Snippets were half of a search result's JSON (OpenTelemetry questions, 220 characters for every section): a

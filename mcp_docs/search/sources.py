@@ -1,7 +1,7 @@
 """What the search pipeline reads, as small protocols: the stores are passed in, never imported.
 
-Today's `library.Library` (and `store.pg_library.PgLibrary`) satisfies `SearchSources`; a library composed over a
-`Store` protocol passes in whatever answers these few calls. Nothing here knows Tantivy, SQLite or PostgreSQL.
+`library.Library`, composed over a `Store` (store/api.py, whose protocols for catalog reads, keyword hits and
+vectors these use), satisfies `SearchSources`. Nothing here knows Tantivy, SQLite or PostgreSQL.
 """
 
 from __future__ import annotations
@@ -10,27 +10,9 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # for the annotations only
-    from ..index.hits import RankedSection
-    from ..index.store_api import CatalogReader, VectorSearch
     from ..rerank import RerankStage
+    from ..store.api import CatalogReader, KeywordHit, VectorSearch
     from .ranking import Bonus
-
-
-class KeywordHit(Protocol):
-    """One keyword hit: the key its document is grouped by (Tantivy's 64-bit document key, or the id itself), its
-    score, and its section (which a store may read only when first asked: index.fulltext.KeywordHit)."""
-
-    @property
-    def doc_key(self) -> int | str: ...
-
-    @property
-    def score(self) -> float: ...
-
-    @property
-    def section(self) -> RankedSection: ...
-
-    @property
-    def heading_path(self) -> str: ...
 
 
 class SearchedFor(Protocol):

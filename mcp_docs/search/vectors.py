@@ -15,7 +15,7 @@ from ..models import SearchMode
 if TYPE_CHECKING:
     from ..index.hits import RankedSection
     from ..index.language_mix import LanguageView
-    from ..index.store_api import VectorSearch
+    from ..store.api import VectorSearch
     from .hybrid import KeywordSearch
 
 
@@ -73,7 +73,7 @@ def fusion_coverage(vectors: VectorSearch, sections: float) -> float:
     ready, total = document_vectors(vectors)
     if sections >= 1.0 or not total:
         return sections
-    from ..index.vector_store import DOCUMENT_LEVEL_CREDIT
+    from ..store.embedded.vector_store import DOCUMENT_LEVEL_CREDIT
 
     return sections + (1.0 - sections) * DOCUMENT_LEVEL_CREDIT * ready / total
 

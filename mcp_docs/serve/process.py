@@ -21,9 +21,10 @@ from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 
 from ..errors import ExposureRefused, IndexBusy, PortUnavailable, ServeOptionsConflict
-from ..library import Library
+from ..library import Library, open_library
 from ..mcp.server import ServerState, build_server
 from ..settings import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_SECONDS, Settings
+from ..store.registry import store_kind
 from .http_security import SecurityMiddleware, allowed_hosts_for, bind_policy_error, load_token
 from .http_sessions import SessionLimiter
 from .stdio import run_stdio
@@ -128,7 +129,7 @@ def start_background(library: Library, state: ServerState, watch: bool) -> Calla
 def open_transport(settings: Settings, transport: str, host: str, port: int) -> tuple[socket.socket | None, str | None]:
     """Check the transport and, for HTTP, the bind policy and the port, before any work: a refusal or a taken
     port is one sentence at once. Returns the bound listener (None for stdio) and the bearer token."""
-    if settings.workers > 1 and settings.store == "postgres":
+    if settings.workers > 1 and store_kind(settings).shared_between_servers:
         raise ServeOptionsConflict(
             "--workers is for the index folder; over PostgreSQL, start several `serve --store postgres --stateless` "
             "processes (on one host or many) behind a load balancer instead."
@@ -151,12 +152,10 @@ def serve_one_process(settings: Settings, host: str, listener: socket.socket | N
     or, without one, over stdio; closes the listener at the end. (`mcp-docs serve --workers N` runs N of these
     through workers.py.)"""
 
-    from ..store import open_library
-
     # Over PostgreSQL, a server without a root only reads (any number of them, stateless); one with a root is the
     # one writer, as the embedded store's server is: it reconciles, watches and embeds, holding the writer lock
     # (a second writer is refused at start with one sentence).
-    reader = settings.store == "postgres" and not settings.has_root
+    reader = not store_kind(settings).needs_root and not settings.has_root
     try:
         library = open_library(settings, read_only=reader)
     except BaseException:
@@ -219,13 +218,10 @@ def serving_line(settings: Settings, host: str, listener: socket.socket, token: 
     extras += ["stateless"] if settings.stateless else []
     extras += ["bearer token required"] if token else []
     where = f"http://{_url_host(host)}:{listener.getsockname()[1]}/mcp"
-    if settings.store == "postgres" and settings.database_url:
-        from ..store.dsn import redact  # never a password
-
+    kind = store_kind(settings)
+    if not kind.needs_root:  # a store that serves without the root: say which index, and who writes it
         extras += [f"writing it from {settings.root}"] if settings.has_root else ["read-only"]
-        return f"mcp-docs: serving the PostgreSQL index {redact(settings.database_url)} at {where}" + (
-            f" ({', '.join(extras)})" if extras else ""
-        )
+        return f"mcp-docs: serving {kind.describe(settings)} at {where}" + (f" ({', '.join(extras)})" if extras else "")
     return f"mcp-docs: serving {settings.root} at {where}" + (f" ({', '.join(extras)})" if extras else "")
 
 

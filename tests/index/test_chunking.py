@@ -6,7 +6,7 @@ import itertools
 
 from mcp_docs.index.chunking import Chunk, chunk_document, section_prefix, split_pieces
 from mcp_docs.markdown import parse_markdown
-from tests.index.test_vector_store import LONG_PARAGRAPHS, TELESCOPE
+from tests.store.embedded.test_vector_store import LONG_PARAGRAPHS, TELESCOPE
 
 
 def test_pieces_fit_the_budget_and_overlap() -> None:

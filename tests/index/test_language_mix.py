@@ -11,12 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcp_docs.index import language_mix, vector_store
+from mcp_docs.index import language_mix
 from mcp_docs.index.hits import RankedSection, VectorHit
 from mcp_docs.index.language_mix import LanguageView, language_shifts, merge
 from mcp_docs.library import Library
 from mcp_docs.search.hybrid import gives_ranks_to_languages, interleave
 from mcp_docs.settings import Settings
+from mcp_docs.store.embedded import vector_search
 
 
 def vhit(doc_id: str, similarity: float) -> VectorHit:
@@ -101,7 +102,7 @@ def build(root: Path, index: Path, notes: dict[str, str]) -> Library:
 @pytest.fixture
 def few_chunks_make_a_mean(monkeypatch: pytest.MonkeyPatch) -> None:
     # A real collection needs 30 chunks in a language for its mean; these vaults have a handful of notes.
-    monkeypatch.setattr(vector_store, "MIN_CENTROID_CHUNKS", 3)
+    monkeypatch.setattr(vector_search, "MIN_CENTROID_CHUNKS", 3)
 
 
 @pytest.fixture

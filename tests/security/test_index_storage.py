@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcp_docs.errors import IndexFolderRefused
-from mcp_docs.index.ownership import MARKER_NAME
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
+from mcp_docs.store.embedded.ownership import MARKER_NAME
 
 FUZZ = settings(
     max_examples=25,
@@ -159,7 +159,7 @@ def test_a_damaged_index_reopens_and_answers(
         hits: list[Any] = lib.search("uniq7word", 3, "keyword").results
         assert [h.id for h in hits] == ["d7.md"]
         assert lib.catalog.count() == 40
-        assert lib.fulltext.num_sections() == lib.catalog.section_total()
+        assert lib.store.fulltext.num_sections() == lib.catalog.section_total()
 
 
 def test_a_damaged_fast_field_column_is_found_on_opening(
@@ -178,4 +178,4 @@ def test_a_damaged_fast_field_column_is_found_on_opening(
     with _open(docs, index) as lib:
         lib.sync()
         assert [h.id for h in lib.search("uniq7word", 3, "keyword").results] == ["d7.md"]
-        assert lib.fulltext.num_sections() == lib.catalog.section_total()
+        assert lib.store.fulltext.num_sections() == lib.catalog.section_total()

@@ -1,6 +1,6 @@
 """Fuzzing (hypothesis) of what enters both stores (issue 26): NULs, other control characters, lone-surrogate and
 line-separator escapes in front matter titles, tags, aliases and keys, in headings and file names, and in every
-tool argument. The same files go into the embedded store and a real PostgreSQL (tests/store/conftest.py); each
+tool argument. The same files go into the embedded store and a real PostgreSQL (tests/store/postgres/conftest.py); each
 sync must succeed, the two stores must agree on what they hold, nothing they hold may keep a NUL, and a real MCP
 client's calls on either store end in a result or a tool error that names the problem, never an internal error."""
 
@@ -21,12 +21,11 @@ from hypothesis import strategies as st
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcp_docs.library import Library
+from mcp_docs.library import Library, open_library
 from mcp_docs.mcp.server import build_server
 from mcp_docs.settings import Settings
-from mcp_docs.store import open_library
-from mcp_docs.store.dsn import redact, scrub
-from tests.store.conftest import new_database, pg_server  # noqa: F401  (the fixture, for this module too)
+from mcp_docs.store.postgres.dsn import redact, scrub
+from tests.store.postgres.conftest import new_database, pg_server  # noqa: F401  (the fixture, for this module too)
 
 psycopg = pytest.importorskip(
     "psycopg", reason="psycopg is not installed: pip install -e '.[test]' to run the PostgreSQL store tests"

@@ -1,0 +1,344 @@
+"""Search over the vector store: the query's vector (cached), KNN over the chunks with the folder and tag filters
+applied before the cut, the language view of a collection in several languages, and the section, document and
+chunk hits the fusion ranks. Split from vector_store.py (schema, freshness, chunk writing, the queue, status):
+`VectorQueries` is mixed into `VectorStore` and reads its connections and state."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import apsw
+import numpy as np
+
+from ...embedders import Embedder, EmbedderError
+from ...index.hits import VectorHit
+from ...index.language_mix import CENTROID_SAMPLE, MIN_CENTROID_CHUNKS, LanguageView, language_shifts, merge
+from ...search import translations
+
+if TYPE_CHECKING:
+    from ...index.model_choice import LanguageMix
+    from .catalog import Catalog
+
+EXACT_FILTER_MAX = 3000  # filtered search: exact distances over the allowed chunks up to this many
+MAX_K = 4096  # sqlite-vec's limit
+QUERY_CACHE_SIZE = 256
+# A reader looks again this often for what the writer changed (its refresh, the language centroids).
+READER_REFRESH_SECONDS = 5.0
+# Documents a search keeps to (True) or leaves out (False), by id; None: no such filter.
+DocFilter = tuple[bool, Sequence[str]] | None
+
+
+def _by_language(chunks: Iterable[tuple[int, str, str]]) -> dict[str, list[int]]:
+    """(chunk id, document id, language) → the chunk ids of each language, in the order given."""
+    out: dict[str, list[int]] = {}
+    for cid, _, lang in chunks:
+        out.setdefault(lang, []).append(cid)
+    return out
+
+
+class VectorQueries:
+    """The search half of `VectorStore` (vector_store.py), which provides what is declared here."""
+
+    if TYPE_CHECKING:
+        catalog: Catalog
+        embedder: Embedder | None
+        error: str | None
+        _state_lock: threading.Lock
+        _query_cache: dict[str, np.ndarray]
+        _centroids: tuple[tuple[str, ...], int, float, dict[str, np.ndarray]] | None
+
+        def _conn(self) -> apsw.Connection: ...
+        def _vec_exists(self, conn: apsw.Connection | None = None) -> bool: ...
+        def _doc_vec_exists(self, conn: apsw.Connection | None = None) -> bool: ...
+        def follow_writer(self) -> None: ...
+        def chosen_for(self) -> LanguageMix | None: ...
+        def embedded_chunks(self) -> int: ...
+        def pending_sections(self) -> int: ...
+
+    # -- search -------------------------------------------------------------------------------
+    def embed_query(self, text: str) -> np.ndarray:
+        """The query's vector; the last few hundred are remembered (agents often repeat a query)."""
+        self.follow_writer()
+        if self.embedder is None:
+            raise EmbedderError(self.error or "embeddings are off")
+        cached = self._query_cache.get(text)
+        if cached is not None:
+            return cached
+        vector = self.embedder.embed_query(text)
+        vector.setflags(write=False)
+        with self._state_lock:
+            if len(self._query_cache) >= QUERY_CACHE_SIZE:
+                self._query_cache.pop(next(iter(self._query_cache)))
+            self._query_cache[text] = vector
+        return vector
+
+    def _filter_sql(self, folder: str | None, tags: Sequence[str], docs: DocFilter = None) -> tuple[str, list[Any]]:
+        where: list[str] = []
+        args: list[Any] = []
+        if docs is not None:
+            inside, ids = docs
+            where.append(f"c.doc_id {'in' if inside else 'not in'} (select value from json_each(?))")
+            args.append(json.dumps(ids))
+        if folder:
+            where.append("(d.folder = ? or substr(d.folder, 1, ?) = ?)")
+            args += [folder, len(folder) + 1, folder + "/"]
+        for tag in tags:
+            where.append("c.doc_id in (select doc_id from doc_tags where tag = ?)")
+            args.append(tag)
+        return " and ".join(where), args
+
+    def knn(
+        self, query: np.ndarray, k: int, folder: str | None = None, tags: Sequence[str] = (), docs: DocFilter = None
+    ) -> list[tuple[int, float]]:
+        """The k nearest embedded chunks (id, cosine distance), filters applied before the cut."""
+        if not self._vec_exists():
+            return []
+        conn = self._conn()
+        q = np.ascontiguousarray(query, dtype=np.float32)
+        k = max(1, min(int(k), MAX_K))
+        if docs is not None and not docs[0] and not folder and not tags:
+            # A language's search leaving out the other languages' few documents: listing every chunk of this
+            # language to filter on (thousands) cost more than the search; the nearest k + (chunks left out) hold
+            # the k nearest of the rest, exactly.
+            left_out = {
+                int(r[0])
+                for r in conn.execute(
+                    "select id from chunks where doc_id in (select value from json_each(?))", (json.dumps(docs[1]),)
+                )
+            }
+            # sqlite-vec's cost grows with k: twice k first, which nearly always holds k of the rest
+            for fetch in sorted({min(2 * k, k + len(left_out)), k + len(left_out)}):
+                if fetch > MAX_K:
+                    break
+                kept = [
+                    (int(cid), float(dist))
+                    for cid, dist in conn.execute(
+                        "select chunk_id, distance from vec where embedding match ? and k = ?", (q, fetch)
+                    )
+                    if cid not in left_out and dist is not None
+                ][:k]
+                if len(kept) >= k or fetch == k + len(left_out):
+                    return kept
+        where, args = self._filter_sql(folder, tags, docs)
+        if not where:
+            return [
+                (int(r[0]), float(r[1]))
+                for r in conn.execute("select chunk_id, distance from vec where embedding match ? and k = ?", (q, k))
+                if r[1] is not None
+            ]
+        allowed = [
+            r[0]
+            for r in conn.execute(
+                f"select c.id from chunks c join docs d on d.doc_id = c.doc_id where c.embedded = 1 and {where}", args
+            )
+        ]
+        if not allowed:
+            return []
+        if len(allowed) <= EXACT_FILTER_MAX:
+            rows: list[tuple[Any, ...]] = conn.execute(
+                "select chunk_id, vec_distance_cosine(embedding, ?) as d from vec "
+                "where chunk_id in (select value from json_each(?)) order by d limit ?",
+                (q, json.dumps(allowed), k),
+            ).fetchall()
+            return [(int(r[0]), float(r[1])) for r in rows if r[1] is not None]
+        total = max(1, self.embedded_chunks())
+        fetch = min(MAX_K, int(k * total / len(allowed) * 2) + k)
+        allowed_set = set(allowed)
+        out = []
+        for cid, dist in conn.execute(
+            "select chunk_id, distance from vec where embedding match ? and k = ?", (q, fetch)
+        ):
+            if cid in allowed_set and dist is not None:
+                out.append((int(cid), float(dist)))
+                if len(out) >= k:
+                    break
+        return out
+
+    def language_view(self, query: np.ndarray) -> LanguageView | None:
+        """For a collection in several languages, where each document is and what each language's cosines gain for
+        this query (language_mix); None for a collection in one language, where cosines are used as they are."""
+        if not getattr(self.embedder, "multilingual", True):
+            return None  # MiniLM on a mixed collection: raw cosines (see Embedder.multilingual)
+        split = self._language_split()
+        if split is None:
+            return None
+        main, others = split
+        shifts = language_shifts(query, self.language_centroids(main, others))
+        return LanguageView(main, others, shifts) if shifts else None
+
+    def section_hits(
+        self,
+        query: np.ndarray,
+        limit: int,
+        folder: str | None = None,
+        tags: Sequence[str] = (),
+        view: LanguageView | None = None,
+    ) -> list[VectorHit]:
+        """KNN over chunks, grouped to sections (a section scores with its best chunk), best first.
+
+        With a `view` (language_view), each language is searched on its own and its cosines are put on the scale
+        of the query's language: a multilingual model otherwise ranks any page in the query's language above the
+        page in another language that answers it."""
+        if view is None:
+            return self._section_hits(query, limit, folder, tags)
+        minority = [doc_id for ids in view.others.values() for doc_id in ids]
+        per_language = {view.main: self._section_hits(query, limit, folder, tags, (False, minority))}
+        for lang, ids in view.others.items():
+            per_language[lang] = self._section_hits(query, limit, folder, tags, (True, ids))
+        return merge(per_language, view.shifts, limit)
+
+    def _language_split(self) -> tuple[str, dict[str, list[str]]] | None:
+        """(the language of most documents, the ids of the others' documents per language), or None for a
+        collection in one language (the catalog's: the languages of the documents as last indexed)."""
+        counts = self.catalog.language_counts()
+        if len(counts) < 2:
+            return None
+        main = max(sorted(counts), key=lambda lang: counts[lang])
+        return main, self.catalog.documents_by_language(main)
+
+    def language_centroids(self, main: str, others: dict[str, list[str]]) -> dict[str, np.ndarray]:
+        """Each language's mean chunk vector (over at most CENTROID_SAMPLE embedded chunks, evenly spread), for
+        the languages with at least MIN_CENTROID_CHUNKS; `main`'s chunks are those of no other language; only the
+        chunks of translated pages when every such language has that many of them. Kept while the languages stay
+        and the embedded chunks change by less than a tenth, looked at every few seconds."""
+        key = (main, *sorted(others))
+        cached = self._centroids
+        now = time.monotonic()
+        if cached is not None and cached[0] == key and now - cached[2] < READER_REFRESH_SECONDS:
+            return cached[3]
+        embedded = self.embedded_chunks()
+        if cached is not None and cached[0] == key and abs(embedded - cached[1]) <= 0.1 * cached[1]:
+            self._centroids = (key, cached[1], now, cached[3])
+            return cached[3]
+        lang_of = {doc_id: lang for lang, ids in others.items() for doc_id in ids}
+        conn = self._conn()
+        chunks: list[tuple[int, str, str]] = [
+            (int(cid), str(doc_id), lang_of.get(doc_id, main))
+            for cid, doc_id in conn.execute("select id, doc_id from chunks where embedded = 1 order by id")
+        ]
+        chunk_ids = _by_language(chunks)
+        # Pages and their translations say the same things: their means differ by the language alone. The means
+        # of whole languages also differ by topic (on the OpenTelemetry docs the French pages are the core pages,
+        # the English ones add blogs and every SDK), and that difference was given to the other language as if it
+        # were the language's (benchmarks/REPORT.md, issue 14, deliverable 2). So when every language has enough
+        # chunks in translated pages, the means are taken over those.
+        translated = translations.translated({doc_id: lang for _, doc_id, lang in chunks}.items())
+        paired = _by_language([c for c in chunks if c[1] in translated])
+        if paired.keys() >= {lang for lang, ids in chunk_ids.items() if len(ids) >= MIN_CENTROID_CHUNKS} and all(
+            len(ids) >= MIN_CENTROID_CHUNKS for ids in paired.values()
+        ):
+            chunk_ids = paired
+        centroids: dict[str, np.ndarray] = {}
+        for lang, ids in chunk_ids.items():
+            if len(ids) < MIN_CENTROID_CHUNKS:
+                continue
+            step = max(1, len(ids) // CENTROID_SAMPLE)
+            sample = json.dumps(ids[::step][:CENTROID_SAMPLE])
+            blobs = [
+                bytes(r[0])  # the vec column holds float32 blobs
+                for r in conn.execute(
+                    "select v.embedding from json_each(?) j join vec v on v.chunk_id = j.value", (sample,)
+                )
+            ]
+            if blobs:
+                centroids[lang] = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1).mean(axis=0)
+        self._centroids = (key, embedded, now, centroids)
+        return centroids
+
+    def _section_hits(
+        self, query: np.ndarray, limit: int, folder: str | None, tags: Sequence[str], docs: DocFilter = None
+    ) -> list[VectorHit]:
+        sections = self._chunk_hits(query, limit, folder, tags, docs)
+        documents = self._document_hits(query, limit, folder, tags, docs)
+        if not documents:
+            return sections
+        # one list, best first: a document's own vector where its sections wait, section vectors elsewhere
+        merged: dict[tuple[str, int], VectorHit] = {}
+        for hit in sorted([*sections, *documents], key=lambda h: -h.similarity):
+            merged.setdefault((hit.doc_id, hit.section_idx), hit)
+        return list(merged.values())[:limit]
+
+    def _document_hits(
+        self, query: np.ndarray, limit: int, folder: str | None, tags: Sequence[str], docs: DocFilter = None
+    ) -> list[VectorHit]:
+        """The nearest document-level vectors of the documents whose sections still wait for theirs (exact
+        distances: at most one per document, a few thousand at most while they matter); [] once every section
+        has its vectors, so a fully embedded index ranks by sections alone, as before."""
+        conn = self._conn()
+        if not self._doc_vec_exists(conn) or self.pending_sections() == 0:
+            return []
+        where, args = self._filter_sql(folder, tags, docs)
+        rows: list[tuple[Any, ...]] = conn.execute(
+            "select u.doc_id, u.section_idx, u.text, u.prefix_len, d.title, d.tags, s.heading, s.heading_path, "
+            "s.line_start, s.line_end, vec_distance_cosine(v.embedding, ?) as dist "
+            "from doc_chunks u join doc_vec v on v.chunk_id = u.id join docs d on d.doc_id = u.doc_id "
+            "join sections s on s.doc_id = u.doc_id and s.idx = u.section_idx "
+            "where u.embedded = 1 and exists (select 1 from chunks p where p.doc_id = u.doc_id and p.embedded = 0)"
+            + (f" and {where.replace('c.doc_id', 'u.doc_id')}" if where else "")
+            + " order by dist limit ?",
+            (np.ascontiguousarray(query, dtype=np.float32), *args, limit),
+        ).fetchall()
+        return [
+            VectorHit(
+                doc_id=r[0],
+                section_idx=r[1],
+                similarity=1.0 - float(r[10]),
+                title=r[4],
+                heading=r[6],
+                heading_path=r[7],
+                line_start=r[8],
+                line_end=r[9],
+                piece=r[2][r[3] :],
+                tags=tuple(json.loads(r[5])),
+                level="document",
+            )
+            for r in rows
+            if r[10] is not None
+        ]
+
+    def _chunk_hits(
+        self, query: np.ndarray, limit: int, folder: str | None, tags: Sequence[str], docs: DocFilter = None
+    ) -> list[VectorHit]:
+        nearest = self.knn(query, limit * 3, folder, tags, docs)
+        if not nearest:
+            return []
+        rows: list[tuple[Any, ...]] = (
+            self._conn()
+            .execute(
+                "select c.id, c.doc_id, c.section_idx, c.text, c.prefix_len, d.title, d.tags, "
+                "s.heading, s.heading_path, s.line_start, s.line_end "
+                "from chunks c join docs d on d.doc_id = c.doc_id "
+                "join sections s on s.doc_id = c.doc_id and s.idx = c.section_idx "
+                "where c.id in (select value from json_each(?))",
+                (json.dumps([cid for cid, _ in nearest]),),
+            )
+            .fetchall()
+        )
+        by_id = {r[0]: r for r in rows}
+        hits: dict[tuple[str, int], VectorHit] = {}
+        for cid, dist in nearest:
+            r = by_id.get(cid)
+            if r is None:
+                continue
+            key = (r[1], r[2])
+            if key in hits:
+                continue
+            hits[key] = VectorHit(
+                doc_id=r[1],
+                section_idx=r[2],
+                similarity=1.0 - dist,
+                title=r[5],
+                heading=r[7],
+                heading_path=r[8],
+                line_start=r[9],
+                line_end=r[10],
+                piece=r[3][r[4] :],
+                tags=tuple(json.loads(r[6])),
+            )
+            if len(hits) >= limit:
+                break
+        return list(hits.values())

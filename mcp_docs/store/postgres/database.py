@@ -1,0 +1,416 @@
+"""The PostgreSQL store: connections, the schema and its version, the one-writer lock, and every query.
+
+Tables (prefixed `mcp_docs_`, so the index can share a database with other things): `documents` (the catalog
+row plus the file's bytes, so readers on other hosts need no copy of the root), `sections` (one row per heading
+section with its text and a stored `tsvector`, GIN-indexed, built with the section's language's text-search
+configuration: `english`, `french`, … or `simple`), `chunks` (pgvector embeddings, HNSW-indexed once the writer
+knows their dimension), `doc_tags`, `links`, `doc_names`, `problems`, `meta`.
+
+Faults: a database that cannot be reached, or drops mid-query, is `DatabaseUnavailable` with one sentence that
+names the database without its password; the connection is opened again on the next call, so service resumes
+by itself when the database is back.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from typing import Any, TypeVar
+
+import psycopg
+
+from ...errors import DatabaseIndexMismatch, DatabaseRefused, DatabaseUnavailable, IndexBusy
+from ...settings import STEMMER_LANGUAGES
+from .dsn import parses, redact, scrub
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Database", "redact", "text_config"]  # `redact` here too: older callers import it from this module
+
+# Bump when the tables change: a writer rebuilds an older index (it is a cache of the root), readers refuse.
+# 2: one links row per (document, target) with its count; 3: mcp_docs_documents.language (issue 29);
+# 4: each links row's resolved target, indexed (backlinks); 5: Thai/Lao/Khmer/Myanmar letter pairs in the
+# sections' tsvector (pg_letter_pairs.py)
+PG_SCHEMA_VERSION = 5
+CONNECT_SECONDS = 5
+STATEMENT_MS = 30_000  # a reader's query that takes longer is cancelled: one tool error, not a hung request
+WRITER_LOCK_KEY = 0x6D63_7064_6F63  # pg_advisory_lock key of the one writer ('mcpdoc')
+T = TypeVar("T")
+
+_TABLES = ("chunks", "doc_names", "links", "doc_tags", "sections", "documents", "problems", "meta")
+
+_SCHEMA = """
+create extension if not exists vector;
+create table if not exists mcp_docs_meta (key text primary key, value text not null);
+create table if not exists mcp_docs_documents (
+    id text primary key,
+    folder text not null,
+    hash text not null,
+    mtime_ns bigint not null,
+    size bigint not null,
+    title text not null,
+    summary text not null,
+    tags text not null,
+    aliases text not null,
+    front_matter text not null,
+    lang text not null,
+    links text not null,
+    warnings text not null,
+    tokens integer not null,
+    indexed_at double precision not null,
+    language text,
+    content bytea not null
+);
+create index if not exists mcp_docs_documents_folder on mcp_docs_documents(folder text_pattern_ops);
+create table if not exists mcp_docs_sections (
+    doc_id text not null references mcp_docs_documents(id) on delete cascade,
+    idx integer not null,
+    heading text not null,
+    heading_path text not null,
+    level integer not null,
+    line_start integer not null,
+    line_end integer not null,
+    subtree_end integer not null,
+    tokens integer not null,
+    body text not null,
+    config regconfig not null,
+    tsv tsvector not null,
+    primary key (doc_id, idx)
+);
+create index if not exists mcp_docs_sections_tsv on mcp_docs_sections using gin(tsv);
+create table if not exists mcp_docs_doc_tags (
+    doc_id text not null references mcp_docs_documents(id) on delete cascade,
+    tag text not null,
+    primary key (tag, doc_id)
+);
+create index if not exists mcp_docs_doc_tags_doc on mcp_docs_doc_tags(doc_id);
+create table if not exists mcp_docs_links (
+    doc_id text not null references mcp_docs_documents(id) on delete cascade,
+    n integer not null,
+    line integer not null,
+    kind text not null,
+    target text not null,
+    heading text,
+    key text not null,
+    count integer not null,
+    resolved text,
+    primary key (doc_id, n)
+);
+create index if not exists mcp_docs_links_key on mcp_docs_links(key, doc_id);
+create index if not exists mcp_docs_links_resolved on mcp_docs_links(resolved, doc_id);
+create table if not exists mcp_docs_doc_names (
+    key text not null,
+    doc_id text not null references mcp_docs_documents(id) on delete cascade,
+    kind text not null,
+    alias text not null,
+    primary key (key, doc_id, kind, alias)
+);
+create index if not exists mcp_docs_doc_names_doc on mcp_docs_doc_names(doc_id);
+create table if not exists mcp_docs_problems (path text primary key, kind text not null, detail text not null);
+create table if not exists mcp_docs_chunks (
+    id bigserial primary key,
+    doc_id text not null references mcp_docs_documents(id) on delete cascade,
+    section_idx integer not null,
+    hash text not null,
+    text text not null,
+    prefix_len integer not null,
+    embedding vector
+);
+create index if not exists mcp_docs_chunks_doc on mcp_docs_chunks(doc_id);
+create index if not exists mcp_docs_chunks_pending on mcp_docs_chunks(id) where embedding is null;
+"""
+
+
+class PrivilegeMissing(DatabaseUnavailable):
+    """The role may not do what was asked (SQLSTATE 42501): a tool error while serving, a refusal at start."""
+
+
+def text_config(lang: str | None) -> str:
+    """The PostgreSQL text-search configuration of a language code: its Snowball stemmer, else `simple`."""
+    return STEMMER_LANGUAGES.get(lang or "", "simple")
+
+
+class Database:
+    """One PostgreSQL database: a connection per thread (autocommit for reads), reopened after a failure."""
+
+    def __init__(self, url: str, *, read_only: bool) -> None:
+        self.url = url
+        self.where = redact(url)
+        self.read_only = read_only
+        self._local = threading.local()
+        self._all: list[psycopg.Connection[Any]] = []
+        self._lock = threading.Lock()
+        self._writer: psycopg.Connection[Any] | None = None
+        self.dim: int | None = None
+
+    # -- connections -----------------------------------------------------------------------
+    def _connect(self) -> psycopg.Connection[Any]:
+        options = f"-c statement_timeout={STATEMENT_MS}" if self.read_only else ""
+        try:
+            conn = psycopg.connect(
+                self.url, autocommit=True, connect_timeout=CONNECT_SECONDS, options=options, application_name="mcp-docs"
+            )
+        except psycopg.Error as exc:
+            raise self._unavailable(exc) from None
+        with self._lock:
+            self._all.append(conn)
+        return conn
+
+    def _unavailable(self, exc: BaseException) -> DatabaseUnavailable:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if not parses(self.url):  # libpq quotes the part it could not parse, which may be the password
+            detail = "the connection string is malformed: see the libpq connection string forms"
+        detail = scrub(detail, self.url).removeprefix("connection failed: ")
+        return DatabaseUnavailable(
+            f"the PostgreSQL database {self.where} cannot be reached ({detail[:200]}); check MCP_DOCS_DATABASE_URL "
+            "and that the database server runs, then try again"
+        )
+
+    def conn(self) -> psycopg.Connection[Any]:
+        conn: psycopg.Connection[Any] | None = getattr(self._local, "conn", None)
+        if conn is None or conn.closed:
+            conn = self._connect()
+            self._local.conn = conn
+        return conn
+
+    def _drop_thread_connection(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        self._local.conn = None
+        if conn is not None:
+            with suppress(psycopg.Error):
+                conn.close()
+
+    def run(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
+        """`work` on this thread's connection; a lost connection becomes DatabaseUnavailable (and is reopened
+        on the next call, so service resumes when the database is back)."""
+        conn = self.conn()
+        try:
+            return work(conn)
+        except psycopg.errors.InsufficientPrivilege as exc:  # revoked while serving: a tool error, not a crash
+            raise PrivilegeMissing(self._privilege(exc, conn, "read")) from None
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            self._drop_thread_connection()
+            raise self._unavailable(exc) from None
+
+    def _privilege(self, exc: psycopg.Error, conn: psycopg.Connection[Any] | None, doing: str) -> str:
+        """One sentence: which privilege the role lacks in which database, and the statement that grants it."""
+        role = conn.info.user if conn is not None and not conn.closed else "this role"
+        dbname = conn.info.dbname if conn is not None and not conn.closed else "the database"
+        detail = scrub(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__, self.url)
+        where = f"the PostgreSQL role '{role}' may not"
+        if "extension" in detail:
+            return (
+                f"{where} create the pgvector extension in database '{dbname}' ({detail}): have a superuser run "
+                f"`CREATE EXTENSION vector;` in that database once, then run this again"
+            )
+        if doing == "write" and "schema" in detail:
+            return (
+                f"{where} create the index's tables in database '{dbname}' ({detail}): have the schema's owner run "
+                f"`GRANT CREATE ON SCHEMA public TO {role};` (or give the role a database of its own), then run "
+                "this again"
+            )
+        if doing == "write":
+            return (
+                f"{where} write the mcp-docs index in database '{dbname}' ({detail}): the writer needs to own the "
+                f"mcp_docs_ tables (or be granted INSERT, UPDATE, DELETE on them); grant it, then run this again"
+            )
+        return (
+            f"{where} read the mcp-docs index in database '{dbname}' ({detail}): have the index's owner run "
+            f"`GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role};`, then start again"
+        )
+
+    def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self.run(lambda c: c.execute(sql, args).fetchall())
+
+    def value(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        found = self.rows(sql, args)
+        return found[0][0] if found else None
+
+    @contextmanager
+    def transaction(self) -> Iterator[psycopg.Connection[Any]]:
+        conn = self.conn()
+        try:
+            with conn.transaction():
+                yield conn
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise PrivilegeMissing(self._privilege(exc, conn, "read" if self.read_only else "write")) from None
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            self._drop_thread_connection()
+            raise self._unavailable(exc) from None
+
+    def ping(self) -> str | None:
+        """None when the database answers, else the sentence saying why not."""
+        try:
+            self.value("select 1")
+        except DatabaseUnavailable as exc:
+            return str(exc)
+        return None
+
+    def close(self) -> None:
+        with self._lock:
+            connections, self._all = self._all, []
+        if self._writer is not None:
+            connections.append(self._writer)
+            self._writer = None
+        for conn in connections:
+            with suppress(psycopg.Error):
+                conn.close()
+
+    # -- schema --------------------------------------------------------------------------------
+    def meta(self, key: str) -> str | None:
+        value = self.value("select value from mcp_docs_meta where key = %s", (key,))
+        return None if value is None else str(value)
+
+    def set_meta(self, conn: psycopg.Connection[Any], key: str, value: str) -> None:
+        conn.execute(
+            "insert into mcp_docs_meta(key, value) values (%s, %s) on conflict (key) do update set value = excluded.value",
+            (key, value),
+        )
+
+    def stored_version(self) -> int | None:
+        """The schema version of the index in this database; None when it holds none yet."""
+        if self.value("select to_regclass('mcp_docs_meta')") is None:
+            return None
+        raw = self.meta("schema_version")
+        return int(raw) if raw and raw.isdigit() else None
+
+    def check_readable(self) -> None:
+        """A reader's check: an index of this version is there, or one sentence saying what to run."""
+        try:
+            self._check_readable()
+        except PrivilegeMissing as exc:  # at start: a refusal (one sentence, exit 2), not an outage to wait out
+            raise DatabaseRefused(str(exc)) from None
+
+    def _check_readable(self) -> None:
+        version = self.stored_version()
+        if version is None:
+            raise DatabaseIndexMismatch(
+                f"the PostgreSQL database {self.where} holds no mcp-docs index yet: run "
+                "`mcp-docs index --store postgres --root DIR` once to write it"
+            )
+        if version != PG_SCHEMA_VERSION:
+            newer = version > PG_SCHEMA_VERSION
+            raise DatabaseIndexMismatch(
+                f"the PostgreSQL database {self.where} holds an mcp-docs index of schema version {version}, and this "
+                f"mcp-docs reads version {PG_SCHEMA_VERSION}: "
+                + (
+                    "upgrade mcp-docs on this host"
+                    if newer
+                    else "run `mcp-docs index --store postgres` with this version to migrate it"
+                )
+            )
+        dim = self.meta("dim")
+        self.dim = int(dim) if dim else None
+
+    def prepare_for_writing(self, root: str) -> None:
+        """The writer's check: create the tables, rebuild an older version's, refuse a newer one or another root."""
+        version = self.stored_version()
+        if version is not None and version > PG_SCHEMA_VERSION:
+            raise DatabaseIndexMismatch(
+                f"the PostgreSQL database {self.where} holds an mcp-docs index of schema version {version}, newer "
+                f"than this mcp-docs ({PG_SCHEMA_VERSION}): upgrade mcp-docs before writing to it"
+            )
+        try:
+            self._create_schema(root, version)
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise DatabaseRefused(self._privilege(exc, self.conn(), "write")) from None
+        except psycopg.errors.UndefinedFile as exc:  # an OperationalError, but the server is there
+            raise DatabaseRefused(
+                f"the PostgreSQL server of {self.where} has no pgvector extension ({scrub(str(exc).strip(), self.url)}"
+                "): install pgvector on it (https://github.com/pgvector/pgvector), then run this again"
+            ) from None
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            self._drop_thread_connection()
+            raise self._unavailable(exc) from None
+        dim = self.meta("dim")
+        self.dim = int(dim) if dim else None
+
+    def _create_schema(self, root: str, version: int | None) -> None:
+        conn = self.conn()
+        with conn.transaction():
+            if version is not None and version < PG_SCHEMA_VERSION:
+                log.warning(
+                    "the index in %s has schema version %d: rebuilding it as %d", self.where, version, PG_SCHEMA_VERSION
+                )
+                for table in _TABLES:
+                    conn.execute(f"drop table if exists mcp_docs_{table} cascade")
+            conn.execute(_SCHEMA)
+            stored_root = conn.execute("select value from mcp_docs_meta where key = 'root'").fetchone()
+            documents = conn.execute("select count(*) from mcp_docs_documents").fetchone()
+            if stored_root and stored_root[0] != root and documents and documents[0]:
+                raise DatabaseIndexMismatch(
+                    f"the PostgreSQL database {self.where} indexes the root {stored_root[0]}, not {root}: one database "
+                    "holds one root's index; use another database (or point --root at the same folder)"
+                )
+            self.set_meta(conn, "schema_version", str(PG_SCHEMA_VERSION))
+            self.set_meta(conn, "root", root)
+            self.set_meta(conn, "writer", f"{socket.gethostname()} pid {os.getpid()}")
+
+    def lock_writer(self) -> None:
+        """Take the one writer's lock (a session advisory lock, released when this process ends or closes it);
+        another writer is refused with a sentence that says who holds it."""
+        try:
+            conn = psycopg.connect(
+                self.url, autocommit=True, connect_timeout=CONNECT_SECONDS, application_name="mcp-docs writer"
+            )
+        except psycopg.Error as exc:
+            raise self._unavailable(exc) from None
+        got = conn.execute("select pg_try_advisory_lock(%s)", (WRITER_LOCK_KEY,)).fetchone()
+        if not (got and got[0]):
+            holder = conn.execute(
+                "select coalesce(a.client_addr::text, 'local'), a.pid from pg_locks l join pg_stat_activity a "
+                "on a.pid = l.pid where l.locktype = 'advisory' and l.objid = %s and l.granted",
+                ((WRITER_LOCK_KEY & 0xFFFFFFFF),),
+            ).fetchone()
+            conn.close()
+            who = f" (server process {holder[1]}, client {holder[0]})" if holder else ""
+            raise IndexBusy(
+                f"another mcp-docs writer is indexing into {self.where}{who}: one writer at a time; "
+                "wait for it to finish or stop it (a `serve --store postgres` without --root only reads "
+                "and needs no lock)"
+            )
+        self._writer = conn
+
+    def ensure_writer(self) -> None:
+        """Before a write: the lock's session is still open. A database restart (or a dropped connection) ends it
+        and releases the lock, so take it again, or refuse (IndexBusy) when another writer got it meanwhile."""
+        conn = self._writer
+        if conn is not None and not conn.closed:
+            try:
+                conn.execute("select 1")
+                return
+            except psycopg.Error:
+                with suppress(psycopg.Error):
+                    conn.close()
+        self._writer = None
+        self.lock_writer()
+        log.warning("the writer's session with %s was lost: the writer lock is held again", self.where)
+
+    def release_writer(self) -> None:
+        if self._writer is not None:
+            try:
+                self._writer.execute("select pg_advisory_unlock(%s)", (WRITER_LOCK_KEY,))
+                self._writer.close()
+            except psycopg.Error:
+                pass  # a closed session has released its locks anyway
+            self._writer = None
+
+    def set_dim(self, dim: int) -> None:
+        """Record the embedding dimension and build the HNSW index over it (once)."""
+        if self.dim == dim:
+            return
+        with self.transaction() as conn:
+            conn.execute("drop index if exists mcp_docs_chunks_hnsw")
+            conn.execute(
+                f"create index mcp_docs_chunks_hnsw on mcp_docs_chunks "
+                f"using hnsw ((embedding::vector({int(dim)})) vector_cosine_ops)"
+            )
+            self.set_meta(conn, "dim", str(int(dim)))
+        self.dim = dim
+
+    def text_configs(self) -> set[str]:
+        return {str(r[0]) for r in self.rows("select cfgname from pg_ts_config")}

@@ -1,0 +1,359 @@
+"""The one writer of a PostgreSQL index: bring the database in line with the root, then embed what is pending.
+
+The same steps as the embedded sync (`store.embedded.sync`): scan through the jail, skip files whose size and mtime
+did not change, read, hash and parse the others (`store.embedded.sync.prepare`), and commit in batches; each batch is one
+transaction, so a reader never sees a document without its sections. Inside it each document has its own
+savepoint: one whose content the database refuses (`_DOCUMENT_REFUSED`) is skipped alone and listed by `status`
+as `unstorable`, and the rest of the batch is committed. The file's bytes are stored too: readers
+serve `read_document` from the database. Chunk vectors whose text did not change are kept.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from ...embedders import Embedder, EmbedderError, make_embedder
+from ...index.chunking import chunk_document
+from ...link_graph import PENDING_BATCH, LinkGraph
+from ...loader import content_hash, read_markdown
+from ...markdown import ParsedDocument
+from ...paths import Jail, printable
+from ...scan import Problem, ScannedFile, Scanner
+from ...settings import Settings
+from ..embedded.catalog import DocumentRecord, Fingerprint, LinkRecord, SectionRecord, document_row
+from ..embedded.sync import Progress, SyncReport, catalog_records, prepare, racy_safe, scan_paths
+from .catalog import PgCatalog, _under
+from .database import Database, text_config
+from .letter_pairs import with_pairs
+
+log = logging.getLogger(__name__)
+
+BATCH_DOCUMENTS = 500
+# What the database refuses because of one document's content: a NUL or an invalid value (DataError, class 22), a
+# section whose words overflow tsvector's 1 MB (ProgramLimitExceeded, class 54), a constraint (IntegrityError), a
+# lone surrogate the driver cannot encode (UnicodeEncodeError, a ValueError). That document is skipped alone.
+# Anything else (a full disk, a missing privilege, a read-only standby, a trigger, a lost connection) would refuse
+# every document alike: the batch rolls back whole, nothing is lost, and the sync fails (/health: degraded).
+_DOCUMENT_REFUSED = (psycopg.DataError, psycopg.errors.ProgramLimitExceeded, psycopg.IntegrityError, ValueError)
+EMBED_BATCH = 64
+
+
+class PgWriter:
+    def __init__(self, settings: Settings, db: Database, jail: Jail, embedder: Embedder | None) -> None:
+        self.settings = settings
+        self.db = db
+        self.jail = jail
+        self.scanner = Scanner(jail)
+        self.catalog = PgCatalog(db)
+        self.embedder = embedder
+        self._configs = db.text_configs()
+
+    @classmethod
+    def open(cls, settings: Settings, db: Database, jail: Jail) -> tuple[PgWriter, str | None]:
+        """The writer and, when embeddings are on but unavailable, why (keyword search still works)."""
+        try:
+            return cls(settings, db, jail, make_embedder(settings)), None
+        except EmbedderError as exc:
+            return cls(settings, db, jail, None), str(exc)
+
+    # -- sync ------------------------------------------------------------------------------
+    def sync(self, paths: Iterable[str] | None = None, progress: Progress | None = None) -> SyncReport:
+        """Everything (`paths` None), or only what is at or under `paths` (the watcher's changes)."""
+        started = time.perf_counter()
+        report = SyncReport()
+        if paths is not None:
+            paths = sorted(set(paths))
+        old = self.catalog.fingerprints(paths)
+        read_ns = time.time_ns()
+        scan, gone = scan_paths(self.jail, self.scanner, paths, old)
+        report.skipped.extend(scan.problems)
+        to_read = [racy_safe(f, read_ns) for f in scan.files if _changed(f, old.get(f.doc_id))]
+        report.unchanged = len(scan.files) - len(to_read)
+        total = len(to_read) + len(gone)
+        if progress:
+            progress(0, total)
+        batch: list[tuple[ScannedFile, str, ParsedDocument, list[str], bytes]] = []
+        touches: list[ScannedFile] = []
+        for done, f in enumerate(to_read, 1):
+            fp = old.get(f.doc_id)
+            prep = prepare(
+                self.jail, self.settings.max_file_bytes, f, fp.hash if fp else None, self.settings.parse_seconds
+            )
+            if prep.missing or prep.problem is not None:
+                if prep.problem is not None:
+                    report.skipped.append(prep.problem)
+                if fp is not None:
+                    gone.append(f.doc_id)
+            elif prep.parsed is None:
+                touches.append(f)
+                report.unchanged += 1
+            else:
+                data = self._bytes(f, prep.digest)
+                if data is not None:  # else it changed since it was parsed: the next sync takes the new version
+                    batch.append((f, prep.digest, prep.parsed, prep.warnings, data))
+                    report.changed_ids.append(f.doc_id)
+                    if fp is None:
+                        report.added += 1
+                    else:
+                        report.updated += 1
+            if len(batch) >= BATCH_DOCUMENTS:
+                self._commit(batch, [], touches, report, old)
+                batch, touches = [], []
+                if progress:
+                    progress(done, total)
+        report.deleted += len(gone)
+        report.deleted_ids.extend(gone)
+        self._commit(batch, gone, touches, report, old)
+        self._save_problems(paths, report)
+        if progress:
+            progress(total, total)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _bytes(self, f: ScannedFile, digest: str) -> bytes | None:
+        try:
+            data = read_markdown(self.jail, f.path, self.settings.max_file_bytes)
+        except (OSError, ValueError):
+            return None
+        return data if content_hash(data) == digest else None
+
+    def _commit(
+        self,
+        batch: list[tuple[ScannedFile, str, ParsedDocument, list[str], bytes]],
+        gone: list[str],
+        touches: list[ScannedFile],
+        report: SyncReport,
+        old: dict[str, Fingerprint],
+    ) -> None:
+        if not batch and not gone and not touches:
+            return
+        ids = [f.doc_id for f, *_ in batch]
+        with self.db.transaction() as conn:
+            kept = self._vectors_of(conn, ids)
+            before = _naming(conn, ids + list(gone))  # what decides the links to them: names, language
+            conn.execute("delete from mcp_docs_documents where id = any(%s)", (ids + list(gone),))
+            for f, digest, parsed, warnings, data in batch:
+                record, sections = catalog_records(self.settings, f, digest, parsed, warnings)
+                try:
+                    # A savepoint per document: one the database refuses is rolled back alone, not the batch.
+                    with conn.transaction():
+                        self._insert(conn, record, sections, parsed, data, kept)
+                except _DOCUMENT_REFUSED as exc:
+                    if conn.broken or conn.closed:  # the connection is lost, not this document refused
+                        raise
+                    _refused(f.doc_id, exc, report, old.get(f.doc_id) is not None)
+            _links_to_resolve(conn, before, _naming(conn, ids))
+            self._resolve_pending(conn)
+            if touches:
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        "update mcp_docs_documents set mtime_ns = %s, size = %s where id = %s",
+                        [(t.mtime_ns, t.size, t.doc_id) for t in touches],
+                    )
+
+    def _resolve_pending(self, conn: psycopg.Connection[Any]) -> None:
+        """Resolve the links the batch marked, as the catalog now stands (inside the batch's transaction: the
+        catalog's reads run on this thread's connection, `conn`)."""
+        graph = LinkGraph(self.catalog, self.settings.extensions)
+        while links := pending_links(conn, PENDING_BATCH):
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "update mcp_docs_links set resolved = %s where doc_id = %s and n = %s",
+                    [(target or "", link.doc_id, link.n) for link, target in graph.resolve_stored(links)],
+                )
+
+    def _vectors_of(self, conn: psycopg.Connection[Any], ids: list[str]) -> dict[str, str]:
+        """The embedded chunks of these documents by text hash, to keep the vectors of unchanged text."""
+        if not ids or self.embedder is None:
+            return {}
+        rows = conn.execute(
+            "select hash, embedding::text from mcp_docs_chunks where doc_id = any(%s) and embedding is not null",
+            (ids,),
+        ).fetchall()
+        return {r[0]: r[1] for r in rows}
+
+    def _insert(
+        self,
+        conn: psycopg.Connection[Any],
+        doc: DocumentRecord,
+        sections: list[SectionRecord],
+        parsed: ParsedDocument,
+        data: bytes,
+        kept: dict[str, str],
+    ) -> None:
+        config = text_config(doc.lang)
+        if config not in self._configs:  # a server built without that language's dictionary
+            config = "simple"
+        conn.execute(
+            "insert into mcp_docs_documents values (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+            (*document_row(doc, time.time()), data),
+        )
+        bodies = {s.index: s.body for s in parsed.sections}
+        with conn.cursor() as cur:
+            cur.executemany(
+                "insert into mcp_docs_sections values (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s::regconfig,"
+                " setweight(to_tsvector(%s::regconfig, %s), 'A') || setweight(to_tsvector(%s::regconfig, %s), 'B'))",
+                [
+                    (
+                        doc.id,
+                        s.idx,
+                        s.heading,
+                        s.heading_path,
+                        s.level,
+                        s.line_start,
+                        s.line_end,
+                        s.subtree_end,
+                        s.tokens,
+                        bodies.get(s.idx, ""),
+                        config,
+                        config,
+                        with_pairs(head_text(doc.title, s.heading_path)),  # Thai, Khmer...: their letter pairs too
+                        config,
+                        with_pairs(bodies.get(s.idx, "")),
+                    )
+                    for s in sections
+                ],
+            )
+            cur.executemany(
+                "insert into mcp_docs_doc_tags values (%s, %s) on conflict do nothing", [(doc.id, t) for t in doc.tags]
+            )
+            cur.executemany(
+                "insert into mcp_docs_links values (%s,%s,%s,%s,%s,%s,%s,%s,null)",
+                [
+                    (doc.id, n, link["line"], link["kind"], link["target"], link["heading"], link["key"], link["count"])
+                    for n, link in enumerate(doc.links)
+                    if link.get("key")
+                ],
+            )
+            cur.executemany(
+                "insert into mcp_docs_doc_names values (%s,%s,%s,%s) on conflict do nothing",
+                [(n.key, n.doc_id, n.kind, n.alias) for n in doc.names],
+            )
+            if self.embedder is not None:
+                chunks = chunk_document(parsed, self.embedder.max_chars)
+                cur.executemany(
+                    "insert into mcp_docs_chunks(doc_id, section_idx, hash, text, prefix_len, embedding) "
+                    "values (%s,%s,%s,%s,%s,%s::vector)",
+                    [(doc.id, c.section_idx, c.hash, c.text, c.prefix_len, kept.get(c.hash)) for c in chunks],
+                )
+
+    def _save_problems(self, paths: list[str] | None, report: SyncReport) -> None:
+        """A full scan knows every problem there is; a partial one only those under its paths."""
+        with self.db.transaction() as conn:
+            if paths is None:
+                conn.execute("delete from mcp_docs_problems")
+            else:
+                conn.execute(
+                    "delete from mcp_docs_problems where path = any(%s) or path like any(%s)",
+                    (paths, [_under(p) for p in paths]),
+                )
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "insert into mcp_docs_problems values (%s,%s,%s) on conflict (path) do update "
+                    "set kind = excluded.kind, detail = excluded.detail",
+                    [(p.path, p.kind, p.detail) for p in report.skipped],
+                )
+            self.db.set_meta(conn, "language", self.settings.language)
+
+    # -- vectors -----------------------------------------------------------------------------
+    def pending(self) -> int:
+        return int(self.db.value("select count(*) from mcp_docs_chunks where embedding is null"))
+
+    def embed(self, progress: Callable[[int, int], None] | None = None, stop: threading.Event | None = None) -> int:
+        """Embed every pending chunk, a batch per transaction (an interrupted run resumes where it stopped);
+        `stop` ends the run between two batches (a server closing)."""
+        if self.embedder is None:
+            return 0
+        total, done = self.pending(), 0
+        while stop is None or not stop.is_set():
+            rows = self.db.rows(
+                "select id, text from mcp_docs_chunks where embedding is null order by id limit %s", (EMBED_BATCH,)
+            )
+            if not rows:
+                break
+            vectors = self.embedder.embed_passages([r[1] for r in rows])
+            self.db.set_dim(int(vectors.shape[1]))
+            with self.db.transaction() as conn, conn.cursor() as cur:
+                cur.executemany(
+                    "update mcp_docs_chunks set embedding = %s::vector where id = %s",
+                    [(vector_text(v), r[0]) for r, v in zip(rows, vectors, strict=True)],
+                )
+            done += len(rows)
+            if progress:
+                progress(done, total)
+        return done
+
+
+def head_text(title: str, heading_path: str) -> str:
+    """The title and heading path, weighted above the body (as the embedded store's head field)."""
+    return f"{title}\n{heading_path.replace(' > ', chr(10))}" if heading_path != title else title
+
+
+def vector_text(v: np.ndarray) -> str:
+    """pgvector's text form of a vector."""
+    return "[" + ",".join(f"{x:.7g}" for x in np.asarray(v, dtype=np.float32).ravel()) + "]"
+
+
+def _refused(doc_id: str, exc: Exception, report: SyncReport, was_indexed: bool) -> None:
+    """A document the database would not store: skipped and listed by `status`, the rest of its batch kept. Its
+    older version was deleted with the batch: it must not stay searchable with content the root no longer has."""
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    log.warning("the database refused %s (%s): skipped", printable(doc_id), detail)
+    report.skipped.append(Problem(doc_id, "unstorable", f"the database refused it ({detail[:200]}): skipped"))
+    report.changed_ids.remove(doc_id)
+    if was_indexed:
+        report.updated -= 1
+        report.deleted += 1
+        report.deleted_ids.append(doc_id)
+    else:
+        report.added -= 1
+
+
+Naming = dict[str, tuple[frozenset[tuple[str, str, str]], str | None]]
+
+
+def _naming(conn: psycopg.Connection[Any], ids: list[str]) -> Naming:
+    """What decides which links resolve to each of these documents: its names and its named language."""
+    if not ids:
+        return {}
+    names: dict[str, set[tuple[str, str, str]]] = {}
+    for key, doc_id, kind, alias in conn.execute(
+        "select key, doc_id, kind, alias from mcp_docs_doc_names where doc_id = any(%s)", (ids,)
+    ):
+        names.setdefault(doc_id, set()).add((key, kind, alias))
+    rows = conn.execute("select id, language from mcp_docs_documents where id = any(%s)", (ids,)).fetchall()
+    return {doc_id: (frozenset(names.get(doc_id, ())), lang) for doc_id, lang in rows}
+
+
+def _links_to_resolve(conn: psycopg.Connection[Any], before: Naming, after: Naming) -> None:
+    """Mark for resolving again the links to the names of the documents whose names or language the batch
+    changed (added, deleted, renamed, re-detected): the links of other names resolve as they did."""
+    keys: set[str] = set()
+    for doc_id in before.keys() | after.keys():
+        old, new = before.get(doc_id), after.get(doc_id)
+        if old != new:
+            for naming in (old, new):
+                keys.update(name[0] for name in (naming[0] if naming else ()))
+    if keys:
+        conn.execute(
+            "update mcp_docs_links set resolved = null where resolved is not null and key = any(%s)", (sorted(keys),)
+        )
+
+
+def pending_links(conn: psycopg.Connection[Any], limit: int) -> list[LinkRecord]:
+    rows = conn.execute(
+        "select doc_id, line, kind, target, heading, key, count, n from mcp_docs_links where resolved is null limit %s",
+        (limit,),
+    ).fetchall()
+    return [LinkRecord(*r) for r in rows]
+
+
+def _changed(f: ScannedFile, old: Fingerprint | None) -> bool:
+    return old is None or old.size != f.size or old.mtime_ns != f.mtime_ns
