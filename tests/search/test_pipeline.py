@@ -11,8 +11,8 @@ from typing import Any
 
 from mcp_docs.index.hits import RankedSection
 from mcp_docs.search import pipeline
-from mcp_docs.store.api import SectionHit
 from mcp_docs.search.request import SearchRequest
+from mcp_docs.store.api import SectionHit
 
 
 @dataclass
