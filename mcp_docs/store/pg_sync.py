@@ -55,6 +55,7 @@ class PgWriter:
         self.catalog = PgCatalog(db)
         self.embedder = embedder
         self._configs = db.text_configs()
+        self.copied = 0  # documents the last sync wrote with COPY (a cold index)
 
     @classmethod
     def open(cls, settings: Settings, db: Database, jail: Jail) -> tuple[PgWriter, str | None]:
@@ -83,6 +84,7 @@ class PgWriter:
         # A cold index (a full sync into an empty database) is loaded with COPY and its secondary indexes are
         # built once after the load, not maintained row by row during it (benchmarks/REPORT.md, "bulk loading").
         cold = paths is None and not old and bool(to_read)
+        self.copied = 0
         if cold:
             self.db.drop_deferred_indexes()
         try:
@@ -90,6 +92,12 @@ class PgWriter:
         finally:
             if cold:  # also after a failure: a reader must not be left without its indexes
                 self.db.build_deferred_indexes()
+        if cold:
+            log.info(
+                "cold index: %d of %d documents loaded with COPY, indexes built after the load",
+                self.copied,
+                len(to_read),
+            )
         self._save_problems(paths, report)
         if progress:
             progress(total, total)
@@ -372,6 +380,7 @@ class PgWriter:
                 raise
             log.info("COPY refused a batch (%s): writing it document by document", type(exc).__name__)
             return False
+        self.copied += len(rows)
         return True
 
     def _save_problems(self, paths: list[str] | None, report: SyncReport) -> None:
@@ -391,6 +400,20 @@ class PgWriter:
                     [(p.path, p.kind, p.detail) for p in report.skipped],
                 )
             self.db.set_meta(conn, "language", self.settings.language)
+            self.save_statistics(conn)
+
+    @staticmethod
+    def save_statistics(conn: psycopg.Connection[Any]) -> None:
+        """What BM25 needs of the whole collection (the number of sections, their average length), recorded once
+        per sync so that a search reads two rows instead of counting every section."""
+        total, average = conn.execute(
+            "select count(*), coalesce(avg(tokens), 1) from mcp_docs_sections"
+        ).fetchone() or (0, 1)
+        conn.execute(
+            "insert into mcp_docs_meta(key, value) values ('sections', %s), ('average_tokens', %s) "
+            "on conflict (key) do update set value = excluded.value",
+            (str(int(total)), repr(float(average))),
+        )
 
     # -- vectors -----------------------------------------------------------------------------
     def pending(self) -> int:

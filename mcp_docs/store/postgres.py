@@ -135,6 +135,8 @@ DEFERRED_INDEXES = {
     "mcp_docs_doc_tags_doc": "create index if not exists mcp_docs_doc_tags_doc on mcp_docs_doc_tags(doc_id)",
     "mcp_docs_chunks_doc": "create index if not exists mcp_docs_chunks_doc on mcp_docs_chunks(doc_id)",
 }
+# BM25 extensions a server may have (ParadeDB's pg_search, VectorChord-bm25): looked for when a library opens.
+BM25_EXTENSIONS = ("pg_search", "vchord_bm25")
 # Memory for building those indexes (a GIN index builds several times faster when its posting lists fit in it).
 BUILD_MEMORY = "256MB"
 
@@ -429,6 +431,21 @@ class Database:
             )
             self.set_meta(conn, "dim", str(int(dim)))
         self.dim = dim
+
+    def installed_extensions(self, names: Sequence[str]) -> list[str]:
+        """Which of these extensions are installed in this database (`pg_extension`), in the order asked."""
+        found = {
+            str(r[0]) for r in self.rows("select extname from pg_extension where extname = any(%s)", (list(names),))
+        }
+        return [n for n in names if n in found]
+
+    def available_extensions(self, names: Sequence[str]) -> list[str]:
+        """Which of these extensions the server could install (`pg_available_extensions`), installed or not."""
+        found = {
+            str(r[0])
+            for r in self.rows("select name from pg_available_extensions where name = any(%s)", (list(names),))
+        }
+        return [n for n in names if n in found]
 
     def drop_deferred_indexes(self) -> None:
         """Before a cold load: drop the indexes it would otherwise maintain row by row."""
