@@ -260,12 +260,15 @@ class PgLibrary(Library):
             )
             params = [QUERY_OPERATOR.join(terms), configs]
         # `materialized`: the query is parsed and stemmed once, not again for every section it is matched against
+        # Without a filter, the best `limit` sections are cut before their text and document are joined (every
+        # matching section was joined, then most dropped); a filter needs the documents' folder and tags first.
+        ranked = "r" if where else "(select * from r order by r.score desc, r.doc_id, r.idx limit %s) r"
         rows = self.db.rows(
             queries + "select s.doc_id, s.idx, d.title, s.heading, s.heading_path, s.line_start, s.line_end, s.body, "
-            "d.tags, r.score from r join mcp_docs_sections s on s.doc_id = r.doc_id and s.idx = r.idx "
+            f"d.tags, r.score from {ranked} join mcp_docs_sections s on s.doc_id = r.doc_id and s.idx = r.idx "
             f"join mcp_docs_documents d on d.id = s.doc_id {where} "
             "order by r.score desc, s.doc_id, s.idx limit %s",
-            [*params, *args, max(1, limit)],
+            [*params, *([] if where else [max(1, limit)]), *args, max(1, limit)],
         )
         return [(_section(r), float(r[9])) for r in rows]
 
@@ -281,36 +284,38 @@ def _idf_ranked_sections(rank: str) -> str:
     by its IDF over the sections (BM25's idea, which ts_rank lacks), so a rare word found counts for more than a
     common one; with LENGTH_K, each word's rank is also normalised by the section's length against the average,
     as BM25's k1 and b do (`rank` then is the unnormalised, saturating term frequency)."""
-    score = "q.idf * x.r"
+    idf = "ln(1 + (n.total - m.df + 0.5) / (m.df + 0.5))"
+    score = f"{idf} * m.r"
     if RANK_FUNCTION == "bm25":
         # BM25 itself: the word's term frequency, saturated by k1 and normalised by the section's length against
         # the average (b). The frequency is read back from ts_rank, which PostgreSQL computes from the word's
         # positions alone (a binary search in the tsvector): with every weight 1, ts_rank of one word occurring n
-        # times is (1 + 1/4 + … + 1/n²) / (π²/6), so n = 1 / (π²/6 − π²/6·rank) − ½ (within ±0.06 of n for every n, so rounded, exact).
-        # With only the A weight, the same counts the head's occurrences (the head's positions come first); an
-        # occurrence in the title or heading path counts HEAD_TF times.
+        # times is (1 + 1/4 + … + 1/n²) / (π²/6), so n = 1 / (π²/6 − π²/6·rank) − ½ (within ±0.06 of n for every
+        # n, so rounded, exact). With only the A weight, the same counts the head's occurrences (the head's
+        # positions come first); an occurrence in the title or heading path counts HEAD_TF times.
+        rank = f"{_frequency('x.every')} + {float(HEAD_TF) - 1} * {_frequency('x.head')}"
+        ranks = "ts_rank('{1,1,1,1}', s.tsv, q.query, 0) as every, ts_rank('{0,0,0,1}', s.tsv, q.query, 0) as head"
+    else:
+        ranks = f"{rank} as every"
+        rank = "x.every"
+    if RANK_FUNCTION == "bm25" or LENGTH_K is not None:
         k, b = float(LENGTH_K or 1.2), float(LENGTH_B)
-        every, head = (_frequency(f"ts_rank('{w}', s.tsv, q.query, 0)") for w in ("{1,1,1,1}", "{0,0,0,1}"))
-        rank = f"{every} + {float(HEAD_TF) - 1} * {head}"
-        score = f"q.idf * x.r * {k + 1} / (x.r + {k} * (1 - {b} + {b} * s.tokens / greatest(n.avg_tokens, 1)))"
-    elif LENGTH_K is not None:
-        k, b = float(LENGTH_K), float(LENGTH_B)
-        score = f"q.idf * x.r * {k + 1} / (x.r + {k} * (1 - {b} + {b} * s.tokens / greatest(n.avg_tokens, 1)))"
+        score = f"{idf} * m.r * {k + 1} / (m.r + {k} * (1 - {b} + {b} * m.tokens / greatest(n.avg_tokens, 1)))"
     return (
-        "with t as materialized (select c::regconfig as cfg, plainto_tsquery(c::regconfig, w) as query "
-        "from unnest(%s::text[]) c cross join unnest(%s::text[]) w), "
+        "with q as materialized (select row_number() over () as word, c::regconfig as cfg, "
+        "plainto_tsquery(c::regconfig, w) as query from unnest(%s::text[]) c cross join unnest(%s::text[]) w), "
         # the writer records both after each sync (`PgWriter.save_statistics`); counted here when it has not yet
         "n as materialized (select coalesce((select value::float8 from mcp_docs_meta where key = 'sections'), "
         "(select count(*)::float8 from mcp_docs_sections)) as total, "
         "coalesce((select value::float8 from mcp_docs_meta where key = 'average_tokens'), "
         "(select avg(tokens)::float8 from mcp_docs_sections), 1) as avg_tokens), "
-        "q as materialized (select t.cfg, t.query, ln(1 + (n.total - x.df + 0.5) / (x.df + 0.5)) as idf "
-        "from t cross join n "
-        "cross join lateral (select count(*)::float8 as df from mcp_docs_sections s "
-        "where s.config = t.cfg and s.tsv @@ t.query) x where numnode(t.query) > 0), "
-        f"r as (select s.doc_id, s.idx, sum({score}) as score "
-        "from q cross join n join mcp_docs_sections s on s.config = q.cfg and s.tsv @@ q.query "
-        f"cross join lateral (select {rank} as r) x group by s.doc_id, s.idx) "
+        # each word's matching sections, ranked, and how many there are (its document frequency): one index scan
+        # per word gives both (counting them first, then ranking them, read every match twice)
+        # (`materialized` and `offset 0`: each ts_rank is computed once per section, not again wherever it is used)
+        f"m as materialized (select s.doc_id, s.idx, s.tokens, {rank} as r, "
+        "count(*) over (partition by q.word)::float8 as df from q join mcp_docs_sections s on s.config = q.cfg "
+        f"and s.tsv @@ q.query cross join lateral (select {ranks} offset 0) x where numnode(q.query) > 0), "
+        f"r as (select m.doc_id, m.idx, sum({score}) as score from m cross join n group by m.doc_id, m.idx) "
     )
 
 
