@@ -156,6 +156,7 @@ def test_a_writer_killed_mid_cold_load_loses_nothing_and_its_indexes_come_back(d
         proc.wait(60)
     assert proc.returncode == -signal.SIGKILL, proc.stderr.read().decode() if proc.stderr else ""
     assert 500 <= count < 1500
+    assert "mcp_docs_sections_tsv" not in _indexes(database)  # killed mid cold load: the GIN index was not built yet
     with psycopg.connect(database, autocommit=True) as conn:  # what was committed is whole: no section lost
         assert conn.execute(
             "select count(*) from mcp_docs_documents d where not exists "
