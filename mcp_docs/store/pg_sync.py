@@ -6,6 +6,10 @@ transaction, so a reader never sees a document without its sections. Inside it e
 savepoint: one whose content the database refuses (`_DOCUMENT_REFUSED`) is skipped alone and listed by `status`
 as `unstorable`, and the rest of the batch is committed. The file's bytes are stored too: readers
 serve `read_document` from the database. Chunk vectors whose text did not change are kept.
+
+A cold index (a full sync into an empty database) takes a faster path with the same result: each batch is written
+with COPY, the secondary indexes are built once after the load, and batches are committed by a thread while the
+next is parsed (`_copy_batch`, `Database.drop_deferred_indexes`); a batch COPY refuses falls back to the savepoints.
 """
 
 from __future__ import annotations
