@@ -379,7 +379,8 @@ class PgWriter:
                 _copy(cur, "mcp_docs_links", _LINK_COLUMNS, (x for r in rows for x in r.links))
                 _copy(cur, "mcp_docs_doc_names", None, (n for r in rows for n in r.names))
                 _copy(cur, "mcp_docs_chunks", _CHUNK_COLUMNS, (c[:5] for r in rows for c in r.chunks))
-        except _DOCUMENT_REFUSED as exc:
+        except (*_DOCUMENT_REFUSED, psycopg.errors.InsufficientPrivilege) as exc:
+            # refused content, or a role without the TEMPORARY privilege the sections' table needs
             if conn.broken or conn.closed:  # the connection is lost, not a document refused
                 raise
             log.info("COPY refused a batch (%s): writing it document by document", type(exc).__name__)

@@ -448,7 +448,8 @@ class Database:
         return [n for n in names if n in found]
 
     def drop_deferred_indexes(self) -> None:
-        """Before a cold load: drop the indexes it would otherwise maintain row by row."""
+        """Before a cold load: drop the indexes it would otherwise maintain row by row (the writer owns them:
+        `prepare_for_writing` already needs that)."""
         with self.transaction() as conn:
             for name in DEFERRED_INDEXES:
                 conn.execute(f"drop index if exists {name}")

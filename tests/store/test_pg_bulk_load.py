@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -23,7 +24,7 @@ from mcp_docs.store import open_library
 
 from ..server_fixtures import child_env, write
 from .conftest import new_database
-from .test_pg_hardening import _too_many_words
+from .test_pg_hardening import _as, _too_many_words
 
 psycopg = pytest.importorskip(
     "psycopg", reason="psycopg is not installed: pip install -e '.[test]' to run the PostgreSQL store tests"
@@ -218,3 +219,32 @@ def test_without_a_bm25_extension_keyword_search_ranks_with_bm25_computed_in_sql
     assert got.keys() == expected.keys() == {"short.md", "long.md", "title.md"}
     for doc, score in expected.items():
         assert got[doc] == pytest.approx(score, rel=1e-4), doc
+
+
+def test_a_writer_without_the_temporary_privilege_still_loads_a_cold_index(
+    pg_server: tuple[str, Path], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """COPY stages the sections in a temporary table; a database that grants no TEMPORARY privilege to the writer's
+    role sends each batch down the row-by-row path instead, and the load loses nothing."""
+    admin = pg_server[0]
+    database = new_database(admin)
+    name = urlsplit(database).path.lstrip("/")
+    role = f"g_{name}"
+    root = tmp_path / "vault"
+    _vault(root)
+    with psycopg.connect(database, autocommit=True) as conn:
+        for statement in (
+            "create extension vector",
+            f"create role {role} login",
+            f"grant create on schema public to {role}",
+            f"revoke temporary on database {name} from public",
+        ):
+            conn.execute(statement)
+    caplog.set_level(logging.INFO, logger="mcp_docs.store.pg_sync")
+    settings = Settings.load(root, store="postgres", database_url=_as(database, role), embeddings="none")
+    with open_library(settings) as lib:
+        report = lib.sync()
+    assert report.added == 27 and not report.skipped
+    assert "COPY refused a batch (InsufficientPrivilege)" in caplog.text
+    assert len(_rows(database)["documents"]) == 27
+    assert set(DEFERRED_INDEXES) <= _indexes(database)
