@@ -211,29 +211,50 @@ def run_steps(
         with pg_reader(url, "none") as reader:
             if "keyword" in steps:
                 run, times = queries_through(reader, queries, "keyword")
-                record("PostgreSQL (ts_rank + IDF)", "keyword", run, {"index_s": spent["sync_s"], **times})
+                record("PostgreSQL (BM25 in SQL)", "keyword", run, {"index_s": spent["sync_s"], **times})
             if "variants" in steps:
                 from mcp_docs.store.postgres import store as pgl
 
-                default = (pgl.RANK_FUNCTION, pgl.RANK_NORMALIZATION, pgl.QUERY_OPERATOR, pgl.IDF_WEIGHTING)
-                for function, norm, operator, idf in [
-                    ("ts_rank_cd", 0, " or ", False),
-                    ("ts_rank_cd", 1, " or ", False),
-                    ("ts_rank", 1, " or ", False),
-                    ("ts_rank_cd", 1, " ", False),
-                    ("ts_rank_cd", 1, " or ", True),
-                    ("ts_rank", 0, " or ", True),
-                    ("ts_rank", 1, " or ", True),
+                default = (
+                    pgl.RANK_FUNCTION,
+                    pgl.RANK_NORMALIZATION,
+                    pgl.QUERY_OPERATOR,
+                    pgl.IDF_WEIGHTING,
+                    pgl.LENGTH_K,
+                    pgl.HEAD_TF,
+                )
+                for function, norm, operator, idf, length_k, head_tf in [
+                    ("ts_rank_cd", 0, " or ", False, None, 1.0),
+                    ("ts_rank_cd", 1, " or ", False, None, 1.0),
+                    ("ts_rank", 1, " or ", False, None, 1.0),
+                    ("ts_rank_cd", 1, " ", False, None, 1.0),
+                    ("ts_rank_cd", 1, " or ", True, None, 1.0),
+                    ("ts_rank", 0, " or ", True, None, 1.0),
+                    ("ts_rank", 1, " or ", True, None, 1.0),
+                    ("ts_rank", 0, " or ", True, 1.2, 1.0),  # BM25's length normalisation over ts_rank
+                    ("bm25", 0, " or ", True, 1.2, 1.0),  # BM25 in SQL (k1 1.2, b 0.75), head counted once
+                    ("bm25", 0, " or ", True, 1.2, 2.0),  # head counted twice (kept)
+                    ("bm25", 0, " or ", True, 1.2, 3.0),
                 ]:
                     pgl.RANK_FUNCTION, pgl.RANK_NORMALIZATION = function, norm
                     pgl.QUERY_OPERATOR, pgl.IDF_WEIGHTING = operator, idf
+                    pgl.LENGTH_K, pgl.HEAD_TF = length_k, head_tf
                     run, times = sections_through(reader, queries)
                     metrics = evaluate(run, qrels)
                     query = "per word, IDF-weighted" if idf else ("OR" if "or" in operator else "AND")
+                    if length_k is not None:
+                        query += f", k1 {length_k} b {pgl.LENGTH_B}, head x{head_tf:g}"
                     payload["variants"].append(
                         {"rank": function, "normalization": norm, "query": query} | {**metrics, **times}
                     )
-                pgl.RANK_FUNCTION, pgl.RANK_NORMALIZATION, pgl.QUERY_OPERATOR, pgl.IDF_WEIGHTING = default
+                (
+                    pgl.RANK_FUNCTION,
+                    pgl.RANK_NORMALIZATION,
+                    pgl.QUERY_OPERATOR,
+                    pgl.IDF_WEIGHTING,
+                    pgl.LENGTH_K,
+                    pgl.HEAD_TF,
+                ) = default
                 table(
                     ["rank", "norm", "query", "nDCG@10", "R@100", "empty", "p50 ms"],
                     [

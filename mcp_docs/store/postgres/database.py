@@ -124,6 +124,23 @@ create index if not exists mcp_docs_chunks_doc on mcp_docs_chunks(doc_id);
 create index if not exists mcp_docs_chunks_pending on mcp_docs_chunks(id) where embedding is null;
 """
 
+# Indexes a cold load drops first and builds once after it (Database.build_deferred_indexes): maintaining the GIN
+# index row by row is most of what a cold load costs the server. The indexes the load itself reads (names and links,
+# to resolve links batch by batch; the primary keys) stay. `_SCHEMA` creates them too, so a writer killed mid-load
+# gets them back when it next starts.
+DEFERRED_INDEXES = {
+    "mcp_docs_sections_tsv": "create index if not exists mcp_docs_sections_tsv on mcp_docs_sections using gin(tsv)",
+    "mcp_docs_documents_folder": (
+        "create index if not exists mcp_docs_documents_folder on mcp_docs_documents(folder text_pattern_ops)"
+    ),
+    "mcp_docs_doc_tags_doc": "create index if not exists mcp_docs_doc_tags_doc on mcp_docs_doc_tags(doc_id)",
+    "mcp_docs_chunks_doc": "create index if not exists mcp_docs_chunks_doc on mcp_docs_chunks(doc_id)",
+}
+# BM25 extensions a server may have (ParadeDB's pg_search, VectorChord-bm25): looked for when a library opens.
+BM25_EXTENSIONS = ("pg_search", "vchord_bm25")
+# Memory for building those indexes (a GIN index builds several times faster when its posting lists fit in it).
+BUILD_MEMORY = "256MB"
+
 
 class PrivilegeMissing(DatabaseUnavailable):
     """The role may not do what was asked (SQLSTATE 42501): a tool error while serving, a refusal at start."""
@@ -176,6 +193,10 @@ class Database:
             conn = self._connect()
             self._local.conn = conn
         return conn
+
+    def drop_thread_connection(self) -> None:
+        """Close this thread's connection (a thread that ends: the writer's committer)."""
+        self._drop_thread_connection()
 
     def _drop_thread_connection(self) -> None:
         conn = getattr(self._local, "conn", None)
@@ -411,6 +432,37 @@ class Database:
             )
             self.set_meta(conn, "dim", str(int(dim)))
         self.dim = dim
+
+    def installed_extensions(self, names: Sequence[str]) -> list[str]:
+        """Which of these extensions are installed in this database (`pg_extension`), in the order asked."""
+        found = {
+            str(r[0]) for r in self.rows("select extname from pg_extension where extname = any(%s)", (list(names),))
+        }
+        return [n for n in names if n in found]
+
+    def available_extensions(self, names: Sequence[str]) -> list[str]:
+        """Which of these extensions the server could install (`pg_available_extensions`), installed or not."""
+        found = {
+            str(r[0])
+            for r in self.rows("select name from pg_available_extensions where name = any(%s)", (list(names),))
+        }
+        return [n for n in names if n in found]
+
+    def drop_deferred_indexes(self) -> None:
+        """Before a cold load: drop the indexes it would otherwise maintain row by row (the writer owns them:
+        `prepare_for_writing` already needs that)."""
+        with self.transaction() as conn:
+            for name in DEFERRED_INDEXES:
+                conn.execute(f"drop index if exists {name}")
+
+    def build_deferred_indexes(self) -> None:
+        """After a cold load: build the dropped indexes in one pass each, then refresh the planner's statistics and
+        the visibility map (`vacuum analyze`), which the first searches would otherwise do without."""
+        with self.transaction() as conn:
+            conn.execute(f"set local maintenance_work_mem = '{BUILD_MEMORY}'")
+            for statement in DEFERRED_INDEXES.values():
+                conn.execute(statement)
+        self.run(lambda c: c.execute("vacuum (analyze) mcp_docs_documents, mcp_docs_sections"))  # autocommit
 
     def text_configs(self) -> set[str]:
         return {str(r[0]) for r in self.rows("select cfgname from pg_ts_config")}

@@ -26,8 +26,14 @@ def pair_words(text: str, letters: bool = False) -> list[str]:
 
 def with_pairs(text: str) -> str:
     """`text` for `to_tsvector`, followed by its runs' pair tokens (none: `text` unchanged)."""
+    return text + pair_suffix(text)
+
+
+def pair_suffix(text: str) -> str:
+    """What `with_pairs` appends to `text` (empty when it has no such run): the bulk load sends it beside the
+    body, so that the stored body stays the text itself."""
     words = pair_words(text, letters=True)
-    return f"{text}\n{' '.join(words)}" if words else text
+    return f"\n{' '.join(words)}" if words else ""
 
 
 def _token(term: str) -> str:

@@ -30,7 +30,7 @@ from ..api import CommitListener, Progress, SectionHit, SyncReport, coverage, co
 from ..embedded.fulltext import QUERY_STOPWORDS, spaced_words
 from ..embedded.vector_store import QUERY_CACHE_SIZE
 from .catalog import PgCatalog, _under
-from .database import Database, text_config
+from .database import BM25_EXTENSIONS, Database, text_config
 from .letter_pairs import pair_words
 from .sync import PgWriter, vector_text
 
@@ -38,17 +38,26 @@ log = logging.getLogger(__name__)
 
 MAX_QUERY_TERMS = 64
 MAX_K = 1000  # pgvector's largest hnsw.ef_search
-# How sections are ranked: PostgreSQL has no BM25. ts_rank counts how often the query's words occur, ts_rank_cd how
-# close together they are; neither has an IDF, so each word of the query is ranked on its own and weighted by its
-# IDF over the sections (BM25's idea), then summed. SciFact nDCG@10, keyword side alone (benchmarks/REPORT.md,
-# "PostgreSQL store"): ts_rank_cd of the OR-ed query 0.400, ts_rank 0.571; per word with IDF: ts_rank_cd 0.537,
-# ts_rank 0.658 (Tantivy's BM25: 0.69). AND (plainto_tsquery) leaves 275 of 300 questions without a match.
-RANK_FUNCTION = "ts_rank"
+# How sections are ranked without a BM25 extension: BM25 computed in SQL. ts_rank counts how often the query's words
+# occur, ts_rank_cd how close together they are; neither has an IDF nor BM25's length normalisation, so each word of
+# the query is ranked on its own, its term frequency read back from ts_rank (`_frequency`), saturated (k1) and
+# normalised by the section's length against the average (b), weighted by its IDF over the sections, then summed.
+# SciFact nDCG@10, keyword side alone (benchmarks/REPORT.md, "PostgreSQL store" and "BM25 in SQL"): ts_rank_cd of
+# the OR-ed query 0.400, ts_rank 0.571; per word with IDF: ts_rank_cd 0.537, ts_rank 0.658; BM25 in SQL 0.696
+# (Tantivy's BM25: 0.69). AND (plainto_tsquery) leaves 275 of 300 questions without a match.
+RANK_FUNCTION = "bm25"  # or "ts_rank" / "ts_rank_cd" with RANK_NORMALIZATION (the earlier rankings, for comparison)
 IDF_WEIGHTING = True
 QUERY_OPERATOR = " or "  # without IDF weighting: the words OR-ed in one websearch_to_tsquery
 # ts_rank's normalisation: 1 divides by 1 + log(length), a mild length normalisation (0, none: 0.644).
 RANK_NORMALIZATION = 1
-# Weights of the D, C, B, A labels: the title and heading path (A) count more than the body (B).
+# BM25's k1 and b (Tantivy's and Lucene's defaults). With ts_rank, LENGTH_K None leaves the rank as it is, else
+# each word's rank r becomes r·(k+1) / (r + k·(1 − b + b·tokens/average tokens)) (SciFact 0.658, no gain).
+LENGTH_K: float | None = 1.2
+LENGTH_B = 0.75
+# With BM25: what an occurrence in the title or heading path counts, one in the body counting 1 (SciFact: 1, 0.687;
+# 2, 0.696; 3, 0.699: 2 kept, the middle, rather than the best on the test questions).
+HEAD_TF = 2.0
+# Weights of the D, C, B, A labels (ts_rank): the title and heading path (A) count more than the body (B).
 RANK_WEIGHTS = "{0.1, 0.2, 0.4, 1.0}"
 # A server that writes embeds in the background: woken by each sync that changed something, else it looks again
 # after EMBED_IDLE_SECONDS (chunks another crashed run left), after EMBED_RETRY_SECONDS when the embedder failed.
@@ -114,6 +123,7 @@ class PostgresStore:
         self.catalog = PgCatalog(self.db)
         self.files = DatabaseFiles(jail, self.catalog)
         self._listeners: list[CommitListener] = []
+        self.bm25_extension, self.keyword_ranking = self._keyword_ranking()
         self._embedder_thread: threading.Thread | None = None
         self._embed_wake = threading.Event()
         self._embed_stop = threading.Event()
@@ -136,6 +146,32 @@ class PostgresStore:
 
     def publish_sync_error(self, error: str | None) -> None:
         pass
+
+    def _keyword_ranking(self) -> tuple[str | None, str]:
+        """The BM25 extension installed in the database, if any, and how keyword search ranks here (said once in
+        the log). Without an extension: BM25 computed in SQL over the tsvectors (`_idf_ranked_sections`)."""
+        try:
+            installed = self.db.installed_extensions(BM25_EXTENSIONS)
+            available = installed or self.db.available_extensions(BM25_EXTENSIONS)
+        except DatabaseUnavailable:
+            installed, available = [], []  # said by /health; the ranking is the fallback until it is back
+        ranking = f"BM25 in SQL (k1 {LENGTH_K}, b {LENGTH_B})" if RANK_FUNCTION == "bm25" else RANK_FUNCTION
+        if installed:
+            # Not used yet: its index needs a unique key column the sections table does not have (issue 31).
+            log.info(
+                "%s is installed in %s but not used yet: keyword search ranks with %s",
+                installed[0],
+                self.db.where,
+                ranking,
+            )
+        elif available:
+            log.info(
+                "%s could be installed in %s (CREATE EXTENSION); keyword search ranks with %s",
+                available[0],
+                self.db.where,
+                ranking,
+            )
+        return (installed[0] if installed else None), ranking
 
     def close(self) -> None:
         self._embed_stop.set()
@@ -224,18 +260,7 @@ class PostgresStore:
         terms = terms[:MAX_QUERY_TERMS]
         rank = f"{RANK_FUNCTION}('{RANK_WEIGHTS}', s.tsv, q.query, {int(RANK_NORMALIZATION)})"
         if IDF_WEIGHTING:
-            # One tsquery per word and language, each weighted by its IDF over the sections (BM25's idea, which
-            # ts_rank lacks): a rare word found counts for more than a common one.
-            queries = (
-                "with t as materialized (select c::regconfig as cfg, plainto_tsquery(c::regconfig, w) as query "
-                "from unnest(%s::text[]) c cross join unnest(%s::text[]) w), "
-                "n as (select count(*)::float8 as total from mcp_docs_sections), "
-                "q as materialized (select t.cfg, t.query, ln(1 + (n.total - x.df + 0.5) / (x.df + 0.5)) as idf from t cross join n "
-                "cross join lateral (select count(*)::float8 as df from mcp_docs_sections s "
-                "where s.config = t.cfg and s.tsv @@ t.query) x where numnode(t.query) > 0), "
-                f"r as (select s.doc_id, s.idx, sum(q.idf * {rank}) as score "
-                "from q join mcp_docs_sections s on s.config = q.cfg and s.tsv @@ q.query group by s.doc_id, s.idx) "
-            )
+            queries = _idf_ranked_sections(rank)
             params: list[Any] = [configs, terms]
         else:
             queries = (
@@ -246,14 +271,63 @@ class PostgresStore:
             )
             params = [QUERY_OPERATOR.join(terms), configs]
         # `materialized`: the query is parsed and stemmed once, not again for every section it is matched against
+        # Without a filter, the best `limit` sections are cut before their text and document are joined (every
+        # matching section was joined, then most dropped); a filter needs the documents' folder and tags first.
+        ranked = "r" if where else "(select * from r order by r.score desc, r.doc_id, r.idx limit %s) r"
         rows = self.db.rows(
             queries + "select s.doc_id, s.idx, d.title, s.heading, s.heading_path, s.line_start, s.line_end, s.body, "
-            "d.tags, r.score from r join mcp_docs_sections s on s.doc_id = r.doc_id and s.idx = r.idx "
+            f"d.tags, r.score from {ranked} join mcp_docs_sections s on s.doc_id = r.doc_id and s.idx = r.idx "
             f"join mcp_docs_documents d on d.id = s.doc_id {where} "
             "order by r.score desc, s.doc_id, s.idx limit %s",
-            [*params, *args, max(1, limit)],
+            [*params, *([] if where else [max(1, limit)]), *args, max(1, limit)],
         )
         return [SectionHit(r[0], float(r[9]), _section(r)) for r in rows]
+
+
+def _frequency(rank: str) -> str:
+    """The number of occurrences behind ts_rank's rank of one word without normalisation (see
+    `_idf_ranked_sections`)."""
+    return f"(case when {rank} > 0 then round(1 / greatest(1.64493406685 * (1 - {rank}), 1e-9) - 0.5) else 0 end)"
+
+
+def _idf_ranked_sections(rank: str) -> str:
+    """The `r` CTE (doc_id, idx, score) of the per-word ranking: one tsquery per word and language, each weighted
+    by its IDF over the sections (BM25's idea, which ts_rank lacks), so a rare word found counts for more than a
+    common one; with LENGTH_K, each word's rank is also normalised by the section's length against the average,
+    as BM25's k1 and b do (`rank` then is the unnormalised, saturating term frequency)."""
+    idf = "ln(1 + (n.total - m.df + 0.5) / (m.df + 0.5))"
+    score = f"{idf} * m.r"
+    if RANK_FUNCTION == "bm25":
+        # BM25 itself: the word's term frequency, saturated by k1 and normalised by the section's length against
+        # the average (b). The frequency is read back from ts_rank, which PostgreSQL computes from the word's
+        # positions alone (a binary search in the tsvector): with every weight 1, ts_rank of one word occurring n
+        # times is (1 + 1/4 + … + 1/n²) / (π²/6), so n = 1 / (π²/6 − π²/6·rank) − ½ (within ±0.06 of n for every
+        # n, so rounded, exact). With only the A weight, the same counts the head's occurrences (the head's
+        # positions come first); an occurrence in the title or heading path counts HEAD_TF times.
+        rank = f"{_frequency('x.every')} + {float(HEAD_TF) - 1} * {_frequency('x.head')}"
+        ranks = "ts_rank('{1,1,1,1}', s.tsv, q.query, 0) as every, ts_rank('{0,0,0,1}', s.tsv, q.query, 0) as head"
+    else:
+        ranks = f"{rank} as every"
+        rank = "x.every"
+    if RANK_FUNCTION == "bm25" or LENGTH_K is not None:
+        k, b = float(LENGTH_K or 1.2), float(LENGTH_B)
+        score = f"{idf} * m.r * {k + 1} / (m.r + {k} * (1 - {b} + {b} * m.tokens / greatest(n.avg_tokens, 1)))"
+    return (
+        "with q as materialized (select row_number() over () as word, c::regconfig as cfg, "
+        "plainto_tsquery(c::regconfig, w) as query from unnest(%s::text[]) c cross join unnest(%s::text[]) w), "
+        # the writer records both after each sync (`PgWriter.save_statistics`); counted here when it has not yet
+        "n as materialized (select coalesce((select value::float8 from mcp_docs_meta where key = 'sections'), "
+        "(select count(*)::float8 from mcp_docs_sections)) as total, "
+        "coalesce((select value::float8 from mcp_docs_meta where key = 'average_tokens'), "
+        "(select avg(tokens)::float8 from mcp_docs_sections), 1) as avg_tokens), "
+        # each word's matching sections, ranked, and how many there are (its document frequency): one index scan
+        # per word gives both (counting them first, then ranking them, read every match twice)
+        # (`materialized` and `offset 0`: each ts_rank is computed once per section, not again wherever it is used)
+        f"m as materialized (select s.doc_id, s.idx, s.tokens, {rank} as r, "
+        "count(*) over (partition by q.word)::float8 as df from q join mcp_docs_sections s on s.config = q.cfg "
+        f"and s.tsv @@ q.query cross join lateral (select {ranks} offset 0) x where numnode(q.query) > 0), "
+        f"r as (select m.doc_id, m.idx, sum({score}) as score from m cross join n group by m.doc_id, m.idx) "
+    )
 
 
 class PgVectors:

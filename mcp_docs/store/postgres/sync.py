@@ -6,6 +6,10 @@ transaction, so a reader never sees a document without its sections. Inside it e
 savepoint: one whose content the database refuses (`_DOCUMENT_REFUSED`) is skipped alone and listed by `status`
 as `unstorable`, and the rest of the batch is committed. The file's bytes are stored too: readers
 serve `read_document` from the database. Chunk vectors whose text did not change are kept.
+
+A cold index (a full sync into an empty database) takes a faster path with the same result: each batch is written
+with COPY, the secondary indexes are built once after the load, and batches are committed by a thread while the
+next is parsed (`_copy_batch`, `Database.drop_deferred_indexes`); a batch COPY refuses falls back to the savepoints.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,7 +37,7 @@ from ..embedded.catalog import DocumentRecord, Fingerprint, LinkRecord, SectionR
 from ..embedded.sync import Progress, SyncReport, catalog_records, prepare, racy_safe, scan_paths
 from .catalog import PgCatalog, _under
 from .database import Database, text_config
-from .letter_pairs import with_pairs
+from .letter_pairs import pair_suffix, with_pairs
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +60,7 @@ class PgWriter:
         self.catalog = PgCatalog(db)
         self.embedder = embedder
         self._configs = db.text_configs()
+        self.copied = 0  # documents the last sync wrote with COPY (a cold index)
 
     @classmethod
     def open(cls, settings: Settings, db: Database, jail: Jail) -> tuple[PgWriter, str | None]:
@@ -79,8 +86,88 @@ class PgWriter:
         total = len(to_read) + len(gone)
         if progress:
             progress(0, total)
-        batch: list[tuple[ScannedFile, str, ParsedDocument, list[str], bytes]] = []
+        # A cold index (a full sync into an empty database) is loaded with COPY and its secondary indexes are
+        # built once after the load, not maintained row by row during it (benchmarks/REPORT.md, "bulk loading").
+        cold = paths is None and not old and bool(to_read)
+        self.copied = 0
+        if cold:
+            self.db.drop_deferred_indexes()
+        try:
+            self._sync_files(to_read, old, gone, report, progress, total, bulk=cold)
+        finally:
+            if cold:  # also after a failure: a reader must not be left without its indexes
+                self.db.build_deferred_indexes()
+        if cold:
+            log.info(
+                "cold index: %d of %d documents loaded with COPY, indexes built after the load",
+                self.copied,
+                len(to_read),
+            )
+        self._save_problems(paths, report)
+        if progress:
+            progress(total, total)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _sync_files(
+        self,
+        to_read: list[ScannedFile],
+        old: dict[str, Fingerprint],
+        gone: list[str],
+        report: SyncReport,
+        progress: Progress | None,
+        total: int,
+        *,
+        bulk: bool,
+    ) -> None:
+        batch: list[Batched] = []
         touches: list[ScannedFile] = []
+        if len(to_read) <= BATCH_DOCUMENTS:  # one batch (the watcher's syncs): nothing to overlap
+            self._parse_and_commit(
+                to_read,
+                old,
+                gone,
+                report,
+                progress,
+                total,
+                batch,
+                touches,
+                lambda b, g, t: _count_refusals(self._commit(b, g, t, old, bulk=bulk), report),
+            )
+            return
+        # Each batch is committed by one thread while this one parses the next: the database server's work (the
+        # tsvectors, the indexes) overlaps the parsing instead of following it. One batch in flight at a time, in
+        # order, each its own transaction as before; what the database refused is counted here, once it is known.
+        committer = ThreadPoolExecutor(1, thread_name_prefix="mcp-docs-pg-commit")
+        in_flight: Future[list[Refusal]] | None = None
+
+        def commit(batch: list[Batched], gone: list[str], touches: list[ScannedFile]) -> None:
+            nonlocal in_flight
+            if in_flight is not None:
+                _count_refusals(in_flight.result(), report)
+            in_flight = committer.submit(self._commit, batch, gone, touches, old, bulk=bulk)
+
+        try:
+            self._parse_and_commit(to_read, old, gone, report, progress, total, batch, touches, commit)
+            assert in_flight is not None
+            _count_refusals(in_flight.result(), report)
+        finally:
+            # a failed sync still waits for the batch in flight; the thread's connection ends with it
+            committer.submit(self.db.drop_thread_connection)
+            committer.shutdown(wait=True)
+
+    def _parse_and_commit(
+        self,
+        to_read: list[ScannedFile],
+        old: dict[str, Fingerprint],
+        gone: list[str],
+        report: SyncReport,
+        progress: Progress | None,
+        total: int,
+        batch: list[Batched],
+        touches: list[ScannedFile],
+        commit: Callable[[list[Batched], list[str], list[ScannedFile]], None],
+    ) -> None:
         for done, f in enumerate(to_read, 1):
             fp = old.get(f.doc_id)
             prep = prepare(
@@ -104,18 +191,13 @@ class PgWriter:
                     else:
                         report.updated += 1
             if len(batch) >= BATCH_DOCUMENTS:
-                self._commit(batch, [], touches, report, old)
+                commit(batch, [], touches)
                 batch, touches = [], []
                 if progress:
                     progress(done, total)
         report.deleted += len(gone)
         report.deleted_ids.extend(gone)
-        self._commit(batch, gone, touches, report, old)
-        self._save_problems(paths, report)
-        if progress:
-            progress(total, total)
-        report.seconds = time.perf_counter() - started
-        return report
+        commit(batch, gone, touches)
 
     def _bytes(self, f: ScannedFile, digest: str) -> bytes | None:
         try:
@@ -129,26 +211,21 @@ class PgWriter:
         batch: list[tuple[ScannedFile, str, ParsedDocument, list[str], bytes]],
         gone: list[str],
         touches: list[ScannedFile],
-        report: SyncReport,
         old: dict[str, Fingerprint],
-    ) -> None:
+        *,
+        bulk: bool = False,
+    ) -> list[Refusal]:
+        """One batch in one transaction; the documents the database refused (skipped, the rest committed)."""
+        refused: list[Refusal] = []
         if not batch and not gone and not touches:
-            return
+            return refused
         ids = [f.doc_id for f, *_ in batch]
         with self.db.transaction() as conn:
             kept = self._vectors_of(conn, ids)
             before = _naming(conn, ids + list(gone))  # what decides the links to them: names, language
             conn.execute("delete from mcp_docs_documents where id = any(%s)", (ids + list(gone),))
-            for f, digest, parsed, warnings, data in batch:
-                record, sections = catalog_records(self.settings, f, digest, parsed, warnings)
-                try:
-                    # A savepoint per document: one the database refuses is rolled back alone, not the batch.
-                    with conn.transaction():
-                        self._insert(conn, record, sections, parsed, data, kept)
-                except _DOCUMENT_REFUSED as exc:
-                    if conn.broken or conn.closed:  # the connection is lost, not this document refused
-                        raise
-                    _refused(f.doc_id, exc, report, old.get(f.doc_id) is not None)
+            if not (bulk and self._copy_batch(conn, batch)):
+                refused = self._insert_each(conn, batch, old, kept)
             _links_to_resolve(conn, before, _naming(conn, ids))
             self._resolve_pending(conn)
             if touches:
@@ -157,6 +234,29 @@ class PgWriter:
                         "update mcp_docs_documents set mtime_ns = %s, size = %s where id = %s",
                         [(t.mtime_ns, t.size, t.doc_id) for t in touches],
                     )
+        return refused
+
+    def _insert_each(
+        self,
+        conn: psycopg.Connection[Any],
+        batch: list[Batched],
+        old: dict[str, Fingerprint],
+        kept: dict[str, str],
+    ) -> list[Refusal]:
+        """The batch's documents one by one, each in its own savepoint (the incremental path, and a cold batch
+        that COPY could not write whole)."""
+        refused: list[Refusal] = []
+        for f, digest, parsed, warnings, data in batch:
+            record, sections = catalog_records(self.settings, f, digest, parsed, warnings)
+            try:
+                # A savepoint per document: one the database refuses is rolled back alone, not the batch.
+                with conn.transaction():
+                    self._insert(conn, record, sections, parsed, data, kept)
+            except _DOCUMENT_REFUSED as exc:
+                if conn.broken or conn.closed:  # the connection is lost, not this document refused
+                    raise
+                refused.append((f.doc_id, exc, old.get(f.doc_id) is not None))
+        return refused
 
     def _resolve_pending(self, conn: psycopg.Connection[Any]) -> None:
         """Resolve the links the batch marked, as the catalog now stands (inside the batch's transaction: the
@@ -188,61 +288,108 @@ class PgWriter:
         data: bytes,
         kept: dict[str, str],
     ) -> None:
-        config = text_config(doc.lang)
-        if config not in self._configs:  # a server built without that language's dictionary
-            config = "simple"
+        rows = self._rows(doc, sections, parsed, data, kept)
         conn.execute(
-            "insert into mcp_docs_documents values (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-            (*document_row(doc, time.time()), data),
+            "insert into mcp_docs_documents values (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)", rows.document
         )
-        bodies = {s.index: s.body for s in parsed.sections}
         with conn.cursor() as cur:
             cur.executemany(
                 "insert into mcp_docs_sections values (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s::regconfig,"
                 " setweight(to_tsvector(%s::regconfig, %s), 'A') || setweight(to_tsvector(%s::regconfig, %s), 'B'))",
-                [
-                    (
-                        doc.id,
-                        s.idx,
-                        s.heading,
-                        s.heading_path,
-                        s.level,
-                        s.line_start,
-                        s.line_end,
-                        s.subtree_end,
-                        s.tokens,
-                        bodies.get(s.idx, ""),
-                        config,
-                        config,
-                        with_pairs(head_text(doc.title, s.heading_path)),  # Thai, Khmer...: their letter pairs too
-                        config,
-                        with_pairs(bodies.get(s.idx, "")),
-                    )
-                    for s in sections
-                ],
+                [(*r[:11], r[10], r[11], r[10], r[9] + r[12]) for r in rows.sections],
             )
-            cur.executemany(
-                "insert into mcp_docs_doc_tags values (%s, %s) on conflict do nothing", [(doc.id, t) for t in doc.tags]
-            )
-            cur.executemany(
-                "insert into mcp_docs_links values (%s,%s,%s,%s,%s,%s,%s,%s,null)",
-                [
-                    (doc.id, n, link["line"], link["kind"], link["target"], link["heading"], link["key"], link["count"])
-                    for n, link in enumerate(doc.links)
-                    if link.get("key")
-                ],
-            )
-            cur.executemany(
-                "insert into mcp_docs_doc_names values (%s,%s,%s,%s) on conflict do nothing",
-                [(n.key, n.doc_id, n.kind, n.alias) for n in doc.names],
-            )
-            if self.embedder is not None:
-                chunks = chunk_document(parsed, self.embedder.max_chars)
+            cur.executemany("insert into mcp_docs_doc_tags values (%s, %s) on conflict do nothing", rows.tags)
+            cur.executemany("insert into mcp_docs_links values (%s,%s,%s,%s,%s,%s,%s,%s,null)", rows.links)
+            cur.executemany("insert into mcp_docs_doc_names values (%s,%s,%s,%s) on conflict do nothing", rows.names)
+            if rows.chunks:
                 cur.executemany(
                     "insert into mcp_docs_chunks(doc_id, section_idx, hash, text, prefix_len, embedding) "
                     "values (%s,%s,%s,%s,%s,%s::vector)",
-                    [(doc.id, c.section_idx, c.hash, c.text, c.prefix_len, kept.get(c.hash)) for c in chunks],
+                    rows.chunks,
                 )
+
+    def _rows(
+        self,
+        doc: DocumentRecord,
+        sections: list[SectionRecord],
+        parsed: ParsedDocument,
+        data: bytes,
+        kept: dict[str, str],
+    ) -> DocumentRows:
+        """One document's rows for every table: the same for the row-by-row inserts and the bulk COPY. A section
+        row ends with its config, head text and the letter pairs of its body (store/postgres/letter_pairs.py),
+        from which the server computes its tsvector."""
+        config = text_config(doc.lang)
+        if config not in self._configs:  # a server built without that language's dictionary
+            config = "simple"
+        bodies = {s.index: s.body for s in parsed.sections}
+        chunks = chunk_document(parsed, self.embedder.max_chars) if self.embedder is not None else []
+        return DocumentRows(
+            document=(*document_row(doc, time.time()), data),
+            sections=[
+                (
+                    doc.id,
+                    s.idx,
+                    s.heading,
+                    s.heading_path,
+                    s.level,
+                    s.line_start,
+                    s.line_end,
+                    s.subtree_end,
+                    s.tokens,
+                    bodies.get(s.idx, ""),
+                    config,
+                    with_pairs(head_text(doc.title, s.heading_path)),  # Thai, Khmer...: their letter pairs too
+                    pair_suffix(bodies.get(s.idx, "")),
+                )
+                for s in sections
+            ],
+            # each distinct once: COPY has no `on conflict do nothing`
+            tags=list(dict.fromkeys((doc.id, t) for t in doc.tags)),
+            links=[
+                (doc.id, n, link["line"], link["kind"], link["target"], link["heading"], link["key"], link["count"])
+                for n, link in enumerate(doc.links)
+                if link.get("key")
+            ],
+            names=list(dict.fromkeys((n.key, n.doc_id, n.kind, n.alias) for n in doc.names)),
+            chunks=[(doc.id, c.section_idx, c.hash, c.text, c.prefix_len, kept.get(c.hash)) for c in chunks],
+        )
+
+    def _copy_batch(
+        self, conn: psycopg.Connection[Any], batch: list[tuple[ScannedFile, str, ParsedDocument, list[str], bytes]]
+    ) -> bool:
+        """A cold batch written with COPY (one stream per table, no statement per row), inside a savepoint. False
+        when the database refused some document's content: the savepoint is rolled back and the caller writes the
+        batch document by document, so that only the refused one is skipped (`_insert_each`)."""
+        rows: list[DocumentRows] = []
+        for f, digest, parsed, warnings, data in batch:
+            record, sections = catalog_records(self.settings, f, digest, parsed, warnings)
+            rows.append(self._rows(record, sections, parsed, data, {}))
+        try:
+            with conn.transaction(), conn.cursor() as cur:
+                _copy(cur, "mcp_docs_documents", None, (r.document for r in rows))
+                # The tsvector is computed by the server: the sections go through a temporary table, then one
+                # insert computes every row's tsvector from its config, head text and body.
+                cur.execute(_LOAD_SECTIONS_TABLE)
+                _copy(cur, "mcp_docs_load_sections", None, (s for r in rows for s in r.sections))
+                cur.execute(
+                    "insert into mcp_docs_sections select doc_id, idx, heading, heading_path, level, line_start, "
+                    "line_end, subtree_end, tokens, body, config, setweight(to_tsvector(config, head), 'A') || "
+                    "setweight(to_tsvector(config, body || pairs), 'B') from mcp_docs_load_sections"
+                )
+                cur.execute("truncate mcp_docs_load_sections")
+                _copy(cur, "mcp_docs_doc_tags", None, (t for r in rows for t in r.tags))
+                _copy(cur, "mcp_docs_links", _LINK_COLUMNS, (x for r in rows for x in r.links))
+                _copy(cur, "mcp_docs_doc_names", None, (n for r in rows for n in r.names))
+                _copy(cur, "mcp_docs_chunks", _CHUNK_COLUMNS, (c[:5] for r in rows for c in r.chunks))
+        except (*_DOCUMENT_REFUSED, psycopg.errors.InsufficientPrivilege) as exc:
+            # refused content, or a role without the TEMPORARY privilege the sections' table needs
+            if conn.broken or conn.closed:  # the connection is lost, not a document refused
+                raise
+            log.info("COPY refused a batch (%s): writing it document by document", type(exc).__name__)
+            return False
+        self.copied += len(rows)
+        return True
 
     def _save_problems(self, paths: list[str] | None, report: SyncReport) -> None:
         """A full scan knows every problem there is; a partial one only those under its paths."""
@@ -261,6 +408,20 @@ class PgWriter:
                     [(p.path, p.kind, p.detail) for p in report.skipped],
                 )
             self.db.set_meta(conn, "language", self.settings.language)
+            self.save_statistics(conn)
+
+    @staticmethod
+    def save_statistics(conn: psycopg.Connection[Any]) -> None:
+        """What BM25 needs of the whole collection (the number of sections, their average length), recorded once
+        per sync so that a search reads two rows instead of counting every section."""
+        total, average = conn.execute(
+            "select count(*), coalesce(avg(tokens), 1) from mcp_docs_sections"
+        ).fetchone() or (0, 1)
+        conn.execute(
+            "insert into mcp_docs_meta(key, value) values ('sections', %s), ('average_tokens', %s) "
+            "on conflict (key) do update set value = excluded.value",
+            (str(int(total)), repr(float(average))),
+        )
 
     # -- vectors -----------------------------------------------------------------------------
     def pending(self) -> int:
@@ -291,6 +452,34 @@ class PgWriter:
         return done
 
 
+@dataclass(frozen=True)
+class DocumentRows:
+    """One document's rows, table by table, in the tables' column order."""
+
+    document: tuple[Any, ...]
+    sections: list[tuple[Any, ...]]
+    tags: list[tuple[str, str]]
+    links: list[tuple[Any, ...]]
+    names: list[tuple[str, str, str, str]]
+    chunks: list[tuple[Any, ...]]
+
+
+_LINK_COLUMNS = "(doc_id, n, line, kind, target, heading, key, count)"
+_CHUNK_COLUMNS = "(doc_id, section_idx, hash, text, prefix_len)"
+# A cold load's sections before their tsvector: private to the writer's session, emptied after each batch.
+_LOAD_SECTIONS_TABLE = (
+    "create temporary table if not exists mcp_docs_load_sections (doc_id text, idx integer, heading text, "
+    "heading_path text, level integer, line_start integer, line_end integer, subtree_end integer, tokens integer, "
+    "body text, config regconfig, head text, pairs text)"
+)
+
+
+def _copy(cur: psycopg.Cursor[Any], table: str, columns: str | None, rows: Iterable[tuple[Any, ...]]) -> None:
+    with cur.copy(f"copy {table} {columns or ''} from stdin") as copy:
+        for row in rows:
+            copy.write_row(row)
+
+
 def head_text(title: str, heading_path: str) -> str:
     """The title and heading path, weighted above the body (as the embedded store's head field)."""
     return f"{title}\n{heading_path.replace(' > ', chr(10))}" if heading_path != title else title
@@ -299,6 +488,15 @@ def head_text(title: str, heading_path: str) -> str:
 def vector_text(v: np.ndarray) -> str:
     """pgvector's text form of a vector."""
     return "[" + ",".join(f"{x:.7g}" for x in np.asarray(v, dtype=np.float32).ravel()) + "]"
+
+
+Batched = tuple[ScannedFile, str, ParsedDocument, list[str], bytes]  # a parsed file, its digest, warnings, bytes
+Refusal = tuple[str, Exception, bool]  # a document the database refused, why, and whether it was indexed before
+
+
+def _count_refusals(refusals: list[Refusal], report: SyncReport) -> None:
+    for doc_id, exc, was_indexed in refusals:
+        _refused(doc_id, exc, report, was_indexed)
 
 
 def _refused(doc_id: str, exc: Exception, report: SyncReport, was_indexed: bool) -> None:
