@@ -349,10 +349,11 @@ class Library:
         hits = self.keyword_hits(query, limit, folder, tags)
         return group_keyword_hits(hits, max_documents, self.document_bonus(query, by_key=True))
 
-    def document_bonus(self, query: str, by_key: bool = False) -> Bonus | None:
+    def document_bonus(self, query: str, by_key: bool = False, fused: bool = False) -> Bonus | None:
         """Document-level evidence for the best documents of `query` (index/document_signals.py): their ids
         (or, `by_key`, their full-text keys as text) → the share of the best score each one gains. It reads
-        the catalog rows of those documents only, and analyses the query once, on first use."""
+        the catalog rows of those documents only, and analyses the query once, on first use. `fused`: the
+        scores are hybrid's (document_signals.coverage_weight)."""
         fulltext, catalog, languages = self.fulltext, self.sqlite_catalog, self._languages
 
         def bonus(ids: Sequence[str]) -> dict[str, float]:
@@ -361,7 +362,7 @@ class Library:
             if not found:
                 return {}
             signals = fulltext.query_signals(query, languages)
-            return {keys[k]: signals.bonus(terms) for k, terms in found.items()}
+            return {keys[k]: signals.bonus(terms, fused) for k, terms in found.items()}
 
         return bonus
 
@@ -445,7 +446,9 @@ class Library:
                 depth,
                 # semantic search ranks by meaning alone (the signals count the query's words); a reranker
                 # has read the sections themselves, and its order stands
-                bonus=self.document_bonus(query) if mode_used != "semantic" and not reranked else None,
+                bonus=self.document_bonus(query, fused=mode_used == "hybrid")
+                if mode_used != "semantic" and not reranked
+                else None,
                 candidates=document_signals.CANDIDATES,
             )
         )

@@ -194,7 +194,7 @@ class PgLibrary(Library):
         hits = self.keyword_sections(query, limit, folder, tags)
         return group_by_document([(s.doc_id, score, s) for s, score in hits], max_documents)
 
-    def document_bonus(self, query: str, by_key: bool = False) -> Bonus | None:
+    def document_bonus(self, query: str, by_key: bool = False, fused: bool = False) -> Bonus | None:
         """None: this store keeps no document term sets (index/document_signals.py), so sections alone rank
         documents here."""
         return None

@@ -170,6 +170,8 @@ def test_coverage_counts_for_a_document_of_several_sections_only() -> None:
     assert signals.bonus(one) == 0.0
     assert signals.bonus(several) == pytest.approx(COVERAGE_WEIGHT)
     assert signals.bonus(unknown) == pytest.approx(COVERAGE_WEIGHT)  # a row without the count: as before
+    # hybrid's scores are partly cosines: there coverage is not a recount and counts for every document
+    assert signals.bonus(one, fused=True) == pytest.approx(COVERAGE_WEIGHT)
     # the other signals still count for a document of one section
     in_path = DocumentTerms("en", terms, " sleep ", 1)
     assert signals.bonus(in_path) == pytest.approx(PATH_WEIGHT * 0.5)
