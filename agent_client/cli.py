@@ -6,9 +6,8 @@ import argparse
 import contextlib
 import functools
 import json
-import signal
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -16,13 +15,14 @@ from typing import Any, TextIO
 
 import anyio
 
-from . import __version__
 from .calllog import CallLog
+from .chat_session import CHAT_HELP, ChatSession, _interruptible
+from .cli_args import STRICT_CITATIONS_EXIT, build_parser
 from .errors import AgentError, ErrorKind, classify
 from .home import home
 from .loop import Agent, Limits, Route
-from .mcp_session import DEFAULT_TOKEN_ENV, DocsFolder, ServerCommand, ServerTarget, ServerURL, connect
-from .memory import describe, exchanges, forget, remember
+from .mcp_session import DocsFolder, ServerCommand, ServerTarget, ServerURL, connect
+from .memory import remember
 from .models import Message, RunResult
 from .providers import (
     ANTHROPIC_EXTRA,
@@ -39,120 +39,8 @@ from .providers import (
 from .redaction import scrubbed_stdio
 from .render import TerminalObserver, fallback_line, notes, summary_line, unverified_citations
 from .sessions import SessionStore, close_unfinished, question_of, unfinished
-from .settings import DEFAULT_MAX_RETRIES, Settings
+from .settings import Settings
 from .text import json_safe, short, terminal_safe
-
-STRICT_CITATIONS_EXIT = 3  # distinct from 1 (an error): the answer is there, its sources are not all checked
-
-
-def _connection_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--docs", metavar="DIR", help="documents folder: runs `mcp-docs serve --root DIR` over stdio")
-    g.add_argument("--server", metavar="URL", help="an MCP server over Streamable HTTP, e.g. http://127.0.0.1:8000/mcp")
-    g.add_argument("--server-cmd", metavar="CMD", help="any MCP server command speaking stdio")
-    p.add_argument(
-        "--server-token-env",
-        metavar="VAR",
-        default=DEFAULT_TOKEN_ENV,
-        help=f"environment variable holding a bearer token for --server (default {DEFAULT_TOKEN_ENV})",
-    )
-    p.add_argument("--provider", help=f"provider name ({', '.join(PROVIDERS)}); default: detected from the keys set")
-    p.add_argument("--model", help="model name (default: the provider's default model)")
-    p.add_argument("--base-url", help="override the provider's base URL (any OpenAI-compatible server)")
-    p.add_argument("--api-key-env", metavar="VAR", help="read the API key from this environment variable")
-    p.add_argument(
-        "--fallback",
-        metavar="NAME[,NAME...]",
-        help="providers that take over the question, in order, when the current one fails with a server "
-        "error, overload, timeout or network error (default: DOCS_AGENT_FALLBACK)",
-    )
-    p.add_argument(
-        "--strategy",
-        choices=("react", "plan"),
-        default="react",
-        help="react (default): the model calls tools turn by turn; plan: one call writes a plan of tool "
-        "calls, run in parallel where independent, re-planned once on failure, then one answer",
-    )
-    p.add_argument(
-        "--expand",
-        action="store_true",
-        help="one cheap call rewrites the question into 2-3 searches, run at once and fused (-v shows them)",
-    )
-    p.add_argument(
-        "--reflect",
-        action="store_true",
-        help="one call reviews the answer against what was read; a weak answer is revised once",
-    )
-    p.add_argument(
-        "--max-iterations",
-        type=int,
-        default=10,
-        help="tool-calling iterations before a last answer without tools (default 10)",
-    )
-    p.add_argument("--max-cost", type=float, metavar="USD", help="stop when the question has cost this much")
-    p.add_argument("--max-tokens", type=int, metavar="N", help="stop when the question has used this many tokens")
-    p.add_argument(
-        "--timeout",
-        type=float,
-        default=300.0,
-        metavar="S",
-        help="overall deadline per question in seconds (default 300)",
-    )
-    p.add_argument(
-        "--max-retries",
-        type=int,
-        metavar="N",
-        help="SDK retries on connection errors, timeouts, 408/409/429/5xx "
-        f"(default: DOCS_AGENT_MAX_RETRIES, else {DEFAULT_MAX_RETRIES})",
-    )
-    p.add_argument("-q", "--quiet", action="store_true", help="do not show tool activity on stderr")
-    p.add_argument(
-        "-v",
-        "--verbose",
-        action="store_true",
-        help="show the MCP server's own log and the --expand reformulations on stderr",
-    )
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="docs-agent", description="Answer questions from your documents with any LLM, over MCP."
-    )
-    parser.add_argument("--version", action="version", version=f"docs-agent {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    p = sub.add_parser("ask", help="answer one question (the answer streams to stdout)")
-    p.add_argument("question", nargs="?", help="the question (not with --resume, which continues a stored one)")
-    _connection_args(p)
-    p.add_argument(
-        "--session",
-        metavar="NAME",
-        help="store the question, each tool round and the answer in this chat session as they come",
-    )
-    p.add_argument(
-        "--resume",
-        metavar="SESSION",
-        help="finish the answer a crash, kill or Ctrl-C cut in this session, re-using its stored tool results",
-    )
-    p.add_argument("--json", action="store_true", help="print one JSON object (answer, stopped_reason, usage…)")
-    p.add_argument(
-        "--strict-citations",
-        action="store_true",
-        help=f"exit with status {STRICT_CITATIONS_EXIT} when the answer cites a source the tools did not show",
-    )
-
-    p = sub.add_parser("chat", help="interactive session, history kept per --session")
-    _connection_args(p)
-    p.add_argument("--session", default="default", help="session name (default 'default'); resumable")
-
-    p = sub.add_parser("providers", help="the provider registry and which keys are set")
-    p.add_argument("--json", action="store_true")
-
-    p = sub.add_parser("logs", help="recent LLM calls (tokens, latency, status, cost)")
-    p.add_argument("-n", "--limit", type=int, default=20)
-    p.add_argument("--session", help="only this session")
-    p.add_argument("--json", action="store_true")
-    return parser
 
 
 def _target(args: argparse.Namespace) -> ServerTarget:
@@ -406,106 +294,6 @@ def cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
 
 # ---------------------------------------------------------------- chat
 
-CHAT_HELP = (
-    "commands: /reset  /usage  /sessions  /delete NAME  /memory  /forget [N]  /resume  /exit  "
-    "(Ctrl-C cancels a running answer; /resume finishes it)"
-)
-
-
-class ChatSession:
-    """One named conversation: its history on disk and the slash commands that act on it."""
-
-    def __init__(self, name: str, settings: Settings, out: TextIO) -> None:
-        self.name = name
-        self.store = SessionStore()
-        self.history: list[Message] = self.store.load(name)  # a damaged row: one warning line, then skipped
-        self.memory_tokens = settings.memory_tokens
-        self.out = out
-
-    def _say(self, text: str) -> None:
-        print(terminal_safe(text), file=self.out)  # session names and stored text are data, never escapes
-
-    def command(self, line: str) -> bool:
-        """Run one slash command; False when it ends the chat."""
-        cmd, _, rest = line.partition(" ")
-        name = self.name
-        if cmd in ("/exit", "/quit"):
-            return False
-        if cmd == "/reset":
-            self.store.reset(name)
-            self.history = []
-            self._say(f"session {name!r} reset")
-        elif cmd == "/memory":
-            for text in describe(self.history, self.memory_tokens):
-                self._say(terminal_safe(text))
-        elif cmd == "/forget":
-            self._forget(rest.strip())
-        elif cmd == "/usage":
-            usage, cost, calls = self.store.usage(name)
-            self._say(
-                f"session {name!r}: {calls} calls, {usage.prompt_tokens:,} prompt "
-                f"({usage.cached_tokens:,} cached) / {usage.completion_tokens:,} completion tokens, ${cost:.4f}"
-            )
-        elif cmd == "/sessions":
-            for s in self.store.list():
-                mark = "*" if s.name == name else " "
-                self._say(
-                    f"{mark} {s.name}  {s.messages} messages  ${s.cost_usd:.4f}  "
-                    f"{datetime.fromtimestamp(s.updated):%Y-%m-%d %H:%M}"
-                )
-        elif cmd == "/delete":
-            victim = rest.strip()
-            if not victim:
-                self._say("usage: /delete NAME")
-            else:
-                found = self.store.delete(victim)
-                if victim == name:
-                    self.history = []
-                self._say(f"deleted {victim!r}" if found else f"no session {victim!r}")
-        else:
-            self._say(CHAT_HELP)
-        return True
-
-    def _forget(self, which: str) -> None:
-        name = self.name
-        if not which:
-            self.store.reset(name)
-            self.history = []
-            self._say(f"session {name!r}: everything forgotten")
-        elif not which.isdigit() or (kept := forget(self.history, int(which))) is None:
-            self._say(
-                f"/forget N takes the number of an exchange that /memory lists (1-"
-                f"{len(exchanges(self.history))}); /forget alone forgets everything."
-            )
-        else:
-            self.store.replace(name, kept)
-            self.history = kept
-            self._say(f"session {name!r}: exchange {which} forgotten")
-
-    def context(self, question: str) -> list[Message]:
-        return remember(self.history, question, self.memory_tokens).messages()
-
-    def save(self, messages: list[Message]) -> None:
-        """Each settled part of a turn (question, tool round, answer), stored as it comes."""
-        self.store.append(self.name, messages)
-        self.history.extend(messages)
-
-    def cut_turn(self) -> int | None:
-        return unfinished(self.history)
-
-    def close_cut_turn(self, why: str) -> None:
-        closing = close_unfinished(self.history, why)
-        if closing:
-            self.save(closing)
-
-    async def resume(self, agent: Agent) -> RunResult | None:
-        cut = self.cut_turn()
-        if cut is None:
-            self._say("nothing to resume: the last answer is complete")
-            return None
-        context = remember(self.history[:cut], question_of(self.history, cut), self.memory_tokens).messages()
-        return await _interruptible(lambda: agent.resume(self.history[cut:], context, progress=self.save))
-
 
 async def _chat(args: argparse.Namespace, settings: Settings) -> int:
     setup = _setup(args, settings, _provider(args))
@@ -558,23 +346,6 @@ def _after(result: RunResult | None, args: argparse.Namespace) -> None:
         print("\n(cancelled — /resume finishes this answer from the tool results stored so far)", file=sys.stderr)
     else:
         _report(result, args)
-
-
-async def _interruptible(run: Callable[[], Awaitable[RunResult]]) -> RunResult | None:
-    """Run one question; Ctrl-C cancels the request in flight and returns None instead of quitting."""
-    import asyncio
-
-    result: RunResult | None = None
-    loop = asyncio.get_running_loop()
-    with anyio.CancelScope() as scope:
-        with contextlib.suppress(NotImplementedError, RuntimeError):  # Windows or not the main thread
-            loop.add_signal_handler(signal.SIGINT, scope.cancel)
-        try:
-            result = await run()
-        finally:
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(signal.SIGINT)
-    return result
 
 
 def cmd_chat(args: argparse.Namespace, settings: Settings) -> int:

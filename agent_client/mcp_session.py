@@ -57,6 +57,7 @@ class ToolOutcome(BaseModel):
     text: str
     is_error: bool = False
     structured: dict[str, Any] | None = None
+    unanswered: bool = False  # the server is gone (the connection closed): the call never got an answer
 
 
 # Where things live and how text is encoded: without XDG_CACHE_HOME the server would look for its index
@@ -143,7 +144,9 @@ class MCPConnection:
         except anyio.get_cancelled_exc_class():
             raise
         except Exception as exc:  # protocol errors, invalid params, a dead server: the model can react
-            return ToolOutcome(text=redact(f"The tool {spec.name} failed: {exc}"), is_error=True)
+            return ToolOutcome(
+                text=redact(f"The tool {spec.name} failed: {exc}"), is_error=True, unanswered=_server_gone(exc)
+            )
         structured = getattr(result, "structured_content", None)
         return ToolOutcome(
             text=render_result(result),
@@ -211,6 +214,17 @@ async def connect(
             for t in listed.tools
         ]
         yield MCPConnection(client, tools)
+
+
+def _server_gone(exc: Exception) -> bool:
+    """The connection to the server is closed (its process died, the stream broke), as opposed to an error the
+    server answered: the call can be run again once the server is back, so a stored turn is resumed by it."""
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import CONNECTION_CLOSED
+
+    if isinstance(exc, MCPError):
+        return exc.error.code == CONNECTION_CLOSED
+    return isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError | anyio.EndOfStream)
 
 
 def public_url(url: str) -> str:

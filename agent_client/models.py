@@ -42,15 +42,38 @@ class ToolCall(BaseModel):
         return value, None
 
 
+class TurnOptions(BaseModel):
+    """How a question was asked (`--strategy`, `--expand`, `--reflect`): stored with it in the session, so a cut
+    turn is resumed the way it ran; never sent to a provider."""
+
+    strategy: Literal["react", "plan"] = "react"
+    expand: bool = False
+    reflect: bool = False
+
+    def flags(self) -> str:
+        """The options as the command line spells them: "--strategy plan --reflect", "--strategy react"."""
+        return " ".join(
+            [
+                f"--strategy {self.strategy}",
+                *(["--expand"] if self.expand else []),
+                *(["--reflect"] if self.reflect else []),
+            ]
+        )
+
+
 class UserMessage(BaseModel):
     role: Literal["user"] = "user"
     content: str
+    options: TurnOptions | None = None  # on the question of a turn (None: stored by an older docs-agent, or a note)
 
 
 class AssistantMessage(BaseModel):
     role: Literal["assistant"] = "assistant"
     content: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)
+    # The closing line of a turn that stopped on an error ("(no answer: …)"): it keeps the history valid for the
+    # next question, yet the turn stays resumable like a cut one (`sessions.unfinished`). Never sent to a provider.
+    failed: bool = False
 
 
 class Shown(BaseModel):
@@ -70,6 +93,9 @@ class ToolResultMessage(BaseModel):
     content: str
     is_error: bool = False
     shown: list[Shown] = Field(default_factory=list)
+    # The server was gone (the connection closed): no answer, only docs-agent's error text. A resume runs the
+    # call again (`sessions.resumable`). Never sent to a provider.
+    unanswered: bool = False
 
 
 Message = Annotated[UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")]

@@ -182,6 +182,7 @@ def _consistent(rows: Sequence[tuple[int, Message]], skip: Callable[[int, str], 
     pending: dict[str, str] = {}  # call id -> name, of the last assistant message with tool calls
     owner = -1  # index in `out` of that message
     owner_seq = -1
+    rerun: dict[str, int] = {}  # call id -> index in `out` of its unanswered result (the server was gone)
 
     def drop_pending() -> None:
         nonlocal pending
@@ -196,29 +197,64 @@ def _consistent(rows: Sequence[tuple[int, Message]], skip: Callable[[int, str], 
 
     for seq, m in rows:
         if isinstance(m, ToolResultMessage):
+            if m.tool_call_id in rerun and m.tool_call_id not in pending:  # a resume ran it again: its answer
+                out[rerun.pop(m.tool_call_id)] = m
+                continue
             if m.tool_call_id not in pending:
                 skip(seq, "a tool result with no tool call before it")
                 continue
             del pending[m.tool_call_id]
+            if m.unanswered:
+                rerun[m.tool_call_id] = len(out)
             out.append(m)
             continue
         drop_pending()
         out.append(m)
+        if isinstance(m, UserMessage) or (isinstance(m, AssistantMessage) and m.tool_calls):
+            rerun = {}
         if isinstance(m, AssistantMessage) and m.tool_calls:
             pending = {c.id: c.name for c in m.tool_calls}
             owner, owner_seq = len(out) - 1, seq
     # an assistant message stripped of all its calls and without text says nothing
-    return [m for m in out if not (isinstance(m, AssistantMessage) and not m.tool_calls and not m.content.strip())]
+    kept = [m for m in out if not (isinstance(m, AssistantMessage) and not m.tool_calls and not m.content.strip())]
+    return _without_resumed_failures(kept)
+
+
+def _without_resumed_failures(messages: list[Message]) -> list[Message]:
+    """The closing line of a turn that stopped on an error is left out once the turn went on after it (it was
+    resumed): two assistant messages in a row would tell the model the turn failed. Kept when it is last (the
+    turn can be resumed) or before the next question (it closes the turn that was not)."""
+    return [
+        m
+        for i, m in enumerate(messages)
+        if not (_failed(m) and i + 1 < len(messages) and not isinstance(messages[i + 1], UserMessage))
+    ]
+
+
+def _failed(m: Message) -> bool:
+    return isinstance(m, AssistantMessage) and m.failed
+
+
+def resumable(tail: Sequence[Message]) -> list[Message]:
+    """A cut turn's stored messages as a resume sends them on: without the closing line of an error, and without
+    the results of its last round that never came (the server was gone), so those calls run again."""
+    last_round = max((i for i, m in enumerate(tail) if isinstance(m, AssistantMessage) and m.tool_calls), default=-1)
+    return [
+        m
+        for i, m in enumerate(tail)
+        if not _failed(m) and not (i > last_round >= 0 and isinstance(m, ToolResultMessage) and m.unanswered)
+    ]
 
 
 def unfinished(history: Sequence[Message]) -> int | None:
-    """The index of the question whose turn was cut (a crash, a kill, Ctrl-C): the history does not end with
-    an answer. None when the last turn is complete."""
+    """The index of the question whose turn was cut (a crash, a kill, Ctrl-C) or stopped on an error (the provider
+    failed after its retries, a rate limit, the deadline): the history does not end with an answer. None when the
+    last turn is complete."""
     last_user = max((i for i, m in enumerate(history) if isinstance(m, UserMessage)), default=None)
     if last_user is None:
         return None
     last = history[-1]
-    if isinstance(last, AssistantMessage) and not last.tool_calls:
+    if isinstance(last, AssistantMessage) and not last.tool_calls and not last.failed:
         return None
     return last_user
 
@@ -227,7 +263,7 @@ def close_unfinished(history: Sequence[Message], why: str) -> list[Message]:
     """The messages that end a cut turn without resuming it: an error result for each call that never ran, and
     an assistant line, so the history stays valid for every provider."""
     start = unfinished(history)
-    if start is None:
+    if start is None or _failed(history[-1]):  # a turn that stopped on an error is closed already
         return []
     tail = history[start:]
     answered = {m.tool_call_id for m in tail if isinstance(m, ToolResultMessage)}

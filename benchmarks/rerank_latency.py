@@ -34,10 +34,11 @@ from pathlib import Path
 
 import numpy as np
 
-from mcp_docs.library import Library, rerank_text
+from mcp_docs.library import Library
 from mcp_docs.rerank.base import RerankStage
 from mcp_docs.rerank.http import HttpScorer
 from mcp_docs.rerank.local import LocalScorer
+from mcp_docs.search.reranking import rerank_text
 from mcp_docs.settings import Settings
 from tests.rerank.fake_server import RerankServer
 from tests.rerank.tiny_cross_encoder import FLOAT, extend_model, graph, node, tensor, value_info

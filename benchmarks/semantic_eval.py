@@ -41,7 +41,7 @@ from .common import (
     write_results,
 )
 
-# The keyword share per query is base + gain x peak (mcp_docs/index/hybrid.py); gain 0 is a fixed share.
+# The keyword share per query is base + gain x peak (mcp_docs/search/hybrid.py); gain 0 is a fixed share.
 GRID_SHARE_BASE = (0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 0.85)
 GRID_SHARE_GAIN = (0.0, 1.0, 1.5, 2.0, 2.5, 3.0)
 SCIFACT_INDEX = CACHE / "semantic-scifact-index"
@@ -136,13 +136,13 @@ def doc_run(sections: list, n: int = 100) -> list[str]:
 
 
 def _share(keyword_hits: list, base: float, gain: float) -> float:
-    from mcp_docs.index.hybrid import query_keyword_share
+    from mcp_docs.search.hybrid import query_keyword_share
 
     return query_keyword_share([score for _, score in keyword_hits], base, gain)
 
 
 def tune(hits: dict[str, tuple[list, list]], qrels: dict, depth: int, min_sim: float) -> list[dict]:
-    from mcp_docs.index.hybrid import fuse
+    from mcp_docs.search.hybrid import fuse
 
     from .scifact import evaluate
 
@@ -353,8 +353,8 @@ def otel(args: argparse.Namespace, payload: dict) -> None:
 def otel_tune(lib, questions: list[dict]) -> list[dict]:
     """The same fusion grid on the OpenTelemetry questions (default depth: max_results=5 → 50 candidates),
     on all questions and on each half (odd / even numbered: tune on one, check on the other)."""
-    from mcp_docs.index.hybrid import fuse
-    from mcp_docs.index.ranking import group_by_document
+    from mcp_docs.search.hybrid import fuse
+    from mcp_docs.search.ranking import group_by_document
 
     from .otel_quality import aggregate, score_result
 

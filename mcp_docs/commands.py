@@ -15,7 +15,7 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 from rich.table import Table
 from rich.text import Text
 
-from .errors import IndexBusy, IndexUnwritable, ToolCallFailed, UserError
+from .errors import IndexBusy, IndexUnwritable, RootNotGiven
 from .index.read_only_media import writable
 from .index.sync import SyncReport
 from .library import Library
@@ -199,10 +199,7 @@ def cmd_index(args: argparse.Namespace, settings: Settings | None) -> int:
     console = Console()
     try:
         with library:
-            try:
-                report = sync_with_progress(library)
-            except IndexBusy as exc:
-                raise UserError(str(exc)) from exc
+            report = sync_with_progress(library)  # IndexBusy: the command's error as it is (one sentence, exit 2)
             if settings.store == "postgres":
                 embed_line, embed_failed = embed_into_postgres(library)
             else:
@@ -261,14 +258,6 @@ def _try_sync(library: Library) -> None:
         _err_console().print(f"[yellow]warning[/]: {exc}; answering from the index as it is")
 
 
-def _tool_call(call: Callable[[], T]) -> T:
-    """A tool's answer; its one-sentence refusal becomes the command's (exit code 2, no traceback)."""
-    try:
-        return call()
-    except ToolCallFailed as exc:
-        raise UserError(str(exc)) from exc
-
-
 def cmd_search(args: argparse.Namespace, settings: Settings | None) -> int:
     assert settings is not None
     from .render import cli_next_step, render_search
@@ -287,9 +276,8 @@ def cmd_search(args: argparse.Namespace, settings: Settings | None) -> int:
             embed_with_progress(library)
         tools = DocsTools(library)
         max_chars = DEFAULT_SEARCH_CHARS if args.max_chars is None else args.max_chars
-        result = _tool_call(
-            lambda: tools.search_documents(args.query, args.max_results, args.mode, args.folder, args.tags, max_chars)
-        )
+        # a tool's one-sentence refusal (ToolInputError, DatabaseUnavailable) is the command's error: exit 2
+        result = tools.search_documents(args.query, args.max_results, args.mode, args.folder, args.tags, max_chars)
         if args.json:
             print(json_text_safe(result.model_dump_json()))
         else:
@@ -326,9 +314,9 @@ def cmd_read(args: argparse.Namespace, settings: Settings | None) -> int:
         max_chars = DEFAULT_MAX_CHARS if args.max_chars is None else args.max_chars
         result: ReadSectionResult | ReadDocumentResult
         if args.section:
-            result = _tool_call(lambda: tools.read_section(args.id, args.section, max_chars, args.offset))
+            result = tools.read_section(args.id, args.section, max_chars, args.offset)
         else:
-            result = _tool_call(lambda: tools.read_document(args.id, args.mode, max_chars, args.offset))
+            result = tools.read_document(args.id, args.mode, max_chars, args.offset)
         if args.json:
             print(json_text_safe(result.model_dump_json()))
         else:
@@ -488,6 +476,6 @@ def cmd_config(args: argparse.Namespace, settings: Settings | None) -> int:
     from .client_config import render_client_config
 
     if settings is None:
-        raise UserError("config needs --root DIR (the documents folder the client should serve).")
+        raise RootNotGiven("config needs --root DIR (the documents folder the client should serve).")
     print(render_client_config(args.client, settings, transport=args.transport, url=args.url))
     return 0

@@ -65,7 +65,7 @@ class Embedder(Protocol):
     model_id: str  # stored with the vectors; a different id means re-embedding
     dim: int | None  # None until known (an OpenAI-compatible endpoint tells on the first call)
     min_similarity: float  # hybrid search ignores vector hits below this cosine similarity
-    # Hybrid's keyword share for a flat BM25 list (index/hybrid.py, `query_keyword_share`): how far this model's
+    # Hybrid's keyword share for a flat BM25 list (search/hybrid.py, `query_keyword_share`): how far this model's
     # cosines are trusted to reorder keyword hits. Each model's is tuned on the OpenTelemetry questions
     # (benchmarks/REPORT.md, "Fusion constants per embedder").
     keyword_share_base: float
@@ -217,7 +217,7 @@ class OpenAIEmbedder:
     max_chars = 1000
     batch_size = 64
     min_similarity = 0.0  # unknown model: no cutoff
-    keyword_share_base = 0.2  # unknown model: hybrid's default (index/hybrid.py, SHARE_BASE)
+    keyword_share_base = 0.2  # unknown model: hybrid's default (search/hybrid.py, SHARE_BASE)
     multilingual = True  # the models people serve this way (OpenAI's, Mistral's, bge-m3, e5) mostly are
 
     def __init__(

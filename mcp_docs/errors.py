@@ -20,7 +20,48 @@ class McpDocsError(Exception):
 
 
 class UserError(McpDocsError):
-    """A command-line failure to report in one sentence, without a traceback."""
+    """A refusal at start or on the command line, reported in one sentence without a traceback. Never raised as
+    itself: it is the common base of the classes that name each situation (below), kept because a `--workers`
+    process catches it to exit as refused (not restarted) whatever stopped it from opening or listening."""
+
+
+class IndexCannotOpen(UserError):
+    """The index cannot be opened at start: its folder's files (the OS refuses them), or the chosen store (the
+    database is unreachable, or another writer holds it)."""
+
+
+class TokenFileUnusable(UserError):
+    """The file named by MCP_DOCS_TOKEN_FILE cannot be read, or holds no token."""
+
+
+class ServeOptionsConflict(UserError):
+    """`serve` options that cannot work together: --workers over stdio or PostgreSQL, a transport that is not
+    stdio or http."""
+
+
+class ExposureRefused(UserError):
+    """HTTP on an address other hosts can reach, without a bearer token (the bind policy refuses it)."""
+
+
+class PortUnavailable(UserError):
+    """--host / --port cannot be listened on: another program holds the port, the host name is unknown, or the
+    port is out of range."""
+
+
+class WorkerFailed(UserError):
+    """A `--workers` process that could not start, or that keeps exiting: restarting it would not help."""
+
+
+class DatabaseIndexMismatch(UserError):
+    """The PostgreSQL database holds no mcp-docs index yet, one of another schema version, or another root's."""
+
+
+class DatabaseRefused(UserError):
+    """The PostgreSQL server refuses what the index needs: this user lacks a privilege, or pgvector is missing."""
+
+
+class RootNotGiven(UserError):
+    """A command that needs --root DIR (or MCP_DOCS_ROOT) was run without one."""
 
 
 class SettingsInvalid(McpDocsError, ValueError):
@@ -41,6 +82,24 @@ class ToolCallFailed(McpDocsError):
 
 class ToolInputError(ToolCallFailed):
     """The request itself is wrong: a missing document, an unknown mode, a cursor from another listing."""
+
+
+class ArgumentInvalid(ToolInputError):
+    """A tool argument of the wrong kind: text that is not valid Unicode, a NUL where the index matches, a mode
+    not in the list, a number that is not a whole one."""
+
+
+class OffsetPastEnd(ToolInputError):
+    """An `offset` beyond the end of the text being read: start again at 0."""
+
+
+class SectionNotFound(ToolInputError):
+    """read_section's heading names no section of the document (or the document has none); the sentence lists its
+    headings."""
+
+
+class SectionAmbiguous(ToolInputError):
+    """read_section's heading matches several sections; the sentence lists their heading paths."""
 
 
 class PathOutsideRoot(McpDocsError, ValueError):

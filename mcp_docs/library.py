@@ -14,42 +14,37 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .embedders import EmbedderError, model_name
-from .errors import IndexBusy, IndexUnwritable, UserError
-from .index import document_signals, ownership, translations
+from .embedders import model_name
+from .errors import IndexBusy, IndexCannotOpen, IndexUnwritable
+from .index import ownership, sync_state
 from .index.catalog import SCHEMA_VERSION, Catalog
-from .index.fulltext import QUERY_STOPWORDS, FullTextIndex, KeywordHit, doc_key, identifiers, query_words
+from .index.fulltext import FullTextIndex, KeywordHit, doc_key
 from .index.hits import RankedSection
-from .index.ranking import Bonus, DocumentGroup, group_by_document, lead_with
 from .index.read_only_media import writable
 from .index.sync import Progress, Synchronizer, SyncReport, recover_interrupted_batch
-from .language import STOPWORDS, describe_languages, query_language_beyond_stopwords
+from .language import describe_languages
 from .loader import read_markdown
-from .markdown import normalize_tag
-from .models import DocumentMatch, IndexInfo, SearchMode, SearchResult, SectionMatch
+from .models import IndexInfo, SearchMode, SearchResult
 from .paths import Jail
 from .render import plural
 from .rerank import make_reranker
 from .scan import Scanner, load_rules
+from .search import pipeline, results
+from .search.ranking import Bonus
+from .search.request import search_request
 from .settings import Settings
-from .snippets import make_snippet
 
 if TYPE_CHECKING:
     from .index.embedding_worker import EmbeddingWorker
-    from .index.language_mix import LanguageView
     from .index.store_api import CatalogReader, VectorSearch
 
 log = logging.getLogger(__name__)
 
-# Snippets were half of a search result's JSON (OpenTelemetry questions, 220 characters for every section): a
-# document's lead section keeps a window that shows why it matched, the sections after it a shorter one.
-LEAD_SNIPPET_CHARS = 180
-OTHER_SNIPPET_CHARS = 100
 READER_REFRESH_SECONDS = 5.0  # how often a reading worker looks for languages the writer added
 _GENERATION = re.compile(r"[0-9a-f]{32}")
 # SQLite's primary result codes for a file this process may not write: PERM, FULL, READONLY, CANTOPEN.
@@ -67,7 +62,7 @@ def open_library(settings: Settings, read_only: bool = False) -> Library:
     try:
         return Library(settings, read_only)
     except (OSError, sqlite3.Error) as exc:
-        raise UserError(f"cannot open the index in {settings.index_dir}: {exc}") from exc
+        raise IndexCannotOpen(f"cannot open the index in {settings.index_dir}: {exc}") from exc
 
 
 class Library:
@@ -85,10 +80,13 @@ class Library:
         self.scanner = Scanner(self.jail)
         self._sync_lock = threading.Lock()
         self._embedding = False  # start_embedding() was called: a reopened vector store starts its worker too
-        # Why the last sync failed as a whole (None once one succeeds): /health says "degraded" meanwhile, since
-        # searches still answer from what was committed before, but changes on disk are not reaching the index.
-        self.sync_error: str | None = None
+        # This process's hold on the index folder's writer lock (index/ownership.py), None while it holds none.
+        self._writer_hold: ownership.WriterLock | None = None
+        self._sync_error: str | None = None  # see `sync_error`
+        self._reads_writers_state = False  # an embedded index read beside its writer: sync_error is the writer's
         self._last_choice = ""  # the last sentence logged about the model (follow_languages)
+        # Opened to write, but another process was writing: read as it is, until a sync can take the lock.
+        self._waiting_to_write = False
         self._open_storage()
         self.reranker = make_reranker(settings)
 
@@ -100,6 +98,14 @@ class Library:
             self._open_for_reading()
             return
         ownership.claim(settings.index_dir)  # before anything is written or deleted there
+        if self._writer_hold is None:
+            self._writer_hold = ownership.WriterLock.take(settings.index_dir)
+        if self._writer_hold is None:  # another process writes: no repair, no rebuild, nothing changed here
+            self._read_while_another_writes()
+            return
+        self.read_only, self._waiting_to_write, self._reads_writers_state = False, False, False
+        if sync_state.last_error(settings.index_dir) is not None:  # a previous writer's: this one has not synced
+            sync_state.publish(settings.index_dir, None)
         self.sqlite_catalog = Catalog.open(settings.index_dir / "catalog.sqlite")
         self.catalog = self.sqlite_catalog
         self._check_compatibility()
@@ -160,12 +166,64 @@ class Library:
         if self._embedding:
             self.start_embedding()
 
+    def _busy_sentence(self) -> str:
+        return (
+            f"the index in {self.settings.index_dir} is being written by another mcp-docs process (an `index`, or "
+            "a `serve` that keeps it up to date): try again once it has finished, or stop it"
+        )
+
+    def _read_while_another_writes(self) -> None:
+        """Open the index as it is, read-only, when another process holds the writer lock; when it cannot be read
+        as it is (none yet, another schema, root or language), refuse with IndexBusy and change nothing."""
+        import apsw  # the vector store's SQLite binding: its errors are the vectors' "cannot read as it is"
+
+        try:
+            self._open_for_reading()
+            self._check_readable()
+        except (OSError, ValueError, sqlite3.Error, apsw.Error) as exc:
+            self._close_reading()
+            raise IndexBusy(self._busy_sentence()) from exc
+        self.read_only, self._waiting_to_write = True, True
+        log.info("%s; answering from it as it is meanwhile", self._busy_sentence())
+
+    def _check_readable(self) -> None:
+        """What `_check_compatibility` would rebuild for, refused instead: a reader never rebuilds."""
+        for key, expected in (
+            ("schema_version", str(SCHEMA_VERSION)),
+            ("root", str(self.settings.root)),
+            ("language", self.settings.language),
+        ):
+            stored = self.sqlite_catalog.get_meta(key)
+            if stored != expected:
+                raise OSError(f"the index has {key} {stored!r}, not {expected!r}")
+
+    def _close_reading(self) -> None:
+        for part in ("vectors", "catalog"):
+            opened = getattr(self, part, None)
+            if opened is not None:
+                opened.close()
+
+    def _take_over_writing(self) -> bool:
+        """A library that waited (`_waiting_to_write`): once the other writer is gone, take the lock and reopen the
+        index to write (the checks and repairs run now, holding the lock). False while the other still writes."""
+        self._writer_hold = ownership.WriterLock.take(self.settings.index_dir)
+        if self._writer_hold is None:
+            return False
+        self._close_vectors()
+        self.catalog.close()
+        self.read_only = False
+        self._open_storage()
+        if self._embedding:
+            self.start_embedding()
+        return True
+
     def _open_for_reading(self) -> None:
         settings = self.settings
         if not ownership.is_owned(settings.index_dir):
             raise OSError("no index there yet (the writing worker creates it)")
         self.sqlite_catalog = Catalog(settings.index_dir / "catalog.sqlite", read_only=True)
         self.catalog = self.sqlite_catalog
+        self._reads_writers_state = True
         self.fulltext = FullTextIndex(settings.index_dir / "fulltext", settings.language, read_only=True)
         self._refresh_stats([], [])
         self.vectors = None
@@ -220,8 +278,11 @@ class Library:
             self.sqlite_catalog.clear()
 
     def storage_lost(self) -> bool:
-        """The index folder (or its marker) vanished under us, for example deleted by hand while serving."""
-        return not ownership.is_owned(self.settings.index_dir)
+        """The index folder (or its marker) vanished under us, for example deleted by hand while serving, or was
+        recreated since (its writer lock is another file than the one this library holds)."""
+        if not ownership.is_owned(self.settings.index_dir):
+            return True
+        return self._writer_hold is not None and not self._writer_hold.is_current()
 
     def location(self) -> str:
         """Where the index lives, as a person reads it."""
@@ -237,6 +298,7 @@ class Library:
         log.warning("the index folder %s was deleted or emptied: recreating it and reindexing", self.settings.index_dir)
         self._close_vectors()
         self.catalog.close()
+        self._release_writer()  # it was the deleted folder's lock: the new folder's is taken before recreating
         self._open_storage()
         if self._embedding:
             self.start_embedding()
@@ -246,6 +308,12 @@ class Library:
         if self.reranker is not None:
             self.reranker.close()
         self.catalog.close()
+        self._release_writer()
+
+    def _release_writer(self) -> None:
+        hold, self._writer_hold = self._writer_hold, None
+        if hold is not None:
+            hold.release()
 
     def _close_vectors(self) -> None:
         if self.embedding is not None:
@@ -267,11 +335,15 @@ class Library:
 
     # -- sync --------------------------------------------------------------------------------
     def sync(self, paths: Iterable[str] | None = None, progress: Progress | None = None) -> SyncReport:
-        if self.read_only:
+        if self.read_only and not self._waiting_to_write:
             raise IndexBusy("this worker only reads the index; the writing worker keeps it up to date")
         with self._sync_lock, self.recording_sync_errors():
+            if self.read_only and not self._take_over_writing():
+                raise IndexBusy(self._busy_sentence())
             if self.storage_lost():
                 self._reopen_storage()
+                if self.read_only:  # another process took the new folder's lock first: it rebuilds, not us
+                    raise IndexBusy(self._busy_sentence())
                 paths = None  # everything must be indexed again
             try:
                 report = self.synchronizer.run(paths, progress)
@@ -284,6 +356,22 @@ class Library:
                 ) from exc
             self.follow_languages()
             return report
+
+    @property
+    def sync_error(self) -> str | None:
+        """Why the last sync failed as a whole (None once one succeeds): /health says "degraded" meanwhile, since
+        searches still answer from what was committed before, but changes on disk are not reaching the index.
+        A library that reads the index another process writes (a reading worker) reports that writer's, which
+        it publishes in the index folder (index/sync_state.py)."""
+        if self.read_only and self._reads_writers_state:
+            return sync_state.last_error(self.settings.index_dir)
+        return self._sync_error
+
+    @sync_error.setter
+    def sync_error(self, error: str | None) -> None:
+        changed, self._sync_error = error != self._sync_error, error
+        if changed and self._writer_hold is not None:  # the embedded store's writer: readers see it too
+            sync_state.publish(self.settings.index_dir, error)
 
     @contextmanager
     def recording_sync_errors(self) -> Iterator[None]:
@@ -317,10 +405,24 @@ class Library:
         extensions = ", ".join(self.settings.extensions)
         return f"The folder {self.settings.root} holds no Markdown files (the files read end in {extensions})."
 
-    # -- search -------------------------------------------------------------------------------
+    # -- search: the pipeline is search/pipeline.py; the library is the sources it reads (search.sources) -------
+    @property
+    def languages(self) -> frozenset[str]:
+        """The languages of the collection's documents (the configured one when it is empty)."""
+        return self._languages
+
     def index_info(self) -> IndexInfo:
-        pending = self.vectors.pending() if self.vectors is not None else 0
-        return IndexInfo(documents=self.catalog.count(), pending_embeddings=pending)
+        return results.index_info(self.catalog, self.vectors)
+
+    def search(
+        self,
+        query: str,
+        max_results: int = 5,
+        mode: SearchMode = "hybrid",
+        folder: str | None = None,
+        tags: Iterable[str] | None = None,
+    ) -> SearchResult:
+        return pipeline.search(self, search_request(query, max_results, mode, folder, tags, self.jail.relative_folder))
 
     def keyword_sections(
         self, query: str, limit: int, folder: str | None = None, tags: Iterable[str] = ()
@@ -342,15 +444,8 @@ class Library:
             return []
         return self.fulltext.search_hits(q, limit)
 
-    def keyword_documents(
-        self, query: str, limit: int, folder: str | None, tags: Iterable[str], max_documents: int
-    ) -> list[DocumentGroup[RankedSection]]:
-        """The keyword search's documents, best first; another store overrides this with its own hits."""
-        hits = self.keyword_hits(query, limit, folder, tags)
-        return group_keyword_hits(hits, max_documents, self.document_bonus(query, by_key=True))
-
     def document_bonus(self, query: str, by_key: bool = False, fused: bool = False) -> Bonus | None:
-        """Document-level evidence for the best documents of `query` (index/document_signals.py): their ids
+        """Document-level evidence for the best documents of `query` (search/document_signals.py): their ids
         (or, `by_key`, their full-text keys as text) → the share of the best score each one gains. It reads
         the catalog rows of those documents only, and analyses the query once, on first use. `fused`: the
         scores are hybrid's (document_signals.coverage_weight)."""
@@ -365,218 +460,6 @@ class Library:
             return {keys[k]: signals.bonus(terms, fused) for k, terms in found.items()}
 
         return bonus
-
-    def search(
-        self,
-        query: str,
-        max_results: int = 5,
-        mode: SearchMode = "hybrid",
-        folder: str | None = None,
-        tags: Iterable[str] | None = None,
-    ) -> SearchResult:
-        folder_norm = self.jail.relative_folder(folder) if folder else ""
-        tag_list = [t for t in (normalize_tag(t) for t in (tags or [])) if t]
-        limit = min(max(50, max_results * 8), 2000)
-        note: str | None = None
-        mode_used: SearchMode = mode
-        if mode != "keyword" and (self.vectors is None or not self.vectors.ready()):
-            mode_used = "keyword"
-            reason = self.vectors.unavailable_reason() if self.vectors is not None else "embeddings are off"
-            note = f"{mode} search is unavailable ({reason}): keyword results shown."
-        ranked: list[tuple[RankedSection, float]] = []
-        covered = 1.0
-        view: LanguageView | None = None
-        several = len(self._languages) > 1
-        language = self.query_language(query) if several else None
-        if mode_used != "keyword":
-            assert self.vectors is not None
-            from .index import (  # with numpy and the vector store: only once vectors are in use
-                hybrid,
-                language_mix,
-            )
-
-            try:
-                covered = self.vectors.coverage()  # once: the fusion weighs by it, the note reports it
-                vector = self.vectors.embed_query(query)
-                # None in a collection of one language, and while embedding fills in (language_mix.MIN_COVERAGE)
-                view = self.vectors.language_view(vector) if covered >= language_mix.MIN_COVERAGE else None
-                ranked = hybrid.search(
-                    self.vectors,
-                    self.keyword_sections,
-                    query,
-                    limit,
-                    mode_used,
-                    folder_norm or None,
-                    tag_list,
-                    coverage=self.fusion_coverage(covered),
-                    vector=vector,
-                    view=view,
-                    language=language,
-                )
-                note = self.coverage_note(mode_used, covered)
-            except EmbedderError as exc:
-                mode_used = "keyword"
-                note = f"{mode} search failed ({exc}): keyword results shown."
-        # In a collection of several languages a page and its translation are one answer (index/translations.py):
-        # documents are grouped deeper so that the list still holds max_results answers once pairs are merged.
-        # In every mode, so that a page is one answer whichever mode the agent picks (and hybrid, merged, is never
-        # compared with an unmerged keyword list). A question's words find the pages of its language, so in keyword
-        # search pairs are rare; on the OpenTelemetry questions the one change is a language-less identifier
-        # (OTEL_PYTHON_EXCLUDED_URLS) whose French page now shows as its English original, the French one named.
-        depth = max_results * min(len(self._languages), 4) if several else max_results
-        shown: list[DocumentGroup[RankedSection]] | None = None
-        if mode_used == "keyword" and self.reranker is None:
-            shown = self.keyword_documents(query, limit, folder_norm, tag_list, depth)
-        elif mode_used == "keyword":
-            ranked = self.keyword_sections(query, limit, folder_norm, tag_list)
-        if not ranked and not shown and self.empty_note():
-            note = self.empty_note()  # not "vectors are not built yet": there is nothing to search
-        reranked = False
-        if self.reranker is not None and ranked:  # after fusion, before grouping: documents follow the new order
-            outcome = self.reranker.rerank(query, ranked, rerank_text)
-            if outcome.order is not None:
-                ranked = [(ranked[i][0], score) for i, score in outcome.order]
-            reranked = outcome.reranked
-            note = " ".join(n for n in (note, outcome.note) if n) or None
-        groups = (
-            shown
-            if shown is not None
-            else group_by_document(
-                [(s.doc_id, sc, s) for s, sc in ranked],
-                depth,
-                # semantic search ranks by meaning alone (the signals count the query's words); a reranker
-                # has read the sections themselves, and its order stands
-                bonus=self.document_bonus(query, fused=mode_used == "hybrid")
-                if mode_used != "semantic" and not reranked
-                else None,
-                candidates=document_signals.CANDIDATES,
-            )
-        )
-        if mode_used == "hybrid" and covered < 1.0 and not reranked and groups:
-            # While embedding fills in, the first answer is keyword's: the vectors cover only part of the collection,
-            # so their best is only the best of that part, and a near-miss with vectors must not take the top from
-            # the answer without them (or from a page its rivals' vectors outvote before its own are in). They still
-            # reorder and add to what follows. On the OTel questions, part-way hybrid's own first answer was never
-            # better than keyword's and at 6 of 14 coverage points one question worse (benchmarks/REPORT.md,
-            # "Keyword's first answer while embedding fills in").
-            first = self.keyword_documents(query, limit, folder_norm, tag_list, 1)
-            if first:
-                groups = lead_with(groups, first[0])
-        if several:
-            groups, versions = self.one_answer_per_translation(groups, language, view, max_results)
-            if versions:
-                note = " ".join(n for n in (note, versions) if n)
-        if self.embedding is not None:  # while embedding is under way, what searches return is embedded first
-            self.embedding.searched_for(g.doc_id for g in groups)
-        words = query_words(query)
-        terms = [w for w in words if w not in QUERY_STOPWORDS] or words
-        terms += identifiers(query)
-        named = self.catalog.named_languages([g.doc_id for g in groups])
-        results = [
-            DocumentMatch(
-                id=g.doc_id,
-                title=g.hits[0].title,
-                score=round(g.score, 4),
-                tags=list(g.hits[0].tags),
-                language=named.get(g.doc_id),
-                sections=[
-                    SectionMatch(
-                        heading=s.heading,
-                        heading_path=s.heading_path,
-                        line_start=s.line_start,
-                        line_end=s.line_end,
-                        snippet=make_snippet(s.body, terms, LEAD_SNIPPET_CHARS if i == 0 else OTHER_SNIPPET_CHARS),
-                    )
-                    for i, s in enumerate(g.hits)
-                ],
-            )
-            for g in groups
-        ]
-        return SearchResult(
-            query=query, mode_used=mode_used, results=results, index=self.index_info(), note=note, reranked=reranked
-        )
-
-    def fusion_coverage(self, sections: float) -> float:
-        """How much of the collection the vector side ranks, for the fusion's keyword share (hybrid.coverage_share):
-        the sections' coverage, plus a share (DOCUMENT_LEVEL_CREDIT) of the rest for the documents whose own vector
-        stands in for their waiting sections."""
-        ready, total = self._document_vectors()
-        if sections >= 1.0 or not total:
-            return sections
-        from .index.vector_store import DOCUMENT_LEVEL_CREDIT
-
-        return sections + (1.0 - sections) * DOCUMENT_LEVEL_CREDIT * ready / total
-
-    def _document_vectors(self) -> tuple[int, int]:
-        """(documents with their own vector, documents): (0, 0) for a store without document-level vectors."""
-        counts = getattr(self.vectors, "document_vectors", None)
-        return counts() if counts is not None else (0, 0)
-
-    def coverage_note(self, mode: str, sections: float) -> str | None:
-        """While embedding fills in, which level is ready: 'Document vectors ready for all 6,289 documents; sections
-        12 % …'; the store's own sentence when it has no document-level vectors (PostgreSQL)."""
-        assert self.vectors is not None
-        ready, total = self._document_vectors() if sections < 1.0 else (0, 0)
-        if not ready:
-            return self.vectors.coverage_note(mode, sections)
-        level = f"all {total:,} documents" if ready >= total else f"{ready:,} of {total:,} documents"
-        share = 100 * sections
-        percent = "<1" if 0 < share < 1 else str(min(99, int(share)))
-        why = f" ({self.vectors.error})" if self.vectors.error else ""
-        rest = "ranked by keyword and document vectors" if mode == "hybrid" else "found by its document's vector"
-        return (
-            f"Document vectors ready for {level}; sections {percent} %{why}: a document whose sections are not "
-            f"embedded yet is {rest}."
-        )
-
-    def one_answer_per_translation(
-        self,
-        groups: list[DocumentGroup[RankedSection]],
-        language: str | None,
-        view: LanguageView | None,
-        limit: int,
-    ) -> tuple[list[DocumentGroup[RankedSection]], str | None]:
-        """Documents best first → the first `limit` answers, each page and its translation merged into one entry at
-        the better rank of the two, showing the version in `language` (the query's, `query_language`), or the
-        better-ranked one when the query's words name no language (index/translations.py); and a sentence naming the versions left out (None
-        when no pair was found: the documents are returned as they are)."""
-        ids = [g.doc_id for g in groups]
-        language_of: Callable[[str], str]
-        if view is not None:
-            language_of = view.language_of
-        else:
-            langs = self.catalog.languages_of(ids)
-            language_of = lambda doc_id: langs.get(doc_id, "")  # noqa: E731
-        sections: dict[str, int] = {}
-
-        def same_page(a: str, b: str) -> bool:  # read once, and only when two ids could be a pair
-            if not sections:
-                sections.update(self.catalog.section_counts(ids))
-            return translations.alike(sections.get(a, 0), sections.get(b, 0))
-
-        declared = {}  # the pages whose front matter names their translations (translations.declared_key)
-        for doc_id in ids:
-            record = self.catalog.document(doc_id)
-            key = translations.declared_key(record.front_matter) if record is not None else None
-            if key is not None:
-                declared[doc_id] = key
-        answers = translations.collapse(ids, language_of, language, same_page, declared)
-        answers = answers[:limit]
-        if not translations.has_pairs(answers):
-            return groups[:limit], None
-        merged = [DocumentGroup(a.shown, groups[a.rank].score, groups[a.shown_rank].hits) for a in answers]
-        listed = "; ".join(f"{a.shown} (also {', '.join(a.others)})" for a in answers if a.others)
-        return merged, f"Pages found in several languages are shown once: {listed}."
-
-    def query_language(self, query: str) -> str | None:
-        """The query's language, among the collection's: the one whose function words it uses most
-        (document_signals.query_language), None when it uses none (an identifier, a few names) or two tie. On the
-        OpenTelemetry questions it names 93 of 110, none wrongly; the language the query's vector is closest to
-        named two English identifiers French."""
-        stopwords = {code: STOPWORDS[code] for code in self._languages if code in STOPWORDS}
-        return document_signals.query_language(query_words(query), stopwords) or query_language_beyond_stopwords(
-            query, self._languages
-        )
 
     # -- documents (the tools read them through these, so another store may serve them) ---------------------
     def resolve_id(self, doc_id: str) -> Path:
@@ -610,23 +493,3 @@ class Library:
             if self._sync_lock.acquire(timeout=0.05):
                 self._sync_lock.release()
                 return
-
-
-def group_keyword_hits(
-    hits: list[KeywordHit], max_documents: int, bonus: Bonus | None = None
-) -> list[DocumentGroup[RankedSection]]:
-    """Keyword hits grouped into documents by their key before their stored fields are read: only the sections
-    of the documents shown are (about 19 of 50 hits on the OpenTelemetry questions, for 5 documents). `bonus`
-    is given the keys, as text."""
-    groups = group_by_document(
-        [(str(hit.doc_key), hit.score, hit) for hit in hits],
-        max_documents,
-        bonus=bonus,
-        candidates=document_signals.CANDIDATES,
-    )
-    return [DocumentGroup(g.hits[0].section.doc_id, g.score, [h.section for h in g.hits]) for g in groups]
-
-
-def rerank_text(hit: tuple[RankedSection, float]) -> str:
-    """What the cross-encoder reads of a section: where it sits (its heading path), then its text."""
-    return f"{hit[0].heading_path}\n{hit[0].body}"

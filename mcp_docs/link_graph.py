@@ -150,13 +150,18 @@ class LinkGraph:
 
     def broken(self) -> list[BrokenTarget]:
         """Every target that resolves to nothing (or to several notes) with the notes that link to it (first
-        line, times written): the targets that most notes link to first, then by target."""
-        names = self.catalog.all_names()
+        line, times written): the targets that most notes link to first, then by target.
+
+        Only the links the store has not resolved to a note (broken, ambiguous, or not resolved yet) are read and
+        resolved again, for their reason: each sync keeps every link's resolution (`resolve_pending`), and
+        resolving all of them again made `status` on the Obsidian help vault read every link and name."""
+        links = self.catalog.links(unresolved=True)
+        names = self.catalog.names({link.key for link in links if link.key})
         by_key = _by_key(names)
-        languages = self._languages(names, [])  # every document that has a name: all of them
+        languages = self._languages(names, {link.doc_id for link in links})
         resolved: dict[tuple[str, ...], Resolution] = {}
         targets: dict[str, BrokenTarget] = {}
-        for link in self.catalog.links():
+        for link in links:
             resolution = self._resolve(link, by_key.get(link.key, []), resolved, languages)
             if resolution.id is None and link.key:
                 reason = (

@@ -4,30 +4,25 @@ Every method returns a result model from `models.py` or raises `ToolInputError`
 with one sentence the model can act on (the closest ids, the list of headings,
 what to change). Reads always come from the file on disk at call time, so an
 edited file is never served stale and a deleted one is never served at all.
+
+The pure helpers live beside it: argument checks in `tool_arguments.py`, budget fitting in `budget.py`,
+section and id matching in `section_match.py`, outline and summary text in `outline.py`.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import bisect
-import difflib
 import hashlib
-import itertools
 import json
 import logging
-import operator
-import posixpath
-import re
 import unicodedata
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
-from pydantic import BaseModel
-
+from .budget import MAX_MAX_CHARS, _json_tokens, cut, fit_search, fitting
 from .errors import (
     BinaryContent,
     FileTooLarge,
@@ -40,18 +35,14 @@ from .link_graph import LinkGraph
 from .links import Target, anchor, describe, parse_target
 from .loader import content_hash, decode, file_stem
 from .markdown import (
-    HEADING_SEPARATOR,
     Link,
     ParsedDocument,
-    Section,
-    clip_heading,
     normalize_tag,
     normalize_text,
     section_text,
 )
 from .models import (
     HEADING_CHARS,
-    HEADING_PATH_CHARS,
     DocumentEntry,
     FolderEntry,
     ListResult,
@@ -61,38 +52,33 @@ from .models import (
     SearchMode,
     SearchResult,
 )
+from .outline import outline, outline_of, summary
 from .parse_cache import ParseCache
-from .paths import is_utf8_name, printable
-from .snippets import clip, clip_list, fold
+from .paths import printable
+from .search.request import clamp_max_results
+from .section_match import ID_CHARS, LISTED_CHARS, closest_ids, match_section
+from .snippets import clip_list
 from .tokens import estimate_tokens
+from .tool_arguments import _choice, _int, _no_nul, _unicode
 
 log = logging.getLogger(__name__)
-M = TypeVar("M", bound=str)
 
 DEFAULT_MAX_CHARS = 8000
 MIN_MAX_CHARS = 200
-MAX_MAX_CHARS = 50_000
-MAX_SEARCH_RESULTS = 20  # the tool's documented 1-20; the one clamp (Library.search takes what it is given)
 MAX_QUERY_CHARS = 1000
 MAX_TAGS = 20
 _NO_TAG = "Tag '{tag}' names no tag (only '#' and spaces): give a tag name such as 'project' or '#project'."
 MAX_LIST_LIMIT = 200
-MAX_WANTED_HEADING_CHARS = 10_000  # of a read_section heading or path, before each heading is clipped as parsed
 DEFAULT_SEARCH_CHARS = (
     24_000  # JSON; ~5k chars for five typical results, and 20 fit (~12k tokens with the text, worst case)
 )
 MIN_SEARCH_CHARS = 1000
 LIST_DOCUMENTS_CHARS = 40_000  # one list_documents page (JSON), ~170 typical entries; the rest goes to next_cursor
 LIST_FOLDERS_CHARS = 6000
-RESERVED_NOTE_CHARS = 400  # notes added after a result is fitted (the budget's own, the server's)
 # A document this large gets its outline from the catalog rather than a parse (`_stored_outline`).
 STORED_OUTLINE_BYTES = 1_000_000
-LISTED_CHARS = 1000  # candidate lists in error messages (closest ids, headings, folders)
-ID_CHARS = 300  # an id quoted in a message (results carry ids whole)
-SUMMARY_LINE_CHARS = 160
 SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "keyword", "semantic")
 READ_MODES: tuple[ReadMode, ...] = ("full", "outline", "summary")
-_LEADING_HASHES = re.compile(r"^#{1,6}\s+")
 
 
 def iso_utc(mtime_ns: int) -> str:
@@ -137,11 +123,9 @@ class DocsTools:
             query = query[:MAX_QUERY_CHARS].rsplit(" ", 1)[0] or query[:MAX_QUERY_CHARS]
             notes.append(f"query cut to its first {len(query)} characters; shorter queries work better.")
         search_mode = _choice(mode, SEARCH_MODES, "search_documents")
-        max_results = _int(max_results, "max_results")
-        if max_results < 1 or max_results > MAX_SEARCH_RESULTS:
-            clamped = min(max(max_results, 1), MAX_SEARCH_RESULTS)
-            notes.append(f"max_results {max_results} is out of range 1-{MAX_SEARCH_RESULTS}: used {clamped}.")
-            max_results = clamped
+        max_results, clamped = clamp_max_results(_int(max_results, "max_results"))
+        if clamped:
+            notes.append(clamped)
         max_chars = self._max_chars(max_chars, notes, MIN_SEARCH_CHARS)
         if isinstance(tags, str):
             tags = [tags]
@@ -540,309 +524,3 @@ class DocsTools:
                 "This cursor belongs to another listing: use the same folder, tag and linked_to as the call that returned it."
             )
         return offset
-
-
-# -- pure helpers (used by the CLI and tests too) -----------------------------------------------
-
-
-def _unicode(value: Any, what: str) -> None:
-    """Refuse text holding lone surrogates: JSON can carry them ('\\udce9'), and so can a command line naming a
-    file whose name is not UTF-8 (which the index skips). They can be neither searched nor sent back."""
-    if isinstance(value, str) and not is_utf8_name(value):
-        raise ToolInputError(
-            f"The {what} '{printable(value)}' is not valid Unicode text (a lone surrogate such as \\udce9, or bytes "
-            "of a file name that are not UTF-8); names that are not UTF-8 are not indexed or served."
-        )
-
-
-def _no_nul(value: Any, what: str) -> None:
-    """Refuse a NUL character in a value that is matched in the index: no tag holds one (front matter values
-    lose theirs when parsed), and PostgreSQL's text cannot carry one. (Ids and folders: the jail refuses it.)"""
-    if isinstance(value, str) and "\x00" in value:
-        raise ToolInputError(
-            f"The {what} '{printable(value)}' contains a NUL character (\\x00), which no {what} can hold: remove it."
-        )
-
-
-def _choice(value: Any, allowed: tuple[M, ...], tool: str) -> M:
-    """`value` as one of the `allowed` modes, or the sentence the server gives for any bad argument."""
-    for mode in allowed:
-        if value == mode:
-            return mode
-    listed = ", ".join(json.dumps(m) for m in allowed)
-    shown = json.dumps(printable(str(value), 40), ensure_ascii=False)
-    raise ToolInputError(f"{tool}: argument 'mode' must be one of {listed}, not {shown}.")
-
-
-def _int(value: Any, name: str) -> int:
-    if isinstance(value, bool):
-        raise ToolInputError(f"{name} must be a whole number.")
-    try:
-        return int(value)
-    except (TypeError, ValueError, OverflowError):
-        raise ToolInputError(f"{name} must be a whole number.") from None
-
-
-def fitting(items: Sequence[BaseModel], budget: int) -> int:
-    """How many of `items`, in order, fit in `budget` characters of JSON."""
-    used = 0
-    for n, item in enumerate(items):
-        used += len(item.model_dump_json()) + 1
-        if used > budget:
-            return n
-    return len(items)
-
-
-def fit_search(result: SearchResult, max_chars: int) -> None:
-    """Keep the results, best first, that fit in `max_chars` of JSON, and say what was left out and how to get it.
-
-    The first result that does not fit whole is kept with its best section alone if that fits.
-    """
-    base = len(result.model_dump_json(include={"query", "mode_used", "index", "note", "estimated_tokens"}))
-    budget = max_chars - base - RESERVED_NOTE_CHARS - len('"results":[]')
-    cut = fitting(result.results, budget)
-    if cut == len(result.results):
-        return
-    kept = result.results[:cut]
-    used = sum(len(d.model_dump_json()) + 1 for d in kept)
-    left, sections_left = len(result.results) - cut, 0
-    nxt = result.results[cut]
-    best_only = nxt.model_copy(update={"sections": nxt.sections[:1]})
-    if len(nxt.sections) > 1 and used + len(best_only.model_dump_json()) + 1 <= budget:
-        kept.append(best_only)
-        left, sections_left = left - 1, len(nxt.sections) - 1
-    result.results = kept
-    parts = [f"{left} more result{'s' if left != 1 else ''}"] if left else []
-    if sections_left:
-        parts.append(f"{sections_left} more section{'s' if sections_left != 1 else ''} of result {len(kept)}")
-    note = (
-        f"{' and '.join(parts)} left out to stay within max_chars={max_chars}: "
-        f"raise max_chars (up to {MAX_MAX_CHARS}) or lower max_results to see them."
-    )
-    result.note = f"{result.note} {note}" if result.note else note
-
-
-def _json_tokens(model: Any) -> int:
-    return estimate_tokens(model.model_dump_json(exclude={"estimated_tokens"}))
-
-
-def cut(text: str, offset: int, max_chars: int) -> tuple[str, int | None]:
-    """`text[offset:]` up to `max_chars`, cut after the last line end that fits; the next offset or None."""
-    total = len(text)
-    if offset > total:
-        raise ToolInputError(f"offset {offset} is past the end ({total} characters): start again at offset 0.")
-    end = offset + max_chars
-    if end >= total:
-        return text[offset:], None
-    newline = text.rfind("\n", offset, end)
-    if newline >= offset and newline + 1 > offset + max_chars // 4:
-        end = newline + 1
-    return text[offset:end], end
-
-
-def closest_ids(doc_id: str, ids: list[str], n: int = 5) -> list[str]:
-    """The ids most like `doc_id`: same file name first, then difflib over ids (bounded work)."""
-    query = doc_id.strip().replace("\\", "/").lstrip("./")[:300]
-    if not query or not ids:
-        return []
-    base = posixpath.basename(query).lower()
-    stem = base.rsplit(".", 1)[0]
-    same = [i for i in ids if posixpath.basename(i).lower().rsplit(".", 1)[0] == stem]
-    found: list[str] = same[:n]
-    if len(found) < n:
-        pool = ids
-        if len(pool) > 20_000:  # keep the error path fast on huge roots
-            pool = [i for i in ids if stem[:3] and stem[:3] in i.lower()] or ids[:20_000]
-        for match in difflib.get_close_matches(query, pool, n=n, cutoff=0.45):
-            if match not in found:
-                found.append(match)
-        if len(found) < n:
-            bases: dict[str, str] = {}
-            for i in pool:
-                bases.setdefault(posixpath.basename(i), i)
-            for match in difflib.get_close_matches(posixpath.basename(query), list(bases), n=n, cutoff=0.5):
-                if bases[match] not in found:
-                    found.append(bases[match])
-    return found[:n]
-
-
-def _norm(text: str) -> str:
-    # A trailing ellipsis is dropped so a heading clipped in a result still matches as a partial.
-    return " ".join(_LEADING_HASHES.sub("", text.strip()).split()).casefold().rstrip("…").rstrip()
-
-
-def _norm_path(text: str) -> str:
-    return HEADING_SEPARATOR.join(_norm(p) for p in text.split(">") if p.strip())
-
-
-def match_section(sections: tuple[Section, ...] | list[Section], wanted: str, doc_id: str) -> Section:
-    """Heading path, then exact heading, then a unique partial match; case is ignored, and accents too when
-    nothing matches with them ('reunions' finds 'Réunions', but 'Réunions' is preferred to 'Reunions')."""
-    if not sections:
-        raise ToolInputError(f"'{printable(doc_id, ID_CHARS)}' has no sections: read it with read_document.")
-    query = _as_parsed(wanted.strip()[:MAX_WANTED_HEADING_CHARS])
-    q = _norm(query)
-    if ">" in query:
-        qp = _norm_path(query)
-        exact = _matching(sections, qp, _path_key, operator.eq)
-        if len(exact) == 1:
-            return exact[0]
-        suffix = _matching(sections, qp, _path_key, lambda path, part: path.endswith(HEADING_SEPARATOR + part))
-        if len(suffix) == 1:
-            return suffix[0]
-        if len(suffix) > 1:
-            raise _ambiguous(query, suffix, doc_id)
-        partial = _matching(sections, qp, _path_key, lambda path, part: part in path)
-        if len(partial) == 1:
-            return partial[0]
-        if len(partial) > 1:
-            raise _ambiguous(query, partial, doc_id)
-        raise _no_section(query, sections, doc_id)
-    exact = _matching(sections, q, _heading_key, operator.eq)
-    if len(exact) == 1:
-        return exact[0]
-    if len(exact) > 1:
-        raise _ambiguous(query, exact, doc_id)
-    partial = _matching(sections, q, _heading_key, lambda heading, part: bool(part) and part in heading)
-    if len(partial) == 1:
-        return partial[0]
-    if len(partial) > 1:
-        raise _ambiguous(query, partial, doc_id)
-    raise _no_section(query, sections, doc_id)
-
-
-def _as_parsed(query: str) -> str:
-    """Each heading of `query` clipped as the parser clips headings: one copied whole from the document, longer
-    than that, would otherwise never match its section."""
-    if ">" not in query:
-        return clip_heading(query)
-    return HEADING_SEPARATOR.join(clip_heading(part.strip()) for part in query.split(">"))
-
-
-def _heading_key(section: Section) -> str:
-    return _norm(section.heading)
-
-
-def _path_key(section: Section) -> str:
-    return _norm_path(section.heading_path)
-
-
-def _matching(
-    sections: Sequence[Section], wanted: str, key: Callable[[Section], str], test: Callable[[str, str], bool]
-) -> list[Section]:
-    """The sections whose key passes `test` with `wanted` as written (case already ignored), else with
-    accents ignored on both sides."""
-    found = [s for s in sections if test(key(s), wanted)]
-    if found:
-        return found
-    folded = fold(wanted)
-    return [s for s in sections if test(fold(key(s)), folded)]
-
-
-def _ambiguous(query: str, candidates: list[Section], doc_id: str) -> ToolInputError:
-    shown = clip_list((f"'{s.heading_path}'" for s in candidates), LISTED_CHARS, HEADING_PATH_CHARS, "; ")
-    return ToolInputError(
-        f"Section '{printable(query)}' is ambiguous in '{printable(doc_id, ID_CHARS)}': "
-        f"pass one of these heading paths: {shown}."
-    )
-
-
-def _no_section(query: str, sections: tuple[Section, ...] | list[Section], doc_id: str) -> ToolInputError:
-    where = " (read_document mode='outline' lists them all)"
-    shown = clip_list((f"'{s.heading_path}'" for s in sections), LISTED_CHARS, HEADING_PATH_CHARS, "; ", where)
-    return ToolInputError(
-        f"No section '{printable(query)}' in '{printable(doc_id, ID_CHARS)}'. Its headings are: {shown}."
-    )
-
-
-class OutlinedSection(Protocol):
-    """What an outline shows of a section: a parsed `Section` or the catalog's `SectionRecord`."""
-
-    @property
-    def heading(self) -> str: ...
-    @property
-    def level(self) -> int: ...
-    @property
-    def line_start(self) -> int: ...
-    @property
-    def subtree_end(self) -> int: ...
-    @property
-    def tokens(self) -> int: ...
-
-
-def _subtree_tokens(sections: Sequence[OutlinedSection]) -> list[int]:
-    # A subtree is a run of sections in document order: prefix sums, not a slice of the rest per section.
-    starts = [s.line_start for s in sections]
-    sums = list(itertools.accumulate((s.tokens for s in sections), initial=0))
-    return [sums[bisect.bisect_right(starts, s.subtree_end, i)] - sums[i] for i, s in enumerate(sections)]
-
-
-def _size(tokens: int) -> str:
-    return f"{tokens / 1000:.1f}k" if tokens >= 1000 else str(tokens)
-
-
-def outline(parsed: ParsedDocument) -> str:
-    """The heading tree: one short line per section with its lines and size (tokens with subsections).
-
-    Headings are clipped so that one huge heading cannot fill the whole budget.
-    """
-    return outline_of(parsed.title, len(parsed.lines), parsed.sections)
-
-
-def outline_of(title: str, n_lines: int, sections: Sequence[OutlinedSection]) -> str:
-    """`outline` from a parse or from the catalog's section rows (the same fields)."""
-    total = sum(s.tokens for s in sections)
-    lines = [f"{clip(title, HEADING_CHARS)} — {n_lines} lines, ~{_size(total)} tokens. Sections (lines, ~tokens):"]
-    for s, tokens in zip(sections, _subtree_tokens(sections), strict=False):
-        marker = "#" * s.level + " " if s.level else ""
-        lines.append(f"{marker}{clip(s.heading, HEADING_CHARS)} (L{s.line_start}-{s.subtree_end}, ~{_size(tokens)})")
-    return "\n".join(lines) + "\n"
-
-
-def _first_lines(body: str, limit: int = SUMMARY_LINE_CHARS) -> str:
-    """The first prose of a section's own text: skips code fences, tables and blank lines."""
-    out: list[str] = []
-    in_fence = False
-    for line in body.split("\n"):
-        stripped = line.strip()
-        if stripped.startswith(("```", "~~~")):
-            in_fence = not in_fence
-            continue
-        if in_fence or not stripped or stripped.startswith(("|", "<!--")):
-            if out and not stripped:
-                break
-            continue
-        out.append(stripped)
-        if sum(len(x) + 1 for x in out) >= limit:
-            break
-    text = " ".join(out)
-    if len(text) > limit:
-        text = text[:limit].rsplit(" ", 1)[0] + "…"
-    return text
-
-
-def summary(parsed: ParsedDocument) -> str:
-    """Headings with the first lines of each section."""
-    lines = [f"{clip(parsed.title, HEADING_CHARS)} — {len(parsed.lines)} lines"]
-    explicit = parsed.front_matter.get("summary") or parsed.front_matter.get("description")
-    if explicit and parsed.summary:
-        lines.append(parsed.summary)
-    for s in parsed.sections:
-        marker = "#" * s.level if s.level else ""
-        lines.append("")
-        lines.append(f"{marker} {clip(s.heading, HEADING_CHARS)} (L{s.line_start}-{s.line_end})".strip())
-        first = _first_lines(s.body)
-        if first:
-            lines.append(first)
-    return "\n".join(lines) + "\n"
-
-
-__all__ = [
-    "DocsTools",
-    "ToolInputError",
-    "closest_ids",
-    "cut",
-    "match_section",
-    "outline",
-    "summary",
-]

@@ -44,12 +44,14 @@ class Watcher:
         on_synced: Callable[[list[str]], None] | None = None,
         debounce_ms: int = DEBOUNCE_MS,
         step_ms: int = STEP_MS,
+        delete_settle_seconds: float = DELETE_SETTLE_SECONDS,
     ) -> None:
         self.library = library
         self.root = library.settings.root
         self.on_synced = on_synced
         self.debounce_ms = debounce_ms
         self.step_ms = step_ms
+        self.delete_settle_seconds = delete_settle_seconds
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.ready = threading.Event()  # set once the OS watch is in place
@@ -172,7 +174,7 @@ class Watcher:
                             if rel == FULL_SYNC or rel in watched or (self.root / rel).is_dir():
                                 rearm = True  # a folder came or went, or the ignore rules changed: re-list folders
                     if any(change == watchfiles.Change.deleted for change, _ in changes) and pending:
-                        self._stop.wait(DELETE_SETTLE_SECONDS)
+                        self._stop.wait(self.delete_settle_seconds)
                         if self._root_identity() != identity:
                             pending, resync = set(), {FULL_SYNC}
                             break

@@ -84,3 +84,75 @@ def test_the_command_line_reports_a_settings_error_and_a_refusal_the_same_way(
     args = ["--root", str(tmp_path / "docs"), "--index-dir", index]
     assert main(["read", "nosuch.md", *args]) == 2
     assert capsys.readouterr().err.startswith("error: No document 'nosuch.md'")
+
+
+def test_no_module_raises_the_generic_user_error() -> None:
+    """`UserError` is only the common base of the start and command-line refusals: each raise names its situation
+    (IndexCannotOpen, PortUnavailable, DatabaseIndexMismatch...), so a caller can tell them apart. Issue 28."""
+    generic = []
+    for path in sorted((Path(__file__).resolve().parents[1] / "mcp_docs").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Raise) and node.exc is not None:
+                raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+                if isinstance(raised, ast.Name) and raised.id == "UserError":
+                    generic.append(f"{path.name}:{node.lineno}")
+    assert not generic, f"raise a class named for the situation, not UserError: {generic}"
+
+
+def test_the_named_refusals_share_the_user_error_base() -> None:
+    """A --workers process exits as refused (not restarted) on any of them: it catches their common base."""
+    from mcp_docs import errors
+
+    named = [
+        errors.IndexCannotOpen,
+        errors.TokenFileUnusable,
+        errors.ServeOptionsConflict,
+        errors.ExposureRefused,
+        errors.PortUnavailable,
+        errors.WorkerFailed,
+        errors.DatabaseIndexMismatch,
+        errors.DatabaseRefused,
+        errors.RootNotGiven,
+        errors.RootMissing,
+        errors.IndexUnwritable,
+    ]
+    assert all(issubclass(cls, errors.UserError) and issubclass(cls, McpDocsError) for cls in named)
+
+
+@pytest.mark.parametrize("package", sorted(ROOTS))
+def test_the_walk_visits_every_module_of_the_package(package: str) -> None:
+    """Modules move and split (issue 28): the walk above must still see each file, new ones included."""
+    root = Path(__file__).resolve().parents[1] / package
+    files = {
+        ".".join((package, *p.relative_to(root).with_suffix("").parts)).removesuffix(".__init__")
+        for p in root.rglob("*.py")
+    }
+    assert files == set(_modules(package))
+
+
+def test_a_tool_refusal_is_named_for_what_the_caller_got_wrong(tmp_path: Path) -> None:
+    """Through the real tools over a real index: each situation raises its own class (issue 28), every one a
+    ToolInputError, so the server still answers it as an `is_error` result and the command line with exit 2."""
+    from mcp_docs.errors import ArgumentInvalid, OffsetPastEnd, SectionAmbiguous, SectionNotFound
+    from mcp_docs.library import Library
+    from mcp_docs.settings import Settings
+    from mcp_docs.tools import DocsTools
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\n## Setup\n\nx\n\n## Setup notes\n\ny\n", encoding="utf-8")
+    with Library(Settings.load(root, tmp_path / "index", embeddings="none")) as library:
+        library.sync()
+        tools = DocsTools(library)
+        cases = [
+            (ArgumentInvalid, lambda: tools.read_document("a.md", mode="raw")),
+            (ArgumentInvalid, lambda: tools.search_documents("x", max_results="many")),  # type: ignore[arg-type]
+            (ArgumentInvalid, lambda: tools.search_documents("caf\udce9")),
+            (OffsetPastEnd, lambda: tools.read_document("a.md", offset=10**6)),
+            (SectionNotFound, lambda: tools.read_section("a.md", "Budget")),
+            (SectionAmbiguous, lambda: tools.read_section("a.md", "set")),
+        ]
+        for cls, call in cases:
+            with pytest.raises(cls) as exc:
+                call()
+            assert isinstance(exc.value, ToolInputError), cls

@@ -136,10 +136,10 @@ def test_the_index_layer_never_imports_upward(module: str) -> None:
 # Inside the index layer: the vector store knows nothing of who fills it (the embedding worker) or who
 # searches it (hybrid), chunking nothing of where chunks are kept, and searching never starts embedding.
 INDEX_NEVER_IMPORTS = {
-    "mcp_docs.index.vector_store": ("mcp_docs.index.embedding_worker", "mcp_docs.index.hybrid", "mcp_docs.index.sync"),
+    "mcp_docs.index.vector_store": ("mcp_docs.index.embedding_worker", "mcp_docs.search.hybrid", "mcp_docs.index.sync"),
     "mcp_docs.index.chunking": ("mcp_docs.index.vector_store", "mcp_docs.index.embedding_worker"),
-    "mcp_docs.index.hybrid": ("mcp_docs.index.embedding_worker", "mcp_docs.index.sync"),
-    "mcp_docs.index.embedding_worker": ("mcp_docs.index.hybrid", "mcp_docs.index.sync"),
+    "mcp_docs.search.hybrid": ("mcp_docs.index.embedding_worker", "mcp_docs.index.sync"),
+    "mcp_docs.index.embedding_worker": ("mcp_docs.search.hybrid", "mcp_docs.index.sync"),
 }
 
 
@@ -148,4 +148,28 @@ def test_the_vector_side_of_the_index_is_layered(module: str) -> None:
     graph = import_graph()
     assert module in graph, f"{module} is gone: update INDEX_NEVER_IMPORTS"
     wrong = sorted(t for t in graph[module] if t in INDEX_NEVER_IMPORTS[module])
+    assert not wrong, f"{module} imports {wrong}"
+
+
+# The search pipeline is given its stores (search.sources.SearchSources): it never imports the library, a store's
+# package or the layers above. The index layer may use the pure helpers it shares with search (the document term
+# sets it writes, translation keys), never the pipeline.
+SEARCH_HELPERS_FOR_THE_INDEX = ("mcp_docs.search", "mcp_docs.search.document_signals", "mcp_docs.search.translations")
+
+
+@pytest.mark.parametrize("module", sorted(m for m in _modules() if m.startswith("mcp_docs.search")))
+def test_the_search_pipeline_reads_only_the_stores_it_is_given(module: str) -> None:
+    wrong = sorted(
+        t
+        for t in import_graph()[module]
+        if t in ABOVE_INDEX or t == "mcp_docs.store" or t.startswith("mcp_docs.store.")
+    )
+    assert not wrong, f"{module} imports {wrong}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in _modules() if m.startswith("mcp_docs.index")))
+def test_the_index_layer_uses_only_the_pure_search_helpers(module: str) -> None:
+    wrong = sorted(
+        t for t in import_graph()[module] if t.startswith("mcp_docs.search") and t not in SEARCH_HELPERS_FOR_THE_INDEX
+    )
     assert not wrong, f"{module} imports {wrong}"

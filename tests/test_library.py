@@ -3,8 +3,9 @@
 import pytest
 
 from mcp_docs.errors import PathOutsideRoot
-from mcp_docs.index.ranking import group_by_document
-from mcp_docs.library import Library, group_keyword_hits
+from mcp_docs.library import Library
+from mcp_docs.search.keyword import group_keyword_hits
+from mcp_docs.search.ranking import group_by_document
 
 
 def top(library: Library, query: str, **kw) -> list[str]:

@@ -16,8 +16,9 @@ from mcp_docs.index.catalog import SCHEMA_VERSION
 from mcp_docs.library import Library
 from mcp_docs.markdown import parse_markdown
 from mcp_docs.mcp.server import build_server
+from mcp_docs.outline import outline
 from mcp_docs.settings import Settings
-from mcp_docs.tools import STORED_OUTLINE_BYTES, DocsTools, outline
+from mcp_docs.tools import STORED_OUTLINE_BYTES, DocsTools
 
 from .server_fixtures import write
 

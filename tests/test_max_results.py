@@ -11,8 +11,8 @@ from mcp import Client
 
 from mcp_docs.library import Library
 from mcp_docs.mcp.server import build_server
+from mcp_docs.search.request import MAX_SEARCH_RESULTS
 from mcp_docs.settings import Settings
-from mcp_docs.tools import MAX_SEARCH_RESULTS
 
 pytestmark = pytest.mark.anyio
 

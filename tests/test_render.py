@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mcp_docs.library import LEAD_SNIPPET_CHARS, OTHER_SNIPPET_CHARS, Library
+from mcp_docs.library import Library
 from mcp_docs.models import DocumentMatch, IndexInfo, SearchResult, SectionMatch
 from mcp_docs.render import ALSO_RANKS, render_search
+from mcp_docs.search.results import LEAD_SNIPPET_CHARS, OTHER_SNIPPET_CHARS
 from mcp_docs.settings import Settings
 from mcp_docs.snippets import make_snippet
 

@@ -14,13 +14,14 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from mcp_docs.budget import fit_search
 from mcp_docs.errors import ERROR_CHARS, FileTooLarge
 from mcp_docs.library import Library
 from mcp_docs.mcp.server import build_server
 from mcp_docs.models import HEADING_PATH_CHARS, TITLE_CHARS
 from mcp_docs.paths import Jail
 from mcp_docs.settings import Settings
-from mcp_docs.tools import DEFAULT_SEARCH_CHARS, LIST_DOCUMENTS_CHARS, DocsTools, fit_search
+from mcp_docs.tools import DEFAULT_SEARCH_CHARS, LIST_DOCUMENTS_CHARS, DocsTools
 
 pytestmark = pytest.mark.anyio
 

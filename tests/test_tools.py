@@ -10,8 +10,9 @@ import pytest
 
 from mcp_docs.errors import ToolInputError
 from mcp_docs.render import render_list, render_read_document, render_read_section, render_search
+from mcp_docs.search.request import MAX_SEARCH_RESULTS
 from mcp_docs.tokens import estimate_tokens
-from mcp_docs.tools import MAX_MAX_CHARS, MAX_SEARCH_RESULTS, DocsTools
+from mcp_docs.tools import MAX_MAX_CHARS, DocsTools
 
 from .server_fixtures import vault, write  # noqa: F401
 

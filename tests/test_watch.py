@@ -109,7 +109,7 @@ def test_a_folder_replaced_by_a_file_while_watching_leaves_the_index(library: Li
 
 @pytest.mark.parametrize("how", ["deleted", "replaced"])
 def test_a_root_deleted_or_replaced_while_watching_is_watched_again(library: Library, vault: Path, how: str) -> None:
-    watcher = Watcher(library, debounce_ms=50, step_ms=20)
+    watcher = Watcher(library, debounce_ms=50, step_ms=20, delete_settle_seconds=2.0)
     watcher.start()
     try:
         assert watcher.ready.wait(10)
@@ -134,7 +134,8 @@ def test_a_root_deleted_or_replaced_while_watching_is_watched_again(library: Lib
 def test_notes_deleted_just_before_their_root_are_kept_until_the_root_comes_back(library: Library, vault: Path) -> None:
     """`rm -rf vault` deletes note by note: a batch of those deletions seen before the root itself goes must not
     drop the notes (a restored vault would embed them all again)."""
-    watcher = Watcher(library, debounce_ms=50, step_ms=20)
+    # A wide settle time: on a loaded machine the root's deletion may come seconds after the first batch is seen.
+    watcher = Watcher(library, debounce_ms=50, step_ms=20, delete_settle_seconds=4.0)
     watcher.start()
     try:
         assert watcher.ready.wait(10)
@@ -142,7 +143,7 @@ def test_notes_deleted_just_before_their_root_are_kept_until_the_root_comes_back
         (vault / "notes" / "releases.md").unlink()
         time.sleep(0.1)  # longer than the watcher's step: that deletion is a batch of its own
         shutil.rmtree(vault)
-        time.sleep(1.5)
+        time.sleep(5.0)  # past the settle time: the batch was looked at again, the root found gone
         assert set(library.catalog.ids()) == before
     finally:
         watcher.stop()

@@ -20,8 +20,8 @@ from typing import Any, TypeVar
 
 from ..links import Name
 from ..scan import Problem
+from ..search.document_signals import DocumentTerms
 from . import integrity, ownership
-from .document_signals import DocumentTerms
 from .read_only_media import sqlite_reading_uri
 from .sqlite_tx import immediate_transaction
 
@@ -504,10 +504,13 @@ class Catalog:
     def all_names(self) -> list[Name]:
         return [Name(*r) for r in self._conn().execute("select key, doc_id, kind, alias from doc_names")]
 
-    def links(self, keys: Iterable[str] | None = None) -> list[LinkRecord]:
-        """The links whose target has one of `keys` (all links without), in document and line order."""
+    def links(self, keys: Iterable[str] | None = None, *, unresolved: bool = False) -> list[LinkRecord]:
+        """The links whose target has one of `keys` (all links without), in document and line order;
+        `unresolved`: only those stored as resolving to no note ('') or not resolved yet (null)."""
         columns = "select doc_id, line, kind, target, heading, key, count from links"
-        if keys is None:
+        if unresolved:  # the links_resolved index: two ranges of it, not every row
+            rows = self._conn().execute(f"{columns} where resolved is null or resolved = '' order by doc_id, n")
+        elif keys is None:
             rows = self._conn().execute(f"{columns} order by doc_id, n")
         else:
             rows = self._conn().execute(

@@ -33,9 +33,9 @@ import tantivy
 
 from ..errors import IndexBusy
 from ..language import SOUTHEAST_ASIAN_RUN, STOPWORDS, cjk_terms, query_language_beyond_stopwords
+from ..search.document_signals import QuerySignals, QueryWord, query_language
 from ..settings import STEMMER_LANGUAGES
 from . import ownership
-from .document_signals import QuerySignals, QueryWord, query_language
 from .hits import RankedSection
 from .read_only_media import on_read_only_media
 

@@ -12,7 +12,7 @@ language's chunks (its level there, whatever the question is about). A page coun
 language's level, put back on the scale of the language the query is closest to. This is the language-mean
 centring of multilingual representations (Libovický et al. 2020, "On the language neutrality of pre-trained
 multilingual representations"): q·(d - μ) = q·d - q·μ. When the collection has enough translated pages
-(index/translations.py), the means are taken over those only (VectorStore.language_centroids): a page and its
+(search/translations.py), the means are taken over those only (VectorStore.language_centroids): a page and its
 translation differ by their language alone, whole languages also by their topics.
 
 Within a language the order is unchanged; in a collection with one language nothing changes at all.

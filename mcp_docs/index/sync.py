@@ -50,6 +50,7 @@ from ..loader import content_hash, file_stem, parse_file, read_markdown
 from ..markdown import ParsedDocument
 from ..paths import Jail
 from ..scan import EXCLUDED_LINK, ScannedFile, Scanner, ScanResult
+from ..search.document_signals import DocumentTerms, joined, pack_terms
 from ..settings import Settings
 from .catalog import (
     Catalog,
@@ -59,7 +60,6 @@ from .catalog import (
     SectionRecord,
     folder_of,
 )
-from .document_signals import DocumentTerms, joined, pack_terms
 from .fulltext import FullTextIndex, SectionDoc, doc_key
 
 log = logging.getLogger(__name__)

@@ -45,8 +45,9 @@ import sqlite_vec
 
 from ..embedders import Embedder, EmbedderError, local_model, make_embedder, model_name
 from ..markdown import ParsedDocument
+from ..search import translations
 from ..settings import Settings
-from . import integrity, ownership, translations
+from . import integrity, ownership
 from .catalog import SCHEMA_VERSION, SQLITE_SUFFIXES, Catalog, folder_of
 from .chunking import Chunk, chunk_document, document_chunk
 from .hits import VectorHit

@@ -131,7 +131,7 @@ def _handler(entry: ToolEntry, tools: DocsTools, state: ServerState) -> Callable
 # setting that brings them into play. A server imports them when it starts: it outlives its own files, and a
 # `pip install` run under it (files replaced, or missing mid-way) made every hybrid search fail with "cannot
 # import name 'hybrid'" (tests/test_server_startup_imports.py deletes the package under a running server).
-REQUEST_MODULES_WITH_VECTORS = ("mcp_docs.index.hybrid", "mcp_docs.index.language_mix")
+REQUEST_MODULES_WITH_VECTORS = ("mcp_docs.search.hybrid", "mcp_docs.index.language_mix")
 
 
 # an OpenAI-compatible endpoint's errors are worded with rerank.http's display_url (no user:password)

@@ -21,12 +21,12 @@ from pydantic import BaseModel, Field
 
 from ..models import ListResult, ReadDocumentResult, ReadSectionResult, SearchResult
 from ..render import render_list, render_read_document, render_read_section, render_search
+from ..search.request import MAX_SEARCH_RESULTS
 from ..tools import (
     DEFAULT_MAX_CHARS,
     DEFAULT_SEARCH_CHARS,
     MAX_LIST_LIMIT,
     MAX_MAX_CHARS,
-    MAX_SEARCH_RESULTS,
     READ_MODES,
     SEARCH_MODES,
     DocsTools,

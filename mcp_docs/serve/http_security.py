@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..errors import UserError
+from ..errors import TokenFileUnusable
 
 TOKEN_ENV = "MCP_DOCS_TOKEN"  # both read by Settings; named here in messages
 TOKEN_FILE_ENV = "MCP_DOCS_TOKEN_FILE"
@@ -50,9 +50,11 @@ def load_token(token: str | None, token_file: Path | None) -> str | None:
         try:
             token = token_file.read_text(encoding="utf-8").strip()
         except OSError as exc:
-            raise UserError(f"cannot read the token file named by {TOKEN_FILE_ENV} ({exc.strerror or exc}).") from exc
+            raise TokenFileUnusable(
+                f"cannot read the token file named by {TOKEN_FILE_ENV} ({exc.strerror or exc})."
+            ) from exc
         if not token:
-            raise UserError(f"the token file named by {TOKEN_FILE_ENV} is empty.")
+            raise TokenFileUnusable(f"the token file named by {TOKEN_FILE_ENV} is empty.")
         return token
     return None
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 
-from ..errors import IndexBusy, UserError
+from ..errors import ExposureRefused, IndexBusy, PortUnavailable, ServeOptionsConflict
 from ..library import Library
 from ..mcp.server import ServerState, build_server
 from ..settings import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_SECONDS, Settings
@@ -129,20 +129,20 @@ def open_transport(settings: Settings, transport: str, host: str, port: int) -> 
     """Check the transport and, for HTTP, the bind policy and the port, before any work: a refusal or a taken
     port is one sentence at once. Returns the bound listener (None for stdio) and the bearer token."""
     if settings.workers > 1 and settings.store == "postgres":
-        raise UserError(
+        raise ServeOptionsConflict(
             "--workers is for the index folder; over PostgreSQL, start several `serve --store postgres --stateless` "
             "processes (on one host or many) behind a load balancer instead."
         )
     if settings.workers > 1 and transport != "http":
-        raise UserError("--workers needs --transport http (over stdio one client talks to one process).")
+        raise ServeOptionsConflict("--workers needs --transport http (over stdio one client talks to one process).")
     if transport == "stdio":
         return None, None
     if transport != "http":
-        raise UserError(f"unknown transport '{transport}': use stdio or http.")
+        raise ServeOptionsConflict(f"unknown transport '{transport}': use stdio or http.")
     token = load_token(settings.token, settings.token_file)
     refusal = bind_policy_error(host, token)
     if refusal:
-        raise UserError(refusal)
+        raise ExposureRefused(refusal)
     return bind_listener(host, port), token
 
 
@@ -194,6 +194,13 @@ def serve_http(mcp: MCPServer, settings: Settings, host: str, listener: socket.s
     import anyio
     import uvicorn
 
+    server = uvicorn.Server(http_config(mcp, settings, host, token))
+    anyio.run(functools.partial(server.serve, sockets=[listener]))
+
+
+def http_config(mcp: MCPServer, settings: Settings, host: str, token: str | None) -> uvicorn.Config:
+    """uvicorn's configuration for the Streamable HTTP app with `settings`' bounds (a worker handed its
+    connections by the supervisor serves the same, see handoff.py)."""
     app = http_app(
         mcp,
         host,
@@ -204,8 +211,7 @@ def serve_http(mcp: MCPServer, settings: Settings, host: str, listener: socket.s
         max_sessions=settings.max_sessions,
         stateless=settings.stateless,
     )
-    server = uvicorn.Server(uvicorn_config(app))
-    anyio.run(functools.partial(server.serve, sockets=[listener]))
+    return uvicorn_config(app)
 
 
 def serving_line(settings: Settings, host: str, listener: socket.socket, token: str | None) -> str:
@@ -248,34 +254,28 @@ def uvicorn_config(app: ASGIApp, **options: Any) -> uvicorn.Config:
     return uvicorn.Config(app, **{**defaults, **options})
 
 
-def bind_listener(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
-    """The listening socket for uvicorn, bound here so that a taken port is one clear sentence, not a traceback.
-
-    `reuse_port`: SO_REUSEPORT, so that several sockets share the port, each listening one with its own queue
-    of connections (`--workers` on Linux, see workers.py). Linux lets a socket into the port's group only with
-    the effective user id of the sockets already there: another user's program cannot take its connections."""
+def bind_listener(host: str, port: int) -> socket.socket:
+    """The listening socket for uvicorn, bound here so that a taken port is one clear sentence, not a traceback."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP named, not 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on connections whose socket
     # says TCP, and with it on, a response written in several pieces can wait for the client's delayed ACK
     # (up to ~40 ms per call on Linux).
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: restart over TIME_WAIT
-    if reuse_port:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     try:
         sock.bind((host.strip("[]"), port))
     except OSError as exc:
         sock.close()
         where = f"{_url_host(host)}:{port}"
         if exc.errno == errno.EADDRINUSE:
-            raise UserError(
+            raise PortUnavailable(
                 f"port {port} is already in use on {host or 'all interfaces'} (another server is "
                 f"listening at {where}); stop it or choose another port with --port."
             ) from None
-        raise UserError(f"cannot listen on {where}: {exc.strerror or exc}; check --host and --port.") from None
+        raise PortUnavailable(f"cannot listen on {where}: {exc.strerror or exc}; check --host and --port.") from None
     except (socket.gaierror, OverflowError) as exc:  # an unknown host name, a port beyond 65535
         sock.close()
-        raise UserError(f"cannot listen on {_url_host(host)}:{port}: {exc}; check --host and --port.") from None
+        raise PortUnavailable(f"cannot listen on {_url_host(host)}:{port}: {exc}; check --host and --port.") from None
     return sock
 
 
@@ -287,6 +287,7 @@ __all__ = [
     "INITIAL_SYNC_WAIT_SECONDS",
     "bind_listener",
     "http_app",
+    "http_config",
     "open_transport",
     "serve_http",
     "serve_one_process",

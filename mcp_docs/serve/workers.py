@@ -9,21 +9,14 @@ queue behind each other. Here a supervisor holds the port and starts N worker pr
   index without a writer, never write into the index folder, and see each commit of the writer (SQLite WAL
   at once, Tantivy within about a second).
 
-Connections, on Linux: each worker binds its own socket on the port with SO_REUSEPORT and listens on it once
-its index is open; the kernel hands each new connection to one of the listening sockets by a hash of the
-client's address and port, so a burst of connections is spread over the workers. (On one shared socket the
-worker whose event loop woke first accepted the whole burst, since asyncio accepts every waiting connection at
-once: 16 keep-alive clients all on one worker in 2 of 3 benchmark rounds, the others idle.) The supervisor
-keeps the port bound but never listens on it, so it takes no connection (see `hold_port`). A worker's socket
-is its own: when the worker dies the kernel closes it, and new connections go to the live workers at once; the
-connections still waiting in its queue (taken by the kernel, not yet accepted by the worker) are reset, and
-their clients see a connection reset (an HTTP client may retry). While no worker listens (at start, or every
-worker down at once) connections are refused until one is back; the serving line is printed once the first
-worker listens, so a client that waits for it is not refused. Linux lets only sockets of the same effective
-user id into a port's SO_REUSEPORT group: another user's program cannot take a share of the connections.
-Elsewhere (macOS and the BSDs accept SO_REUSEPORT without spreading connections, Windows has none) the
-supervisor listens on one socket that every worker accepts on; connections made while a worker starts wait
-in its queue.
+Connections: the supervisor alone listens on the port; it accepts each connection and hands it to the worker
+with the fewest open connections that is up and whose event loop is not stalled (handoff.py). A burst of 16
+keep-alive connections is split 8/8 over 2 workers every time; a dead worker is skipped at once, and its
+successor takes new connections as soon as it serves; while no worker can take one, connections wait in the
+port's queue instead of being refused. (Before: on one shared listening socket the worker whose event loop woke
+first accepted a whole burst, 16 benchmark clients on one worker in 2 of 3 rounds; with a SO_REUSEPORT socket
+per worker, the kernel's hash split 16 connections 12/4 or worse about once in 13 bursts, and a hung worker kept
+its share.) Windows, with no descriptor passing, keeps one listening socket that every worker accepts on.
 
 A connection may land on any worker, so server-side sessions cannot work: `--workers` implies `--stateless`
 (clients of the newest protocol have no sessions anyway).
@@ -60,8 +53,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from ..errors import UserError
+from ..errors import IndexBusy, UserError, WorkerFailed
 from ..settings import Settings, token_kept_from_children
+from . import handoff
+from .handoff import Dispatcher, WorkerEnd
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +106,7 @@ class Shared:
     storage_ready: SharedFlag  # the writer has opened (created or repaired) the index folder: readers may open it
     initial_sync_done: SharedFlag  # the writer's first reconciliation is over (/health "indexing", search notes)
     writer_up: SharedFlag  # the writer is running; cleared by the supervisor when it dies
-    listening: SharedFlag  # a worker listens: the supervisor prints the serving line
+    listening: SharedFlag  # a worker serves (takes connections): the supervisor prints the serving line
     writer_pid: Any = None  # a shared int: the writer's process id, 0 before it starts
 
 
@@ -188,35 +183,18 @@ class _Slot:
         return f"worker {self.index} ({self.role}, pid {pid})"
 
 
-def hold_port(host: str, listener: socket.socket) -> tuple[socket.socket, socket.socket | None]:
-    """The socket the supervisor holds on `listener`'s port, and the listening socket every worker shares, or
-    None where each worker binds and listens on its own (Linux). `listener` comes from `bind_listener`, bound
-    without SO_REUSEPORT: that bind failed if anything listened on the port, another `--workers` server of
-    this user included (its SO_REUSEPORT sockets would have let ours into their group)."""
-    from .process import bind_listener
-
-    if sys.platform != "linux" or not hasattr(socket, "SO_REUSEPORT"):
-        # macOS and the BSDs give every connection to one socket of a SO_REUSEPORT port (the newest): all the
-        # workers accept on one socket instead, listening now so connections made while they load wait.
-        listener.listen(BACKLOG)
-        return listener, listener
-    # The port, with SO_REUSEPORT so the workers' sockets can bind it too, held and never listened on: a TCP
-    # socket enters the port's group, and the kernel's table of listening sockets that incoming connections are
-    # matched against, only at listen(); bound, it takes no connection (with only this socket, a connection is
-    # refused; beside one listening worker, that worker accepts them all: tests/serve/test_workers.py). It
-    # keeps the port while workers restart against binds without SO_REUSEADDR; a program that sets
-    # SO_REUSEADDR could still listen on it while no worker does, as in a single `serve` between binding and
-    # uvicorn's start (the workers would then stop with "port in use"). Bound beside `listener` (both
-    # SO_REUSEADDR, neither listening), then `listener` is closed: no instant where the port is free.
-    try:
-        held = bind_listener(host, listener.getsockname()[1], reuse_port=True)
-    finally:
-        listener.close()
-    return held, None
+def open_front(listener: socket.socket, ctx: SpawnContext) -> tuple[Dispatcher | None, socket.socket | None]:
+    """Listen on `listener`, bound by `bind_listener` (which fails if anything listens on the port), and say how
+    connections reach the workers: a Dispatcher that accepts and hands them over (every system that passes
+    descriptors), or, where none can, the listening socket itself, shared by every worker."""
+    listener.listen(BACKLOG)  # from now connections wait in the queue until a worker takes them
+    if not handoff.supported():
+        return None, listener
+    return Dispatcher(listener, ctx), None
 
 
 def serve_workers(settings: Settings, host: str, listener: socket.socket, token: str | None) -> None:
-    """Run `settings.workers` worker processes on `listener`'s port until interrupted; raise UserError if they
+    """Run `settings.workers` worker processes on `listener`'s port until interrupted; raise WorkerFailed if they
     fail. Closes `listener`."""
     from .process import serving_line
 
@@ -227,17 +205,19 @@ def serve_workers(settings: Settings, host: str, listener: socket.socket, token:
     shared = Shared(SharedFlag(ctx), SharedFlag(ctx), SharedFlag(ctx), SharedFlag(ctx), ctx.RawValue("i", 0))
     slots = [_Slot(i) for i in range(settings.workers)]
     level = logging.getLogger("mcp_docs").getEffectiveLevel()
-    held, common = hold_port(host, listener)
-    port = held.getsockname()[1]  # the one the system chose when asked for port 0
+    dispatcher, common = open_front(listener, ctx)
 
     def start(slot: _Slot) -> None:
+        entry = dispatcher.open_line(slot.index) if dispatcher is not None else common
         slot.process = ctx.Process(
             target=_worker_main,
-            args=(settings, host, port, common, token, slot.index, shared, level, os.getpid()),
+            args=(settings, host, entry, token, slot.index, shared, level, os.getpid()),
             name=f"mcp-docs-worker-{slot.index}",
             daemon=False,
         )
         slot.process.start()
+        if dispatcher is not None:
+            dispatcher.worker_started(slot.index)
 
     stopping = False
 
@@ -250,6 +230,8 @@ def serve_workers(settings: Settings, host: str, listener: socket.socket, token:
     with token_kept_from_children():
         announced = False
         try:
+            if dispatcher is not None:
+                dispatcher.start()
             for slot in slots:
                 start(slot)
             while True:
@@ -257,21 +239,25 @@ def serve_workers(settings: Settings, host: str, listener: socket.socket, token:
                 timeout = 1.0 if announced else FLAG_POLL_SECONDS
                 for ready in multiprocessing.connection.wait(list(sentinels), timeout=timeout):
                     slot = sentinels[ready]  # type: ignore[index]
+                    if dispatcher is not None:
+                        dispatcher.worker_gone(slot.index)
                     _handle_exit(slot, shared)
                     start(slot)
                 if not announced and shared.listening.is_set():
-                    print(serving_line(settings, host, held, token), file=sys.stderr, flush=True)
+                    print(serving_line(settings, host, listener, token), file=sys.stderr, flush=True)
                     announced = True
         except KeyboardInterrupt:
             stopping = True
         finally:
             signal.signal(signal.SIGTERM, previous)
+            if dispatcher is not None:
+                dispatcher.stop()  # no new connection for workers that are stopping
+            listener.close()
             _stop_all(slots, quiet=stopping)
-            held.close()
 
 
 def _handle_exit(slot: _Slot, shared: Shared) -> None:
-    """Report a worker's exit; raise UserError when restarting it would not help."""
+    """Report a worker's exit; raise WorkerFailed when restarting it would not help."""
     assert slot.process is not None
     slot.process.join(STOP_SECONDS)  # its sentinel closes a moment before the exit status is there to read
     code = slot.process.exitcode
@@ -279,13 +265,13 @@ def _handle_exit(slot: _Slot, shared: Shared) -> None:
     if slot.index == 0:
         shared.writer_up.clear()
     if code == EXIT_REFUSED:
-        raise UserError(f"{slot.name()} could not start (its reason is above); stopping the server.")
+        raise WorkerFailed(f"{slot.name()} could not start (its reason is above); stopping the server.")
     now = time.monotonic()
     slot.exits.append(now)
     while slot.exits and now - slot.exits[0] > RESTART_WINDOW_SECONDS:
         slot.exits.popleft()
     if len(slot.exits) >= MAX_RESTARTS:
-        raise UserError(
+        raise WorkerFailed(
             f"{slot.name()} {how}, its {len(slot.exits)}th exit within {RESTART_WINDOW_SECONDS:.0f} s: "
             "stopping the server (see the errors above)."
         )
@@ -309,21 +295,21 @@ def _stop_all(slots: list[_Slot], quiet: bool) -> None:
 def _worker_main(
     settings: Settings,
     host: str,
-    port: int,
-    common: socket.socket | None,
+    entry: WorkerEnd | socket.socket | None,
     token: str | None,
     index: int,
     shared: Shared,
     log_level: int,
     parent: int,
 ) -> None:
-    """One worker process: open the index (writing or reading), then answer HTTP on its own socket on `port`,
-    or on `common`, the supervisor's socket shared by all (see `hold_port`)."""
+    """One worker process: open the index (writing or reading), then answer HTTP on the connections the
+    supervisor hands it on `entry` (a WorkerEnd), or that it accepts on `entry`, the listening socket shared by
+    all (see `open_front`)."""
     _end_with_parent(parent)
     logging.basicConfig(level=log_level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from ..library import open_library
     from ..mcp.server import ServerState, build_server
-    from .process import INITIAL_SYNC_WAIT_SECONDS, bind_listener, serve_http, start_background
+    from .process import INITIAL_SYNC_WAIT_SECONDS, http_config, serve_http, start_background
 
     writer = index == 0
     try:
@@ -336,7 +322,7 @@ def _worker_main(
             while not shared.storage_ready.wait(READER_WAIT_SECONDS):
                 pass
             library = open_library(settings, read_only=True)
-    except (UserError, ValueError) as exc:
+    except (UserError, ValueError, IndexBusy) as exc:  # IndexBusy: another process writes an index it cannot read
         print(f"mcp-docs: worker {index}: {exc}", file=sys.stderr, flush=True)
         sys.exit(EXIT_REFUSED)
     except KeyboardInterrupt:
@@ -347,20 +333,12 @@ def _worker_main(
         if writer:
             state.initial_sync_done.wait(INITIAL_SYNC_WAIT_SECONDS)
         mcp = build_server(library, state)
-        if common is None:
-            # Listening only now, with the index open: until then the kernel gives this worker no connection.
-            # The socket is this process's alone, so the kernel closes it (and takes it out of the port's group)
-            # the moment the process dies.
-            try:
-                sock = bind_listener(host, port, reuse_port=True)
-            except UserError as exc:  # taken by another program while no worker listened (see hold_port)
-                print(f"mcp-docs: worker {index}: {exc}", file=sys.stderr, flush=True)
-                sys.exit(EXIT_REFUSED)
-            sock.listen(BACKLOG)
-        else:
-            sock = common
-        shared.listening.set()
-        serve_http(mcp, settings, host, sock, token)
+        if isinstance(entry, WorkerEnd):
+            # Ready (taking connections) only now, with the index open: until then the supervisor sends it none.
+            handoff.serve_handed_off(http_config(mcp, settings, host, token), entry, shared.listening.set)
+        elif entry is not None:
+            shared.listening.set()
+            serve_http(mcp, settings, host, entry, token)
     except KeyboardInterrupt:
         pass
     finally:

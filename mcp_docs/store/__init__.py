@@ -7,12 +7,12 @@ lock) and read by any number of stateless servers without a root (`pg_library.py
 The interface both implement is the one the tools and the CLI already use: the catalog's reads
 (`index.catalog.Catalog`: documents, sections, tags, links, problems), keyword search and vector search
 returning section hits (`index.hits.RankedSection`, `index.vector_store.VectorHit`) that the one fusion
-(`index.hybrid`) and the one grouping (`index.ranking`) rank, and reading a document's text by id.
+(`search.hybrid`) and the one grouping (`search.ranking`) rank, and reading a document's text by id.
 """
 
 from __future__ import annotations
 
-from ..errors import DatabaseUnavailable, IndexBusy, UserError
+from ..errors import DatabaseUnavailable, IndexBusy, IndexCannotOpen
 from ..library import Library
 from ..library import open_library as open_embedded
 from ..settings import Settings
@@ -27,4 +27,4 @@ def open_library(settings: Settings, read_only: bool = False) -> Library:
     try:
         return PgLibrary(settings, read_only)
     except (DatabaseUnavailable, IndexBusy) as exc:  # unreachable, or another writer holds the lock
-        raise UserError(str(exc)) from None
+        raise IndexCannotOpen(str(exc)) from None

@@ -122,9 +122,11 @@ class PgCatalog:
     def all_names(self) -> list[Name]:
         return [Name(*r) for r in self.db.rows("select key, doc_id, kind, alias from mcp_docs_doc_names")]
 
-    def links(self, keys: Any = None) -> list[LinkRecord]:
+    def links(self, keys: Any = None, *, unresolved: bool = False) -> list[LinkRecord]:
         columns = "select doc_id, line, kind, target, heading, key, count from mcp_docs_links"
-        if keys is None:
+        if unresolved:  # stored as resolving to no note (''), or not resolved yet (null): what status lists
+            rows = self.db.rows(f"{columns} where resolved is null or resolved = '' order by doc_id, n")
+        elif keys is None:
             rows = self.db.rows(f"{columns} order by doc_id, n")
         else:
             rows = self.db.rows(f"{columns} where key = any(%s) order by doc_id, n", (sorted(set(keys)),))

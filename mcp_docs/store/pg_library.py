@@ -21,15 +21,17 @@ import numpy as np
 
 from ..embedders import Embedder, EmbedderError, make_embedder
 from ..errors import DatabaseUnavailable, IndexBusy
-from ..index.fulltext import QUERY_STOPWORDS, query_words
+from ..index.fulltext import QUERY_STOPWORDS, spaced_words
 from ..index.hits import RankedSection, VectorHit
 from ..index.language_mix import LanguageView
-from ..index.ranking import Bonus, DocumentGroup, group_by_document
 from ..index.store_api import coverage, coverage_note, unavailable_reason
 from ..index.sync import Progress, SyncReport
 from ..index.vector_store import QUERY_CACHE_SIZE
 from ..library import READER_REFRESH_SECONDS, Library
+from ..search.keyword import SectionHit
+from ..search.ranking import Bonus
 from .pg_catalog import PgCatalog, _under
+from .pg_letter_pairs import pair_words
 from .pg_sync import PgWriter, vector_text
 from .postgres import Database, text_config
 
@@ -188,14 +190,13 @@ class PgLibrary(Library):
         """Embed what the last sync left pending (the writer only)."""
         return self.writer.embed(progress) if self.writer is not None else 0
 
-    def keyword_documents(
-        self, query: str, limit: int, folder: str | None, tags: Iterable[str], max_documents: int
-    ) -> list[DocumentGroup[RankedSection]]:
-        hits = self.keyword_sections(query, limit, folder, tags)
-        return group_by_document([(s.doc_id, score, s) for s, score in hits], max_documents)
+    def keyword_hits(  # type: ignore[override]  # read whole (no lazy hits here), grouped by the document's id
+        self, query: str, limit: int, folder: str | None = None, tags: Iterable[str] = ()
+    ) -> list[SectionHit]:
+        return [SectionHit(s.doc_id, score, s) for s, score in self.keyword_sections(query, limit, folder, tags)]
 
     def document_bonus(self, query: str, by_key: bool = False, fused: bool = False) -> Bonus | None:
-        """None: this store keeps no document term sets (index/document_signals.py), so sections alone rank
+        """None: this store keeps no document term sets (search/document_signals.py), so sections alone rank
         documents here."""
         return None
 
@@ -204,7 +205,8 @@ class PgLibrary(Library):
     ) -> list[tuple[RankedSection, float]]:
         if time.monotonic() - self._languages_at > READER_REFRESH_SECONDS:
             self._refresh_stats([], [])  # the writer may have indexed documents of another language meanwhile
-        words = query_words(query)
+        # Thai, Lao, Khmer and Myanmar runs by their letter pairs, not by the fragments the parser cuts them into
+        words = spaced_words(query) + pair_words(query)
         terms = [w for w in words if w not in QUERY_STOPWORDS] or words
         if not terms:
             return []

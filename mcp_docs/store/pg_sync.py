@@ -30,6 +30,7 @@ from ..paths import Jail, printable
 from ..scan import Problem, ScannedFile, Scanner
 from ..settings import Settings
 from .pg_catalog import PgCatalog, _under
+from .pg_letter_pairs import with_pairs
 from .postgres import Database, text_config
 
 log = logging.getLogger(__name__)
@@ -213,9 +214,9 @@ class PgWriter:
                         bodies.get(s.idx, ""),
                         config,
                         config,
-                        head_text(doc.title, s.heading_path),
+                        with_pairs(head_text(doc.title, s.heading_path)),  # Thai, Khmer...: their letter pairs too
                         config,
-                        bodies.get(s.idx, ""),
+                        with_pairs(bodies.get(s.idx, "")),
                     )
                     for s in sections
                 ],

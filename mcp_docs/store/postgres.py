@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 import psycopg
 
-from ..errors import DatabaseUnavailable, IndexBusy, UserError
+from ..errors import DatabaseIndexMismatch, DatabaseRefused, DatabaseUnavailable, IndexBusy
 from ..settings import STEMMER_LANGUAGES
 from .dsn import parses, redact, scrub
 
@@ -33,8 +33,9 @@ __all__ = ["Database", "redact", "text_config"]  # `redact` here too: older call
 
 # Bump when the tables change: a writer rebuilds an older index (it is a cache of the root), readers refuse.
 # 2: one links row per (document, target) with its count; 3: mcp_docs_documents.language (issue 29);
-# 4: each links row's resolved target, indexed (backlinks)
-PG_SCHEMA_VERSION = 4
+# 4: each links row's resolved target, indexed (backlinks); 5: Thai/Lao/Khmer/Myanmar letter pairs in the
+# sections' tsvector (pg_letter_pairs.py)
+PG_SCHEMA_VERSION = 5
 CONNECT_SECONDS = 5
 STATEMENT_MS = 30_000  # a reader's query that takes longer is cancelled: one tool error, not a hung request
 WRITER_LOCK_KEY = 0x6D63_7064_6F63  # pg_advisory_lock key of the one writer ('mcpdoc')
@@ -282,18 +283,18 @@ class Database:
         try:
             self._check_readable()
         except PrivilegeMissing as exc:  # at start: a refusal (one sentence, exit 2), not an outage to wait out
-            raise UserError(str(exc)) from None
+            raise DatabaseRefused(str(exc)) from None
 
     def _check_readable(self) -> None:
         version = self.stored_version()
         if version is None:
-            raise UserError(
+            raise DatabaseIndexMismatch(
                 f"the PostgreSQL database {self.where} holds no mcp-docs index yet: run "
                 "`mcp-docs index --store postgres --root DIR` once to write it"
             )
         if version != PG_SCHEMA_VERSION:
             newer = version > PG_SCHEMA_VERSION
-            raise UserError(
+            raise DatabaseIndexMismatch(
                 f"the PostgreSQL database {self.where} holds an mcp-docs index of schema version {version}, and this "
                 f"mcp-docs reads version {PG_SCHEMA_VERSION}: "
                 + (
@@ -309,16 +310,16 @@ class Database:
         """The writer's check: create the tables, rebuild an older version's, refuse a newer one or another root."""
         version = self.stored_version()
         if version is not None and version > PG_SCHEMA_VERSION:
-            raise UserError(
+            raise DatabaseIndexMismatch(
                 f"the PostgreSQL database {self.where} holds an mcp-docs index of schema version {version}, newer "
                 f"than this mcp-docs ({PG_SCHEMA_VERSION}): upgrade mcp-docs before writing to it"
             )
         try:
             self._create_schema(root, version)
         except psycopg.errors.InsufficientPrivilege as exc:
-            raise UserError(self._privilege(exc, self.conn(), "write")) from None
+            raise DatabaseRefused(self._privilege(exc, self.conn(), "write")) from None
         except psycopg.errors.UndefinedFile as exc:  # an OperationalError, but the server is there
-            raise UserError(
+            raise DatabaseRefused(
                 f"the PostgreSQL server of {self.where} has no pgvector extension ({scrub(str(exc).strip(), self.url)}"
                 "): install pgvector on it (https://github.com/pgvector/pgvector), then run this again"
             ) from None
@@ -341,7 +342,7 @@ class Database:
             stored_root = conn.execute("select value from mcp_docs_meta where key = 'root'").fetchone()
             documents = conn.execute("select count(*) from mcp_docs_documents").fetchone()
             if stored_root and stored_root[0] != root and documents and documents[0]:
-                raise UserError(
+                raise DatabaseIndexMismatch(
                     f"the PostgreSQL database {self.where} indexes the root {stored_root[0]}, not {root}: one database "
                     "holds one root's index; use another database (or point --root at the same folder)"
                 )

@@ -16,7 +16,7 @@ import pytest
 
 from agent_client.home import db_path
 from agent_client.mcp_session import connect
-from agent_client.models import AssistantMessage, Shown, ToolCall, ToolResultMessage, UserMessage
+from agent_client.models import AssistantMessage, Shown, ToolCall, ToolResultMessage, TurnOptions, UserMessage
 from agent_client.sessions import SessionStore, unfinished
 
 from . import tiny_docs_server
@@ -244,5 +244,5 @@ def test_a_new_question_with_ask_session_closes_the_cut_turn(llm: FakeLLM, capsy
     assert [m["role"] for m in sent[1:]] == ["user", "assistant", "tool", "assistant", "tool", "assistant", "user"]
     assert "(no answer: interrupted, not resumed)" in sent[-2]["content"]
     history = SessionStore().load("a")
-    assert history[-2:] == [UserMessage(content="hello"), AssistantMessage(content="Hello.")]
+    assert history[-2:] == [UserMessage(content="hello", options=TurnOptions()), AssistantMessage(content="Hello.")]
     assert unfinished(history) is None

@@ -28,6 +28,7 @@ DOCS = {
 }
 
 server = MCPServer("tiny-docs", instructions="Search, then read sections.")
+DIE_ON: str | None = None  # `--die-on read_section`: the process exits when that tool is called (a dead server)
 
 
 def _result(text: str, structured: dict[str, Any]) -> CallToolResult:
@@ -68,6 +69,10 @@ def read_document(id: str, mode: str = "full") -> CallToolResult:
 @server.tool()
 def read_section(id: str, section: str) -> CallToolResult:
     """Read one section of a document by heading."""
+    if DIE_ON == "read_section":
+        import os
+
+        os._exit(3)
     doc = DOCS.get(id)
     if doc is None:
         raise ToolError(f"No document {id!r}. Known ids: {', '.join(DOCS)}")
@@ -118,4 +123,6 @@ if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--http":
         run_http(int(sys.argv[2]), os.environ["TINY_TOKEN"])
     else:
+        if len(sys.argv) > 2 and sys.argv[1] == "--die-on":
+            DIE_ON = sys.argv[2]
         server.run()

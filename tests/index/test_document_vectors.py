@@ -11,8 +11,8 @@ import pytest
 
 from mcp_docs.commands import vector_summary
 from mcp_docs.library import Library
-from tests.index.test_hybrid import server  # noqa: F401 (fixture)
 from tests.index.test_vector_store import minilm_loaded, open_lib, vault  # noqa: F401 (fixtures)
+from tests.search.test_hybrid import server  # noqa: F401 (fixture)
 from tests.test_embedders import EmbeddingsServer, endpoint_settings
 
 

@@ -19,8 +19,8 @@ from mcp_docs.index import embedding_worker as worker_mod
 from mcp_docs.index.embedding_worker import EmbeddingWorker, SearchedFirst
 from mcp_docs.index.vector_store import FAILED, VectorStore
 from mcp_docs.library import Library
-from tests.index.test_hybrid import server  # noqa: F401 (fixtures)
 from tests.index.test_vector_store import doc_chunks, minilm_loaded, open_lib, vault  # noqa: F401 (fixtures)
+from tests.search.test_hybrid import server  # noqa: F401 (fixtures)
 from tests.test_embedders import EmbeddingsServer, endpoint_settings
 
 

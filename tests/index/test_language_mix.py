@@ -13,9 +13,9 @@ import pytest
 
 from mcp_docs.index import language_mix, vector_store
 from mcp_docs.index.hits import RankedSection, VectorHit
-from mcp_docs.index.hybrid import gives_ranks_to_languages, interleave
 from mcp_docs.index.language_mix import LanguageView, language_shifts, merge
 from mcp_docs.library import Library
+from mcp_docs.search.hybrid import gives_ranks_to_languages, interleave
 from mcp_docs.settings import Settings
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from mcp_docs.library import Library
+from mcp_docs.search.languages import query_language
 from tests.index.written_vault import keyword_library
 
 # One page about the canvas in English, Norwegian and Portuguese (languages with a stemmer: Norwegian and
@@ -59,5 +60,5 @@ def test_a_word_of_a_language_without_a_stemmer_is_found_as_written_and_accent_f
 def test_an_english_question_with_portuguese_looking_words_is_english(library: Library) -> None:
     # 'do' and 'a' are Portuguese function words too: "how do I ..." was called Portuguese, and of the page and
     # its translation the Portuguese one was shown
-    assert library.query_language("how do I connect a card") == "en"
+    assert query_language("how do I connect a card", library.languages) == "en"
     assert [r.id for r in library.search("how do I connect a card", mode="keyword").results][:1] == ["en/canvas.md"]

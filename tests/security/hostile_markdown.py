@@ -102,7 +102,7 @@ BLOCK_CLASSES = frozenset(
 def time_parse(text: str) -> float:
     """The read path: parse, then the outline and summary views built from the parse."""
     from mcp_docs.markdown import parse_markdown
-    from mcp_docs.tools import outline, summary
+    from mcp_docs.outline import outline, summary
 
     started = time.perf_counter()
     parsed = parse_markdown(text, "hostile")

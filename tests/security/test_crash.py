@@ -126,6 +126,7 @@ BETWEEN_COMMITS = """
 import os
 import sys
 import mcp_docs.index.fulltext as fulltext
+import mcp_docs.index.sync as sync
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
 
@@ -134,6 +135,7 @@ def commit_then_die(self):  # the process dies after the full-text commit, befor
     commit(self)
     os._exit(9)
 fulltext.FullTextIndex.commit = commit_then_die
+sync.BATCH_SECONDS = 1e9  # one batch, the deletion in it, however slow the machine (a 2 s batch was cut before it)
 Library(Settings.load(sys.argv[1], sys.argv[2], embeddings="none", environ={})).sync()
 """
 

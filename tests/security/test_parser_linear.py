@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcp_docs.markdown import _build_sections, _Deadline, parse_markdown
-from mcp_docs.tools import outline, summary
+from mcp_docs.outline import outline, summary
 
 from .hostile_markdown import BLOCK_CLASSES, HOSTILE, time_parse, time_text_passes
 

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from mcp_docs.library import Library
+from mcp_docs.settings import Settings
 from tests.conftest import OUTSIDE_MARKER
 from tests.server_fixtures import initialize_request, spawn_stdio, stdio_params
 
@@ -207,6 +209,9 @@ def test_r5_unreadable_requests_get_an_error_and_the_server_keeps_serving(vault:
             }
         ),
     ]
+    # Indexed first: the server answers while its first sync runs, and on a loaded machine "after" came before it.
+    with Library(Settings.load(vault, tmp_path / "idx", embeddings="none", environ={})) as library:
+        library.sync()
     errlog = open(tmp_path / "stderr.txt", "wb")
     proc = spawn_stdio(vault, tmp_path / "idx", errlog, "--no-watch")
     assert proc.stdin is not None

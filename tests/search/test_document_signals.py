@@ -1,4 +1,4 @@
-"""Document-level signals (index/document_signals.py) through a real index: the term sets are written while
+"""Document-level signals (search/document_signals.py) through a real index: the term sets are written while
 indexing, and a search ranks its best documents with them, reading only their catalog rows."""
 
 from collections.abc import Iterator
@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from mcp_docs.index.document_signals import (
+from mcp_docs.index.fulltext import FULLTEXT_SCHEMA_VERSION, doc_key
+from mcp_docs.library import Library
+from mcp_docs.search.document_signals import (
     COVERAGE_WEIGHT,
     PATH_WEIGHT,
     DocumentTerms,
@@ -14,8 +16,6 @@ from mcp_docs.index.document_signals import (
     QueryWord,
     pack_terms,
 )
-from mcp_docs.index.fulltext import FULLTEXT_SCHEMA_VERSION, doc_key
-from mcp_docs.library import Library
 from mcp_docs.settings import Settings
 
 NOTES = {
@@ -29,7 +29,7 @@ NOTES = {
     "misc/notes.md": "# Notes\n\nDeploy the operator with helm; the operator watches the operator resources in kubernetes.\n",
     "kubernetes/notes.md": "# Notes\n\nDeploy the operator with helm; the operator watches resources in kubernetes.\n",
     # two pages on one subject in two languages, the English one matching a little better (not at mirrored paths:
-    # a page and its translation would be one answer, index/translations.py)
+    # a page and its translation would be one answer, search/translations.py)
     "en/data-flow.md": "# Collector\n\nThe Collector pipelines receive, process and export pipelines of data.\n",
     "fr/flux.md": "---\nlang: fr\n---\n# Collector\n\nLe Collector reçoit des données par ses pipelines.\n",
 }

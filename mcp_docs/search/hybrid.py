@@ -22,9 +22,9 @@ import heapq
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING
 
-from .hits import RankedSection, VectorHit
-from .language_mix import LanguageView
-from .store_api import VectorSearch
+from ..index.hits import RankedSection, VectorHit
+from ..index.language_mix import LanguageView
+from ..index.store_api import VectorSearch
 
 if TYPE_CHECKING:
     import numpy as np
@@ -166,7 +166,7 @@ def without_text(keyword_hits: list[tuple[RankedSection, float]]) -> set[Key]:
     score it. Like a section still waiting for its vectors, its keyword score then stands alone in `fuse`. Counted
     at the keyword share only, it fell out of the fused list, and with it the parent that leads its matching
     subsections in keyword search (ranking.lead_sections): OTel questions, e5, hybrid section hit@5 0.880 -> 0.893
-    (otel-052, "glossary of terms"), doc hit@1 / @5 unchanged (benchmarks/REPORT.md, "Search quality, issue 31")."""
+    (otel-052, "glossary of terms"), doc hit@1 / @5 unchanged (benchmarks/REPORT.md, "Search quality, issue 31 items 1–2")."""
     return {(s.doc_id, s.section_idx) for s, _ in keyword_hits if not s.body.strip()}
 
 

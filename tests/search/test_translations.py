@@ -1,4 +1,4 @@
-"""An original and its translation are one answer (index/translations.py): pairs told by mirrored paths, merged at
+"""An original and its translation are one answer (search/translations.py): pairs told by mirrored paths, merged at
 the better rank and shown in the question's language. The pure pairing, then a real library (Tantivy and
 sqlite-vec files in a tmp dir, the real multilingual-e5-small) over a vault in English and French."""
 
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from mcp_docs.index import vector_store
-from mcp_docs.index.translations import alike, collapse, translated, translation_key
 from mcp_docs.library import Library
+from mcp_docs.search.translations import alike, collapse, translated, translation_key
 from mcp_docs.settings import Settings
 from tests.index.test_language_mix import ENGLISH, FRENCH, QUESTION, build
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mcp_docs.index.hits import RankedSection
-from mcp_docs.index.ranking import DocumentGroup, group_by_document, lead_with
+from mcp_docs.search.ranking import DocumentGroup, group_by_document, lead_with
 
 
 def sec(path: str, doc_id: str = "d.md", idx: int = 0) -> RankedSection:

@@ -106,7 +106,7 @@ def coverage_weight(doc: DocumentTerms, fused: bool = False) -> float:
     SciFact abstracts, keyword nDCG@10 0.692 -> 0.689 with the signals, 0.692 with this gate. `fused`: the score is
     hybrid's, partly a cosine, and there coverage gives back the words' evidence the fusion diluted (SciFact hybrid
     0.731 with it, 0.730 without), so it counts. The OpenTelemetry questions are the same either way, in both
-    modes (benchmarks/REPORT.md, "Document signals and documents of one section")."""
+    modes (benchmarks/REPORT.md, "Search quality, issue 31 items 1–2")."""
     return COVERAGE_WEIGHT if fused or doc.sections != 1 else 0.0
 
 

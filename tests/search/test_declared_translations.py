@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from mcp_docs.index.translations import collapse, declared_key
 from mcp_docs.library import Library
+from mcp_docs.search.translations import collapse, declared_key
 from tests.index.written_vault import keyword_library
 
 

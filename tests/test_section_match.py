@@ -1,10 +1,10 @@
-"""Heading matching of read_section (mcp_docs.tools.match_section): case and accents ignored, exact first."""
+"""Heading matching of read_section (mcp_docs.section_match.match_section): case and accents ignored, exact first."""
 
 import pytest
 
-from mcp_docs.errors import ToolInputError
+from mcp_docs.errors import SectionAmbiguous, SectionNotFound, ToolInputError
 from mcp_docs.markdown import parse_markdown
-from mcp_docs.tools import match_section
+from mcp_docs.section_match import match_section
 
 DOC = parse_markdown(
     "# Suivi des élèves\n\nTexte.\n\n## Réunions\n\nParents.\n\n### Ordre du jour\n\nPoints.\n\n"
@@ -45,7 +45,7 @@ def test_an_exact_accent_free_match_beats_a_partial_one() -> None:
 
 
 def test_a_partial_match_in_several_headings_is_ambiguous_and_lists_them() -> None:
-    with pytest.raises(ToolInputError, match="ambiguous") as exc:
+    with pytest.raises(SectionAmbiguous, match="ambiguous") as exc:
         match_section(DOC, "eleves", "fr/suivi.md")
     assert "Élèves en difficulté" in str(exc.value) and "'Suivi des élèves'" in str(exc.value)
 
@@ -58,3 +58,12 @@ def test_a_heading_longer_than_the_clip_limit_is_found_as_written_in_the_documen
     for wanted, body in ((long_a, "A."), (f"FAQ > {long_b}", "B."), (long_b + " > ", "B.")):
         found = match_section(doc, wanted, "faq.md")  # was "No section '…'"
         assert found.body.strip() == body
+
+
+def test_a_heading_that_names_no_section_is_section_not_found_and_lists_the_headings() -> None:
+    """Named for what failed (issue 28), still a ToolInputError for read_section's anchor fallback and the server."""
+    with pytest.raises(SectionNotFound, match="No section 'Budget'") as exc:
+        match_section(DOC, "Budget", "fr/suivi.md")
+    assert isinstance(exc.value, ToolInputError) and "'Suivi des élèves > Café'" in str(exc.value)
+    with pytest.raises(SectionNotFound, match="has no sections"):
+        match_section((), "Budget", "empty.md")

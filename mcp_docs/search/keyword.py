@@ -1,0 +1,59 @@
+"""The keyword side: sections (for the fusion and the reranker) and documents (keyword search's own answer, and its
+first document while embedding fills in), from the store's keyword hits."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from . import document_signals
+from .ranking import Bonus, DocumentGroup, group_by_document
+
+if TYPE_CHECKING:
+    from ..index.hits import RankedSection
+    from .request import SearchRequest
+    from .sources import KeywordHit, SearchSources
+
+
+@dataclass(frozen=True)
+class SectionHit:
+    """A keyword hit whose section is already read (a store without lazy hits): grouped by its document's id."""
+
+    doc_key: str
+    score: float
+    section: RankedSection
+
+    @property
+    def heading_path(self) -> str:
+        return self.section.heading_path
+
+
+def keyword_sections(sources: SearchSources, request: SearchRequest, limit: int) -> list[tuple[RankedSection, float]]:
+    """The best `limit` sections with their score, best first."""
+    hits = sources.keyword_hits(request.query, limit, request.folder, request.tags)
+    return [(hit.section, hit.score) for hit in hits]
+
+
+def keyword_documents(
+    sources: SearchSources, request: SearchRequest, limit: int, max_documents: int
+) -> list[DocumentGroup[RankedSection]]:
+    """Keyword search's documents, best first, with the document signals; from its best `limit` sections."""
+    hits = sources.keyword_hits(request.query, limit, request.folder, request.tags)
+    # asked after the hits: a reading worker's store refreshes its languages while it searches
+    return group_keyword_hits(hits, max_documents, sources.document_bonus(request.query, by_key=True))
+
+
+def group_keyword_hits(
+    hits: Sequence[KeywordHit], max_documents: int, bonus: Bonus | None = None
+) -> list[DocumentGroup[RankedSection]]:
+    """Keyword hits grouped into documents by their key before their stored fields are read: only the sections
+    of the documents shown are (about 19 of 50 hits on the OpenTelemetry questions, for 5 documents). `bonus`
+    is given the keys, as text."""
+    groups = group_by_document(
+        [(str(hit.doc_key), hit.score, hit) for hit in hits],
+        max_documents,
+        bonus=bonus,
+        candidates=document_signals.CANDIDATES,
+    )
+    return [DocumentGroup(g.hits[0].section.doc_id, g.score, [h.section for h in g.hits]) for g in groups]

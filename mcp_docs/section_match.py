@@ -1,0 +1,137 @@
+"""What the caller meant when a name does not match exactly: the section a heading or heading path names
+(`read_section`), and the ids closest to one that names no document. Misses and ambiguities are
+`SectionNotFound` / `SectionAmbiguous` sentences that list the candidates."""
+
+from __future__ import annotations
+
+import difflib
+import operator
+import posixpath
+import re
+from collections.abc import Callable, Sequence
+
+from .errors import SectionAmbiguous, SectionNotFound
+from .markdown import HEADING_SEPARATOR, Section, clip_heading
+from .models import HEADING_PATH_CHARS
+from .paths import printable
+from .snippets import clip_list, fold
+
+MAX_WANTED_HEADING_CHARS = 10_000  # of a read_section heading or path, before each heading is clipped as parsed
+LISTED_CHARS = 1000  # candidate lists in error messages (closest ids, headings, folders)
+ID_CHARS = 300  # an id quoted in a message (results carry ids whole)
+_LEADING_HASHES = re.compile(r"^#{1,6}\s+")
+
+
+def closest_ids(doc_id: str, ids: list[str], n: int = 5) -> list[str]:
+    """The ids most like `doc_id`: same file name first, then difflib over ids (bounded work)."""
+    query = doc_id.strip().replace("\\", "/").lstrip("./")[:300]
+    if not query or not ids:
+        return []
+    base = posixpath.basename(query).lower()
+    stem = base.rsplit(".", 1)[0]
+    same = [i for i in ids if posixpath.basename(i).lower().rsplit(".", 1)[0] == stem]
+    found: list[str] = same[:n]
+    if len(found) < n:
+        pool = ids
+        if len(pool) > 20_000:  # keep the error path fast on huge roots
+            pool = [i for i in ids if stem[:3] and stem[:3] in i.lower()] or ids[:20_000]
+        for match in difflib.get_close_matches(query, pool, n=n, cutoff=0.45):
+            if match not in found:
+                found.append(match)
+        if len(found) < n:
+            bases: dict[str, str] = {}
+            for i in pool:
+                bases.setdefault(posixpath.basename(i), i)
+            for match in difflib.get_close_matches(posixpath.basename(query), list(bases), n=n, cutoff=0.5):
+                if bases[match] not in found:
+                    found.append(bases[match])
+    return found[:n]
+
+
+def _norm(text: str) -> str:
+    # A trailing ellipsis is dropped so a heading clipped in a result still matches as a partial.
+    return " ".join(_LEADING_HASHES.sub("", text.strip()).split()).casefold().rstrip("…").rstrip()
+
+
+def _norm_path(text: str) -> str:
+    return HEADING_SEPARATOR.join(_norm(p) for p in text.split(">") if p.strip())
+
+
+def match_section(sections: tuple[Section, ...] | list[Section], wanted: str, doc_id: str) -> Section:
+    """Heading path, then exact heading, then a unique partial match; case is ignored, and accents too when
+    nothing matches with them ('reunions' finds 'Réunions', but 'Réunions' is preferred to 'Reunions')."""
+    if not sections:
+        raise SectionNotFound(f"'{printable(doc_id, ID_CHARS)}' has no sections: read it with read_document.")
+    query = _as_parsed(wanted.strip()[:MAX_WANTED_HEADING_CHARS])
+    q = _norm(query)
+    if ">" in query:
+        qp = _norm_path(query)
+        exact = _matching(sections, qp, _path_key, operator.eq)
+        if len(exact) == 1:
+            return exact[0]
+        suffix = _matching(sections, qp, _path_key, lambda path, part: path.endswith(HEADING_SEPARATOR + part))
+        if len(suffix) == 1:
+            return suffix[0]
+        if len(suffix) > 1:
+            raise _ambiguous(query, suffix, doc_id)
+        partial = _matching(sections, qp, _path_key, lambda path, part: part in path)
+        if len(partial) == 1:
+            return partial[0]
+        if len(partial) > 1:
+            raise _ambiguous(query, partial, doc_id)
+        raise _no_section(query, sections, doc_id)
+    exact = _matching(sections, q, _heading_key, operator.eq)
+    if len(exact) == 1:
+        return exact[0]
+    if len(exact) > 1:
+        raise _ambiguous(query, exact, doc_id)
+    partial = _matching(sections, q, _heading_key, lambda heading, part: bool(part) and part in heading)
+    if len(partial) == 1:
+        return partial[0]
+    if len(partial) > 1:
+        raise _ambiguous(query, partial, doc_id)
+    raise _no_section(query, sections, doc_id)
+
+
+def _as_parsed(query: str) -> str:
+    """Each heading of `query` clipped as the parser clips headings: one copied whole from the document, longer
+    than that, would otherwise never match its section."""
+    if ">" not in query:
+        return clip_heading(query)
+    return HEADING_SEPARATOR.join(clip_heading(part.strip()) for part in query.split(">"))
+
+
+def _heading_key(section: Section) -> str:
+    return _norm(section.heading)
+
+
+def _path_key(section: Section) -> str:
+    return _norm_path(section.heading_path)
+
+
+def _matching(
+    sections: Sequence[Section], wanted: str, key: Callable[[Section], str], test: Callable[[str, str], bool]
+) -> list[Section]:
+    """The sections whose key passes `test` with `wanted` as written (case already ignored), else with
+    accents ignored on both sides."""
+    found = [s for s in sections if test(key(s), wanted)]
+    if found:
+        return found
+    folded = fold(wanted)
+    return [s for s in sections if test(fold(key(s)), folded)]
+
+
+def _ambiguous(query: str, candidates: list[Section], doc_id: str) -> SectionAmbiguous:
+    shown = clip_list((f"'{s.heading_path}'" for s in candidates), LISTED_CHARS, HEADING_PATH_CHARS, "; ")
+    return SectionAmbiguous(
+        f"Section '{printable(query)}' is ambiguous in '{printable(doc_id, ID_CHARS)}': "
+        f"pass one of these heading paths: {shown}."
+    )
+
+
+def _no_section(query: str, sections: tuple[Section, ...] | list[Section], doc_id: str) -> SectionNotFound:
+    where = " (read_document mode='outline' lists them all)"
+    shown = clip_list((f"'{s.heading_path}'" for s in sections), LISTED_CHARS, HEADING_PATH_CHARS, "; ", where)
+    return SectionNotFound(
+        f"No section '{printable(query)}' in '{printable(doc_id, ID_CHARS)}'. Its headings are: {shown}."
+    )
