@@ -194,11 +194,11 @@ class Library:
             self._refresh_stats([], [])  # the writer may have indexed documents of another language meanwhile
         return self.store.keyword_hits(query, limit, folder or None, list(tags), self._languages)
 
-    def document_bonus(self, query: str, by_key: bool = False) -> Bonus | None:
+    def document_bonus(self, query: str, by_key: bool = False, fused: bool = False) -> Bonus | None:
         """Document-level evidence for the best documents of `query` (search/document_signals.py), from the store:
         their ids (or, `by_key`, their keyword hits' keys as text) → the share of the best score each one gains;
-        None where the store keeps none."""
-        return self.store.document_bonus(query, self._languages, by_key)
+        None where the store keeps none. `fused`: the scores are hybrid's (document_signals.coverage_weight)."""
+        return self.store.document_bonus(query, self._languages, by_key, fused)
 
     def search(
         self,

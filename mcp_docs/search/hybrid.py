@@ -160,6 +160,16 @@ def fuse(
     return [(sections[key], round(score, 6)) for key, score in fused[:limit]]
 
 
+def without_text(keyword_hits: list[tuple[RankedSection, float]]) -> set[Key]:
+    """The keyword hits whose section has no text of its own, only a heading over its subsections (a glossary's
+    "Terms"): the chunker gives such a section no vector (chunking.chunk_document), so the vector side can never
+    score it. Like a section still waiting for its vectors, its keyword score then stands alone in `fuse`. Counted
+    at the keyword share only, it fell out of the fused list, and with it the parent that leads its matching
+    subsections in keyword search (ranking.lead_sections): OTel questions, e5, hybrid section hit@5 0.880 -> 0.893
+    (otel-052, "glossary of terms"), doc hit@1 / @5 unchanged (benchmarks/REPORT.md, "Search quality, issue 31 items 1–2")."""
+    return {(s.doc_id, s.section_idx) for s, _ in keyword_hits if not s.body.strip()}
+
+
 def gives_ranks_to_languages(view: LanguageView, language: str | None) -> bool:
     """Whether a hybrid query's ranks are given to languages (`interleave`): only for a question in one of the
     collection's other languages. Its words find only pages of its own language, confidently, so without this an
@@ -253,7 +263,7 @@ def search(
     share = query_keyword_share([score for _, score in keyword_hits], base)
     waiting = store.waiting_sections(
         [(s.doc_id, s.section_idx) for s, _ in keyword_hits] + [(h.doc_id, h.section_idx) for h in vector_hits]
-    )
+    ) | without_text(keyword_hits)
     fused = fuse(
         keyword_hits,
         vector_hits,

@@ -52,7 +52,9 @@ def search(sources: SearchSources, request: SearchRequest) -> SearchResult:
         else documents.group_sections(
             outcome.ranked,
             limit.depth,
-            sources.document_bonus(query) if documents.uses_signals(mode, outcome.reranked) else None,
+            sources.document_bonus(query, fused=mode == "hybrid")
+            if documents.uses_signals(mode, outcome.reranked)
+            else None,
         )
     )
     if groups and documents.keyword_leads(mode, found.covered, outcome.reranked):

@@ -48,9 +48,9 @@ class SearchSources(Protocol):
         """The best `limit` sections for `query`'s words, best first, within `folder` and carrying all `tags`."""
         ...
 
-    def document_bonus(self, query: str, by_key: bool = False) -> Bonus | None:
+    def document_bonus(self, query: str, by_key: bool = False, fused: bool = False) -> Bonus | None:
         """Document-level evidence for the best documents (search/document_signals.py), given their ids or, with
-        `by_key`, their hits' keys as text; None when the store keeps none."""
+        `by_key`, their hits' keys as text; None when the store keeps none. `fused`: the scores are hybrid's."""
         ...
 
     def empty_note(self) -> str | None:

@@ -261,7 +261,7 @@ class Store(Protocol):
         """The sections best matching the query's words, best first."""
         ...
 
-    def document_bonus(self, query: str, languages: frozenset[str], by_key: bool) -> Bonus | None:
+    def document_bonus(self, query: str, languages: frozenset[str], by_key: bool, fused: bool = False) -> Bonus | None:
         """Document-level evidence for the best documents (search/document_signals.py), or None if the store
         keeps none: sections alone then rank documents."""
         ...

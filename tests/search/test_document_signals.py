@@ -7,6 +7,14 @@ from pathlib import Path
 import pytest
 
 from mcp_docs.library import Library
+from mcp_docs.search.document_signals import (
+    COVERAGE_WEIGHT,
+    PATH_WEIGHT,
+    DocumentTerms,
+    QuerySignals,
+    QueryWord,
+    pack_terms,
+)
 from mcp_docs.settings import Settings
 from mcp_docs.store.embedded.fulltext import FULLTEXT_SCHEMA_VERSION, doc_key
 
@@ -122,3 +130,48 @@ def test_an_index_from_before_the_term_sets_is_indexed_again_once_on_opening(tmp
         assert first_documents(lib, COVERAGE_QUESTION)[0] == "concepts/tracing.md"
     finally:
         lib.close()
+
+
+# Two abstracts of one section each (SciFact's shape): the first matches the question's main words best, the
+# second names more of its words once each, in a longer text.
+ABSTRACTS = {
+    "abstracts/focused.md": "# Sleep and memory consolidation\n\nSleep strengthens memory consolidation.\n",
+    "abstracts/broad.md": "# Cohort of ageing adults\n\nSleep, memory and consolidation were measured with attention "
+    "and mood in each participant.\n",
+}
+ABSTRACT_QUESTION = "does sleep help memory consolidation in ageing adults"
+
+
+def test_documents_of_one_section_rank_by_that_section_not_by_a_recount_of_its_words(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    filler = {
+        f"filler/s{i:02}.md": f"# Study {i}\n\nPatients in cohort {i} were followed and the team reported results.\n"
+        for i in range(20)
+    }
+    for rel, text in {**ABSTRACTS, **filler}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    with Library(Settings.load(root, tmp_path / "index", embeddings="none")) as lib:
+        lib.sync()
+        sections = [s.doc_id for s, _ in lib.keyword_sections(ABSTRACT_QUESTION, 5)]
+        assert sections[:2] == ["abstracts/focused.md", "abstracts/broad.md"]
+        # the broad abstract covers more of the question (ageing, adults), but that is what its one section's
+        # score has already weighed: counted again, it took the first place (0.689 vs 0.692 on SciFact)
+        assert first_documents(lib, ABSTRACT_QUESTION) == ["abstracts/focused.md", "abstracts/broad.md"]
+        stored = lib.catalog.document_terms([doc_key("abstracts/focused.md")])
+        assert stored[doc_key("abstracts/focused.md")].sections == 1
+
+
+def test_coverage_counts_for_a_document_of_several_sections_only() -> None:
+    # pure: hand-built query words and term sets, no index
+    signals = QuerySignals((QueryWord({"sleep": ("en",)}, 1.0), QueryWord({"memori": ("en",)}, 1.0)), None)
+    terms = pack_terms(["sleep", "memori", "other"])
+    one, several, unknown = (DocumentTerms("en", terms, " note ", n) for n in (1, 3, 0))
+    assert signals.bonus(one) == 0.0
+    assert signals.bonus(several) == pytest.approx(COVERAGE_WEIGHT)
+    assert signals.bonus(unknown) == pytest.approx(COVERAGE_WEIGHT)  # a row without the count: as before
+    # hybrid's scores are partly cosines: there coverage is not a recount and counts for every document
+    assert signals.bonus(one, fused=True) == pytest.approx(COVERAGE_WEIGHT)
+    # the other signals still count for a document of one section
+    in_path = DocumentTerms("en", terms, " sleep ", 1)
+    assert signals.bonus(in_path) == pytest.approx(PATH_WEIGHT * 0.5)

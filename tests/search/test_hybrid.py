@@ -12,7 +12,7 @@ import pytest
 
 from mcp_docs.index.hits import RankedSection, VectorHit
 from mcp_docs.library import Library
-from mcp_docs.search.hybrid import SHARE_BASE, coverage_share, fuse, query_keyword_share
+from mcp_docs.search.hybrid import SHARE_BASE, coverage_share, fuse, query_keyword_share, without_text
 from mcp_docs.search.ranking import group_by_document
 from mcp_docs.store.embedded import embedding_worker as worker_mod
 from tests.test_embedders import FAKE_KEY, EmbeddingsServer, endpoint_settings
@@ -361,3 +361,29 @@ def test_while_embedding_fills_in_the_first_answer_is_keywords_and_the_vectors_o
         assert part_way.results[0].score >= part_way.results[1].score
         lib.embedding.build()
         assert lib.search("collector", mode="hybrid").results[0].id == "long.md"
+
+
+def test_a_section_with_no_text_of_its_own_is_scored_by_its_keyword_score_alone() -> None:
+    heading_only = RankedSection("g.md", 1, "g.md", "Terms", "Glossary > Terms", 5, 5, "  \n", ())
+    with_text = RankedSection("g.md", 2, "g.md", "Span", "Glossary > Terms > Span", 7, 9, "A span is...", ())
+    assert without_text([(heading_only, 3.0), (with_text, 4.0)]) == {("g.md", 1)}
+
+
+def test_a_heading_over_matching_subsections_leads_them_in_hybrid_as_in_keyword_search(
+    tmp_path: Path, server: EmbeddingsServer
+) -> None:
+    """A glossary: "Terms" has no text of its own, so no vector; its twenty terms each have one. Scored at the
+    keyword share alone it fell below its subsections and out of the document's shown sections (OTel otel-052)."""
+    terms = "".join(f"### Word{i}\n\nA word{i} is one of the building blocks of telemetry.\n\n" for i in range(20))
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "glossary.md").write_text(f"# Glossary\n\nWords used across these docs.\n\n## Terms\n\n{terms}")
+    for i in range(8):
+        (vault / f"note{i}.md").write_text(f"# Note {i}\n\nThe service {i} sends telemetry terms to the backend.\n")
+    with Library(endpoint_settings(vault, tmp_path / "idx", server)) as lib:
+        lib.sync()
+        lib.embedding.build()
+        for mode in ("keyword", "hybrid"):
+            first = lib.search("glossary of terms", mode=mode).results[0]
+            assert first.id == "glossary.md"
+            assert first.sections[0].heading_path == "Glossary > Terms", mode

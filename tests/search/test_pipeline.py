@@ -89,7 +89,7 @@ class MemorySources:
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]
 
-    def document_bonus(self, query: str, by_key: bool = False) -> None:
+    def document_bonus(self, query: str, by_key: bool = False, fused: bool = False) -> None:
         return None
 
     def empty_note(self) -> str | None:

@@ -245,7 +245,7 @@ class MemoryStore:
         hits.sort(key=lambda h: (-h.score, h.doc_key, h.section.section_idx))
         return hits[:limit]
 
-    def document_bonus(self, query: str, languages: frozenset[str], by_key: bool = False) -> None:
+    def document_bonus(self, query: str, languages: frozenset[str], by_key: bool = False, fused: bool = False) -> None:
         return None  # no document-level evidence: sections alone rank documents
 
     def embed(self, progress: Progress | None = None) -> int:

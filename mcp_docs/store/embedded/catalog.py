@@ -442,10 +442,13 @@ class Catalog:
         signed = [_signed(k) for k in keys]
         if not signed:
             return {}
+        # with each document's number of sections (document_signals.coverage_weight), by the sections' primary key
         rows = self._conn().execute(
-            f"select key, lang, terms, path from doc_terms where key in ({','.join('?' * len(signed))})", signed
+            "select key, lang, terms, path, (select count(*) from sections s where s.doc_id = t.doc_id) "
+            f"from doc_terms t where key in ({','.join('?' * len(signed))})",
+            signed,
         )
-        return {_unsigned(key): DocumentTerms(lang, terms, path) for key, lang, terms, path in rows}
+        return {_unsigned(key): DocumentTerms(lang, terms, path, n) for key, lang, terms, path, n in rows}
 
     def names(self, keys: Iterable[str]) -> list[Name]:
         rows = self._conn().execute(

@@ -401,10 +401,13 @@ class EmbeddedStore:
             return []
         return self.fulltext.search_hits(q, limit)
 
-    def document_bonus(self, query: str, languages: frozenset[str], by_key: bool = False) -> Bonus | None:
+    def document_bonus(
+        self, query: str, languages: frozenset[str], by_key: bool = False, fused: bool = False
+    ) -> Bonus | None:
         """Document-level evidence for the best documents of `query` (search/document_signals.py): their ids
         (or, `by_key`, their full-text keys as text) → the share of the best score each one gains. It reads
-        the catalog rows of those documents only, and analyses the query once, on first use."""
+        the catalog rows of those documents only, and analyses the query once, on first use. `fused`: the scores
+        are hybrid's (document_signals.coverage_weight)."""
         fulltext, catalog = self.fulltext, self.catalog
 
         def bonus(ids: Sequence[str]) -> dict[str, float]:
@@ -413,7 +416,7 @@ class EmbeddedStore:
             if not found:
                 return {}
             signals = fulltext.query_signals(query, languages)
-            return {keys[k]: signals.bonus(terms) for k, terms in found.items()}
+            return {keys[k]: signals.bonus(terms, fused) for k, terms in found.items()}
 
         return bonus
 

@@ -242,7 +242,9 @@ class PostgresStore:
         """Embed what the last sync left pending (the writer only)."""
         return self.writer.embed(progress) if self.writer is not None else 0
 
-    def document_bonus(self, query: str, languages: frozenset[str], by_key: bool = False) -> Bonus | None:
+    def document_bonus(
+        self, query: str, languages: frozenset[str], by_key: bool = False, fused: bool = False
+    ) -> Bonus | None:
         """None: this store keeps no document term sets (search/document_signals.py), so sections alone rank
         documents here."""
         return None
