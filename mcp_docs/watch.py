@@ -54,7 +54,7 @@ class Watcher:
         self.delete_settle_seconds = delete_settle_seconds
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.ready = threading.Event()  # set once the OS watch is in place
+        self.ready = threading.Event()  # set once the OS watch is in place and what changed before it is synced
         self.arms = 0  # how many times the folder list was (re)built: once, plus once per folder change
 
     def start(self) -> None:
@@ -160,7 +160,6 @@ class Watcher:
                     raise_interrupt=False,
                     ignore_permission_denied=True,
                 ):
-                    self.ready.set()
                     if self._root_identity() != identity:  # gone or replaced: watch what is there now, then resync
                         pending, resync = set(), {FULL_SYNC}
                         break
@@ -185,6 +184,7 @@ class Watcher:
                         pending = self._sync(pending)
                         if full and not rearm and self._ids(self.watched_folders()) != watched:
                             rearm = True  # folders made before this watch was in place: watch them too
+                    self.ready.set()  # watching, and what changed before the watch was in place is synced
                     if self._stop.is_set():
                         return
                     if rearm:

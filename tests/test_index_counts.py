@@ -49,6 +49,8 @@ def test_a_server_process_sees_what_another_process_indexed(tmp_path: Path) -> N
     settings = _settings(tmp_path)
     with Library(settings) as lib:
         lib.sync()
+    # A reading server (a worker of `serve --workers`): the writer lock is the other process's to take.
+    with Library(settings, read_only=True) as lib:
         assert lib.index_info().documents == 1
         for i in range(4):
             write(tmp_path / "root", f"new/n{i}.md", f"# N{i}\n\nnote {i}\n")
