@@ -149,3 +149,34 @@ def test_the_store_package_reaches_no_library() -> None:
     graph = import_graph()
     assert "mcp_docs.store.postgres.dsn" in graph["mcp_docs.settings"]
     assert not graph["mcp_docs.store"], f"store/__init__ imports {sorted(graph['mcp_docs.store'])}"
+
+
+# The search pipeline is given its stores (search.sources.SearchSources): it never imports the library, a store
+# or the layers above, only the stores' protocols (store.api). The storage layers (index/, store/) may use the pure
+# helpers they share with search (the document term sets they write, translation keys, the bonus type), never the
+# pipeline.
+SEARCH_HELPERS_FOR_STORAGE = (
+    "mcp_docs.search",
+    "mcp_docs.search.document_signals",
+    "mcp_docs.search.translations",
+    "mcp_docs.search.ranking",
+)
+
+
+@pytest.mark.parametrize("module", sorted(m for m in _modules() if m.startswith("mcp_docs.search")))
+def test_the_search_pipeline_reads_only_the_stores_it_is_given(module: str) -> None:
+    wrong = sorted(
+        t
+        for t in import_graph()[module]
+        # store/__init__ runs with store.api, and imports nothing (test_the_store_package_reaches_no_library)
+        if t in ABOVE_INDEX or (t.startswith("mcp_docs.store.") and t != "mcp_docs.store.api")
+    )
+    assert not wrong, f"{module} imports {wrong}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in _modules() if m.startswith(("mcp_docs.index", "mcp_docs.store"))))
+def test_the_storage_layers_use_only_the_pure_search_helpers(module: str) -> None:
+    wrong = sorted(
+        t for t in import_graph()[module] if t.startswith("mcp_docs.search") and t not in SEARCH_HELPERS_FOR_STORAGE
+    )
+    assert not wrong, f"{module} imports {wrong}"

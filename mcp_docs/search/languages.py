@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..language import STOPWORDS, query_language_beyond_stopwords
-from ..store.embedded.fulltext import query_words
+from ..query_text import query_words
 from . import document_signals, translations
 from .ranking import DocumentGroup
 

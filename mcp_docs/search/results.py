@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ..models import DocumentMatch, IndexInfo, SectionMatch
+from ..query_text import QUERY_STOPWORDS, identifiers, query_words
 from ..snippets import make_snippet
-from ..store.embedded.fulltext import QUERY_STOPWORDS, identifiers, query_words
 
 if TYPE_CHECKING:
     from ..index.hits import RankedSection

@@ -31,6 +31,11 @@ class VectorRanking:
     note: str | None
 
 
+# While a document's sections wait, its own vector stands in for them with this weight of coverage (how far the
+# vector side is trusted against keyword while sections fill in; benchmarks/REPORT.md, "Keyword's first answer").
+DOCUMENT_LEVEL_CREDIT = 0.5
+
+
 def rank_with_vectors(
     vectors: VectorSearch,
     keyword: KeywordSearch,
@@ -73,8 +78,6 @@ def fusion_coverage(vectors: VectorSearch, sections: float) -> float:
     ready, total = document_vectors(vectors)
     if sections >= 1.0 or not total:
         return sections
-    from ..store.embedded.vector_store import DOCUMENT_LEVEL_CREDIT
-
     return sections + (1.0 - sections) * DOCUMENT_LEVEL_CREDIT * ready / total
 
 

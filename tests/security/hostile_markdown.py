@@ -113,8 +113,8 @@ def time_parse(text: str) -> float:
 def time_text_passes(text: str) -> float:
     """The other passes over a section's text: search snippet, identifier field, embedding pieces."""
     from mcp_docs.index.chunking import split_pieces
+    from mcp_docs.query_text import identifiers
     from mcp_docs.snippets import make_snippet
-    from mcp_docs.store.embedded.fulltext import identifiers
 
     started = time.perf_counter()
     make_snippet(text, ["a", "tag", "lorem"])

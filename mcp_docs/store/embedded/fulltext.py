@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-import re
 import tempfile
 import threading
 from collections.abc import Iterable
@@ -33,7 +32,16 @@ import tantivy
 
 from ...errors import IndexBusy
 from ...index.hits import RankedSection
-from ...language import SOUTHEAST_ASIAN_RUN, STOPWORDS, cjk_terms, query_language_beyond_stopwords
+from ...language import STOPWORDS, cjk_terms, query_language_beyond_stopwords
+from ...query_text import (
+    CODE_MARK,
+    IDENTIFIER,
+    MAX_QUERY_TERMS,
+    QUERY_STOPWORDS,
+    WORD,
+    identifiers,
+    spaced_words,
+)
 from ...search.document_signals import QuerySignals, QueryWord, query_language
 from ...settings import STEMMER_LANGUAGES
 from . import ownership
@@ -49,14 +57,12 @@ log = logging.getLogger(__name__)
 # `cjk`, languages without a stemmer unstemmed (UNSTEMMED_MARK): every document is detected and indexed again once.
 FULLTEXT_SCHEMA_VERSION = "10"
 WRITER_HEAP_BYTES = 64 * 1024 * 1024
-MAX_QUERY_TERMS = 64
 # A language without a stemmer (Czech, Thai, Ukrainian, ...) is lowercased and accent-folded, not stemmed, and each
 # of its words is marked (Snowball stemmers have no suffix of digits, so the root's leaves it whole): its words
 # are not the root's stems. Unmarked, every Czech, Khmer or Vietnamese page that keeps "Canvas" or "create" as
 # an English word counted in the English stem's document frequency: in the Obsidian help (36 languages) English
 # 'canva' was in 27 languages' pages, Portuguese 'canv' in 5, and "what is canvas" found the English page third.
 UNSTEMMED_MARK = "00"
-MAX_IDENTIFIERS = 200
 
 # Field weights, tuned on SciFact and checked on the OpenTelemetry question set (benchmarks/REPORT.md).
 # The heading field is short, so BM25 length normalisation already favours a heading match: an extra
@@ -69,110 +75,6 @@ FOLD_BOOST = 1.0
 # (`long-term`, `IL-6`, `pre-mirna`) are ordinary prose and get a plain word's weight.
 IDENT_BOOST = 8.0
 HYPHEN_IDENT_BOOST = 1.0
-
-# Function words dropped from natural-language queries (when other words remain): they match nearly every
-# section and only add noise to BM25. Lucene's English list plus the French articles and prepositions.
-QUERY_STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "but",
-        "by",
-        "for",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "no",
-        "not",
-        "of",
-        "on",
-        "or",
-        "such",
-        "that",
-        "the",
-        "their",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "to",
-        "was",
-        "will",
-        "with",
-        "how",
-        "what",
-        "which",
-        "who",
-        "why",
-        "when",
-        "where",
-        "do",
-        "does",
-        "did",
-        "can",
-        "could",
-        "should",
-        "would",
-        "i",
-        "me",
-        "my",
-        "we",
-        "our",
-        "you",
-        "your",
-        "au",
-        "aux",
-        "c",
-        "ce",
-        "ces",
-        "d",
-        "dans",
-        "de",
-        "des",
-        "du",
-        "elle",
-        "en",
-        "est",
-        "et",
-        "il",
-        "l",
-        "la",
-        "le",
-        "les",
-        "leur",
-        "n",
-        "ne",
-        "ou",
-        "par",
-        "pas",
-        "pour",
-        "qu",
-        "que",
-        "qui",
-        "s",
-        "sa",
-        "se",
-        "ses",
-        "son",
-        "sur",
-        "un",
-        "une",
-    ]
-)
-
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_CODE_MARK = re.compile(r"[_.+#]")
-# Only tokens with inner punctuation (a_b, a.b, a-b) or a trailing ++/# (C++, C#): plain words are not identifiers.
-# Possessive quantifiers and a word-start anchor keep this linear (it runs over every section body).
-_IDENT = re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]++(?:(?:[_.+#-]++[A-Za-z0-9]++)++[+#]*+|[+#]++)")
 
 
 @dataclass(frozen=True)
@@ -189,34 +91,6 @@ class SectionDoc:
     tags: tuple[str, ...]
     folder: str
     lang: str
-
-
-def identifiers(text: str) -> list[str]:
-    """Tokens with inner punctuation that must match exactly, lowercased."""
-    found: dict[str, None] = {}
-    for token in _IDENT.findall(text):
-        if len(token) <= 100:
-            found.setdefault(token.lower(), None)
-            if len(found) >= MAX_IDENTIFIERS:
-                break
-    return list(found)
-
-
-def query_words(text: str) -> list[str]:
-    """The words of any user text, bounded, free of query-syntax characters."""
-    words: dict[str, None] = {}
-    for m in _WORD.finditer(text):
-        words.setdefault(m.group(0).lower(), None)
-        if len(words) >= MAX_QUERY_TERMS:
-            break
-    return list(words)
-
-
-def spaced_words(text: str) -> list[str]:
-    """The query's words for the word fields: Thai, Lao, Khmer and Myanmar runs are left to their letter pairs
-    (cjk_terms). The word pattern cuts them at every vowel sign, and the pieces (one consonant, often) matched the
-    pieces of every page in the language ('ផ្សារ', market, found the school note first through its 'ស')."""
-    return query_words(SOUTHEAST_ASIAN_RUN.sub(" ", text))
 
 
 def ancestor_folders(folder: str) -> list[str]:
@@ -446,7 +320,7 @@ class FullTextIndex:
     def path_terms(self, doc_id: str, lang: str) -> list[str]:
         """The words of a document's path (folders and file name, without the extension), as the stemmed
         fields analyse the document's text."""
-        words = " ".join(_WORD.findall(doc_id.rsplit(".", 1)[0] if "." in doc_id.rsplit("/", 1)[-1] else doc_id))
+        words = " ".join(WORD.findall(doc_id.rsplit(".", 1)[0] if "." in doc_id.rsplit("/", 1)[-1] else doc_id))
         return _stemming(self.language).analyze(self._pre_stemmed(words, lang))
 
     def reload(self) -> None:
@@ -518,7 +392,7 @@ class FullTextIndex:
                     tantivy.Occur.Should,
                     tantivy.Query.boost_query(
                         tantivy.Query.term_query(schema, "ident", ident),
-                        IDENT_BOOST if _CODE_MARK.search(ident) else HYPHEN_IDENT_BOOST,
+                        IDENT_BOOST if CODE_MARK.search(ident) else HYPHEN_IDENT_BOOST,
                     ),
                 )
             )
@@ -549,7 +423,7 @@ class FullTextIndex:
         # The words of a code identifier (OTEL_TRACES_SAMPLER_ARG) name it; they do not say what the page is
         # about, and the `ident` field already matches the whole: a page in a `traces` folder is no better an
         # answer. OpenTelemetry questions, keyword doc hit@5: 0.933 with them, 0.947 without.
-        code = _IDENT.sub(lambda m: " " if _CODE_MARK.search(m.group(0)) else m.group(0), text)
+        code = IDENTIFIER.sub(lambda m: " " if CODE_MARK.search(m.group(0)) else m.group(0), text)
         if code != text:
             outside = set(spaced_words(code))
             content = [w for w in content if w in outside]

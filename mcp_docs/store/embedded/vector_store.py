@@ -111,10 +111,6 @@ create table if not exists doc_chunks (
 create index if not exists doc_chunks_hash on doc_chunks(hash);
 """
 
-# Fusion: while a document's sections wait, its own vector stands in for them with this weight of coverage
-# (library.search: how far the vector side is trusted against keyword while sections fill in).
-DOCUMENT_LEVEL_CREDIT = 0.5
-
 
 def _count(conn: apsw.Connection, sql: str, params: Sequence[str] = ()) -> int:
     """The number a `select count(*)` returns (apsw types every column as any SQLite value)."""

@@ -24,10 +24,10 @@ from ...errors import DatabaseUnavailable, IndexBusy
 from ...index.hits import RankedSection, VectorHit
 from ...index.language_mix import LanguageView
 from ...paths import Jail
+from ...query_text import MAX_QUERY_TERMS, QUERY_STOPWORDS, spaced_words
 from ...search.ranking import Bonus
 from ...settings import Settings
 from ..api import CommitListener, Progress, SectionHit, SyncReport, coverage, coverage_note, unavailable_reason
-from ..embedded.fulltext import QUERY_STOPWORDS, spaced_words
 from ..embedded.vector_store import QUERY_CACHE_SIZE
 from .catalog import PgCatalog, _under
 from .database import BM25_EXTENSIONS, Database, text_config
@@ -36,7 +36,6 @@ from .sync import PgWriter, vector_text
 
 log = logging.getLogger(__name__)
 
-MAX_QUERY_TERMS = 64
 MAX_K = 1000  # pgvector's largest hnsw.ef_search
 # How sections are ranked without a BM25 extension: BM25 computed in SQL. ts_rank counts how often the query's words
 # occur, ts_rank_cd how close together they are; neither has an IDF nor BM25's length normalisation, so each word of

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from mcp_docs.errors import IndexBusy
+from mcp_docs.query_text import identifiers, query_words
 from mcp_docs.store.embedded import ownership
-from mcp_docs.store.embedded.fulltext import FullTextIndex, SectionDoc, ancestor_folders, identifiers, query_words
+from mcp_docs.store.embedded.fulltext import FullTextIndex, SectionDoc, ancestor_folders
 
 
 def section(doc_id: str, body: str, idx: int = 0, tags: tuple[str, ...] = (), lang: str = "en") -> SectionDoc:
