@@ -17,7 +17,7 @@ from mcp_docs.markdown import parse_markdown
 from mcp_docs.mcp.server import build_server
 from mcp_docs.outline import outline
 from mcp_docs.settings import Settings
-from mcp_docs.store.embedded.catalog import SCHEMA_VERSION
+from mcp_docs.store.embedded.catalog_schema import SCHEMA_VERSION
 from mcp_docs.tools import STORED_OUTLINE_BYTES, DocsTools
 
 from .server_fixtures import write

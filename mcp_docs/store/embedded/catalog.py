@@ -21,9 +21,10 @@ from ...links import Name
 from ...scan import Problem
 from ...search.document_signals import DocumentTerms
 from . import integrity, ownership
-from .read_only_media import sqlite_reading_uri
 
 # The records live in records.py; importing them from here keeps working (explicit re-exports).
+from .catalog_schema import SCHEMA
+from .read_only_media import sqlite_reading_uri
 from .records import (
     DocumentRecord as DocumentRecord,
 )
@@ -52,89 +53,6 @@ log = logging.getLogger(__name__)
 
 SQLITE_SUFFIXES = ("", "-wal", "-shm", "-journal")
 
-# Bump when the tables or what parsing extracts change: existing indexes are rebuilt on open.
-# 6: one links row per (document, target) with its count.
-# 7: documents.language, the language named (front matter or detected), null when undecided (issue 29).
-# 8: each links row's resolved target, indexed (backlinks).
-SCHEMA_VERSION = 8
-
-_SCHEMA = """
-create table if not exists meta (key text primary key, value text not null);
-create table if not exists documents (
-    id text primary key,
-    folder text not null,
-    hash text not null,
-    mtime_ns integer not null,
-    size integer not null,
-    title text not null,
-    summary text not null,
-    tags text not null,
-    aliases text not null,
-    front_matter text not null,
-    lang text not null,
-    links text not null,
-    warnings text not null,
-    tokens integer not null,
-    indexed_at real not null,
-    language text
-);
-create index if not exists documents_folder on documents(folder);
-create index if not exists documents_lang on documents(lang);
-create table if not exists sections (
-    doc_id text not null,
-    idx integer not null,
-    heading text not null,
-    heading_path text not null,
-    level integer not null,
-    line_start integer not null,
-    line_end integer not null,
-    subtree_end integer not null,
-    tokens integer not null,
-    primary key (doc_id, idx)
-) without rowid;
-create table if not exists doc_tags (
-    doc_id text not null,
-    tag text not null,
-    primary key (tag, doc_id)
-) without rowid;
-create index if not exists doc_tags_doc on doc_tags(doc_id);
-create table if not exists links (
-    doc_id text not null,
-    n integer not null,
-    line integer not null,
-    kind text not null,
-    target text not null,
-    heading text,
-    key text not null,
-    count integer not null,
-    resolved text,
-    primary key (doc_id, n)
-) without rowid;
-create index if not exists links_key on links(key, doc_id);
-create index if not exists links_resolved on links(resolved, doc_id);
-create table if not exists doc_names (
-    key text not null,
-    doc_id text not null,
-    kind text not null,
-    alias text not null,
-    primary key (key, doc_id, kind, alias)
-) without rowid;
-create index if not exists doc_names_doc on doc_names(doc_id);
-create table if not exists doc_terms (
-    key integer primary key,
-    doc_id text not null unique,
-    lang text not null,
-    terms blob not null,
-    path text not null
-);
-create table if not exists problems (
-    path text primary key,
-    kind text not null,
-    detail text not null
-);
-"""
-
-
 # What a damaged file raises: SQLite's errors, and a UnicodeDecodeError when a garbled schema makes the error
 # message itself invalid UTF-8 (found by the fuzzing in tests/security/test_index_storage.py).
 DAMAGE: tuple[type[Exception], ...] = (sqlite3.DatabaseError, UnicodeDecodeError)
@@ -150,7 +68,7 @@ class Catalog:
             conn = self._conn()
             if not read_only:
                 _drop_old_links_table(conn)
-                conn.executescript(_SCHEMA)
+                conn.executescript(SCHEMA)
                 conn.commit()
         except DAMAGE:
             self.close()  # before the caller deletes the file (Windows cannot delete an open file)

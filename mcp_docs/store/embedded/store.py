@@ -22,7 +22,8 @@ from ...scan import Scanner
 from ...settings import Settings
 from ..api import CommitListener
 from . import ownership, sync_state
-from .catalog import SCHEMA_VERSION, Catalog
+from .catalog import Catalog
+from .catalog_schema import SCHEMA_VERSION
 from .fulltext import FullTextIndex, KeywordHit, doc_key
 from .read_only_media import writable
 from .sync import Progress, Synchronizer, SyncReport, recover_interrupted_batch

@@ -47,7 +47,8 @@ from ...embedders import Embedder, EmbedderError, local_model, make_embedder, mo
 from ...settings import Settings
 from ..api import coverage, coverage_note, unavailable_reason
 from . import integrity, ownership
-from .catalog import SCHEMA_VERSION, SQLITE_SUFFIXES, Catalog
+from .catalog import SQLITE_SUFFIXES, Catalog
+from .catalog_schema import SCHEMA_VERSION
 from .read_only_media import sqlite_reading_uri
 from .sqlite_tx import immediate_transaction
 from .vector_search import EXACT_FILTER_MAX as EXACT_FILTER_MAX  # re-exported: tests and the PostgreSQL store

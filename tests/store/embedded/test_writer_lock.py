@@ -21,7 +21,7 @@ import pytest
 from mcp_docs.errors import IndexBusy
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
-from mcp_docs.store.embedded.catalog import SCHEMA_VERSION
+from mcp_docs.store.embedded.catalog_schema import SCHEMA_VERSION
 from mcp_docs.store.embedded.ownership import WRITER_LOCK_NAME
 
 from ...server_fixtures import write
