@@ -10,23 +10,10 @@ from pathlib import Path
 from mcp_docs.library import open_library
 from mcp_docs.settings import Settings
 
-from ...index.test_southeast_asian_words import NOTES
+from ...index.test_southeast_asian_words import CASES, NOTES
 from ...server_fixtures import write
 from .conftest import new_database
 from .test_postgres import _index
-
-CASES = [
-    ("กรุงเทพ", "th/weather.md"),  # Bangkok
-    ("ร่ม", "th/weather.md"),  # umbrella: a tone mark inside a word of two letters
-    ("แมว", "th/home.md"),  # cat
-    ("สุนัข", "th/home.md"),  # dog
-    ("ផ្សារ", "km/market.md"),  # market
-    ("ត្រី", "km/market.md"),  # fish
-    ("សាលារៀន", "km/school.md"),  # school
-    ("ເຂົ້າໜຽວ", "lo/rice.md"),  # sticky rice
-    ("ຄອບຄົວ", "lo/rice.md"),  # family
-    ("လက်ဖက်ရည်", "my/tea.md"),  # tea
-]
 
 
 def test_a_word_in_the_middle_of_a_sentence_is_found_first(pg_server: tuple[str, Path], tmp_path: Path) -> None:
