@@ -89,6 +89,18 @@ class ArgumentInvalid(ToolInputError):
     not in the list, a number that is not a whole one."""
 
 
+class DocumentNotFound(ToolInputError):
+    """An id (or a link) that names no document of the collection; the sentence lists the closest ids."""
+
+
+class FolderNotFound(ToolInputError):
+    """A `folder` filter that names no folder under the root; the sentence lists the folders there are."""
+
+
+class PathRefused(ToolInputError):
+    """An id or folder outside the root, or one the ignore rules exclude: never read."""
+
+
 class OffsetPastEnd(ToolInputError):
     """An `offset` beyond the end of the text being read: start again at 0."""
 

@@ -25,9 +25,12 @@ from typing import Any
 from .budget import MAX_MAX_CHARS, _json_tokens, cut, fit_search, fitting
 from .errors import (
     BinaryContent,
+    DocumentNotFound,
     FileTooLarge,
+    FolderNotFound,
     ParseTimeout,
     PathOutsideRoot,
+    PathRefused,
     ToolInputError,
 )
 from .library import Library
@@ -137,7 +140,7 @@ class DocsTools:
             raise ToolInputError(f"Too many tags ({len(tag_list)}): give at most {MAX_TAGS}.")
         folder = self._folder(folder) if folder else None
         if folder and not self._folder_exists(folder):
-            raise ToolInputError(self._folder_missing_message(folder))
+            raise FolderNotFound(self._folder_missing_message(folder))
         try:
             result = self.library.search(query, max_results, search_mode, folder, tag_list)
         except PathOutsideRoot as exc:
@@ -189,7 +192,7 @@ class DocsTools:
         catalog = self.library.catalog
         records, total = catalog.list_documents(folder, tag_norm, limit, offset, linked_to=linked_id)
         if total == 0 and folder and not self._folder_exists(folder):
-            raise ToolInputError(self._folder_missing_message(folder))
+            raise FolderNotFound(self._folder_missing_message(folder))
         folders = [
             FolderEntry(path=p, documents=n) for p, n in catalog.subfolders(folder, tag_norm, linked_to=linked_id)
         ]
@@ -337,9 +340,9 @@ class DocsTools:
         except FileTooLarge as exc:
             raise ToolInputError(f"'{clean_id}' is too large to read ({exc}).") from exc
         except PathOutsideRoot as exc:
-            raise ToolInputError(f"Refused: {exc}") from exc
+            raise PathRefused(f"Refused: {exc}") from exc
         except (FileNotFoundError, IsADirectoryError):
-            raise ToolInputError(self._unknown_id_message(doc_id)) from None
+            raise DocumentNotFound(self._unknown_id_message(doc_id)) from None
         except OSError as exc:
             raise ToolInputError(f"'{clean_id}' could not be read ({exc.strerror or type(exc).__name__}).") from exc
         try:
@@ -409,9 +412,9 @@ class DocsTools:
                 raise FileNotFoundError(doc_id)
             path = found
         except PathOutsideRoot as exc:
-            raise ToolInputError(f"Refused: {exc}") from exc
+            raise PathRefused(f"Refused: {exc}") from exc
         except FileNotFoundError:
-            raise ToolInputError(self._unknown_id_message(doc_id)) from None
+            raise DocumentNotFound(self._unknown_id_message(doc_id)) from None
         if path == jail.root or self.library.is_folder(path):
             raise ToolInputError(
                 f"'{printable(doc_id)}' is a folder, not a document: use list_documents(folder='{printable(doc_id)}')."
@@ -454,7 +457,7 @@ class DocsTools:
                 return self._stored_folder(as_given)
             return self._stored_folder(self.library.jail.relative_folder(folder.strip()))
         except PathOutsideRoot as exc:
-            raise ToolInputError(f"Refused: {exc}") from exc
+            raise PathRefused(f"Refused: {exc}") from exc
 
     def _stored_folder(self, folder: str) -> str:
         """`folder` as the index spells it: a name typed in NFC finds a folder macOS wrote decomposed (NFD), and

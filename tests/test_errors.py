@@ -133,7 +133,15 @@ def test_the_walk_visits_every_module_of_the_package(package: str) -> None:
 def test_a_tool_refusal_is_named_for_what_the_caller_got_wrong(tmp_path: Path) -> None:
     """Through the real tools over a real index: each situation raises its own class (issue 28), every one a
     ToolInputError, so the server still answers it as an `is_error` result and the command line with exit 2."""
-    from mcp_docs.errors import ArgumentInvalid, OffsetPastEnd, SectionAmbiguous, SectionNotFound
+    from mcp_docs.errors import (
+        ArgumentInvalid,
+        DocumentNotFound,
+        FolderNotFound,
+        OffsetPastEnd,
+        PathRefused,
+        SectionAmbiguous,
+        SectionNotFound,
+    )
     from mcp_docs.library import Library
     from mcp_docs.settings import Settings
     from mcp_docs.tools import DocsTools
@@ -151,6 +159,11 @@ def test_a_tool_refusal_is_named_for_what_the_caller_got_wrong(tmp_path: Path) -
             (OffsetPastEnd, lambda: tools.read_document("a.md", offset=10**6)),
             (SectionNotFound, lambda: tools.read_section("a.md", "Budget")),
             (SectionAmbiguous, lambda: tools.read_section("a.md", "set")),
+            (DocumentNotFound, lambda: tools.read_document("b.md")),
+            (DocumentNotFound, lambda: tools.read_section("b.md", "Setup")),
+            (FolderNotFound, lambda: tools.search_documents("x", folder="nowhere")),
+            (FolderNotFound, lambda: tools.list_documents(folder="nowhere")),
+            (PathRefused, lambda: tools.read_document("../outside.md")),
         ]
         for cls, call in cases:
             with pytest.raises(cls) as exc:
