@@ -105,7 +105,6 @@ class EmbeddedStore:
         self._last_choice = ""  # the last sentence logged about the model (follow_languages)
         # This process's hold on the index folder's writer lock (ownership.WriterLock), None while it holds none.
         self._writer_hold: ownership.WriterLock | None = None
-        self._reads_writers_state = False  # read beside its writer: the sync error /health reports is the writer's
         # Opened to write, but another process was writing: read as it is, until a sync can take the lock.
         self._waiting_to_write = False
         self._open()
@@ -128,7 +127,7 @@ class EmbeddedStore:
         if self._writer_hold is None:  # another process writes: no repair, no rebuild, nothing changed here
             self._read_while_another_writes()
             return
-        self.read_only, self._waiting_to_write, self._reads_writers_state = False, False, False
+        self.read_only, self._waiting_to_write = False, False
         if sync_state.last_error(settings.index_dir) is not None:  # a previous writer's: this one has not synced
             sync_state.publish(settings.index_dir, None)
         self.catalog = Catalog.open(settings.index_dir / "catalog.sqlite")
@@ -253,7 +252,6 @@ class EmbeddedStore:
         if not ownership.is_owned(settings.index_dir):
             raise OSError("no index there yet (the writing worker creates it)")
         self.catalog = Catalog(settings.index_dir / "catalog.sqlite", read_only=True)
-        self._reads_writers_state = True
         self.fulltext = FullTextIndex(settings.index_dir / "fulltext", settings.language, read_only=True)
         self.vectors = None
         self.embedding = None  # the writing worker embeds; a reader only queries the vectors it wrote
@@ -342,9 +340,9 @@ class EmbeddedStore:
             hold.release()
 
     def published_sync_error(self, own: str | None) -> str | None:
-        """Read beside its writer (a reading worker, or waiting to write), the writer's, which it publishes in the
-        index folder (sync_state.py); this process's own otherwise."""
-        if self.read_only and self._reads_writers_state:
+        """Read beside its writer (a reading worker, or waiting to write: every read-only store here), the writer's,
+        which it publishes in the index folder (sync_state.py); this process's own otherwise."""
+        if self.read_only:
             return sync_state.last_error(self.settings.index_dir)
         return own
 
