@@ -121,12 +121,7 @@ class Strategies(AgentCalls):
             self.observer.on_note(report.note)
             await self._run(messages, result)
             return
-        if self._over_budget(result):
-            result.stopped_reason = "budget"
-            return
-        result.iterations += 1
-        turn = await self._call(messages, result, allow_tools=False, system=self.system_prompt + PLAN_ANSWER_NOTE)
-        self._final(turn, messages, result, "final")
+        await self._answer_after_plan(messages, result)
 
     async def _resume_plan(self, messages: list[Message], result: RunResult) -> None:
         """A plan turn cut after some of its rounds (or stopped on an error). Its plan is not stored, so one call
@@ -142,6 +137,10 @@ class Strategies(AgentCalls):
             failure = await self._execute(plan, messages, result)
             if failure:
                 report.note = failure
+        await self._answer_after_plan(messages, result)
+
+    async def _answer_after_plan(self, messages: list[Message], result: RunResult) -> None:
+        """The answer of a plan turn, written without tools from the results in `messages` (unless over budget)."""
         if self._over_budget(result):
             result.stopped_reason = "budget"
             return
