@@ -408,12 +408,13 @@ class PgWriter:
                     [(p.path, p.kind, p.detail) for p in report.skipped],
                 )
             self.db.set_meta(conn, "language", self.settings.language)
-            self.save_statistics(conn)
+            if report.changed:  # a scan of every section: not after the watcher's syncs that change nothing
+                self.save_statistics(conn)
 
     @staticmethod
     def save_statistics(conn: psycopg.Connection[Any]) -> None:
-        """What BM25 needs of the whole collection (the number of sections, their average length), recorded once
-        per sync so that a search reads two rows instead of counting every section."""
+        """What BM25 needs of the whole collection (the number of sections, their average length), recorded after
+        each sync that changed the index, so that a search reads two rows instead of counting every section."""
         total, average = conn.execute(
             "select count(*), coalesce(avg(tokens), 1) from mcp_docs_sections"
         ).fetchone() or (0, 1)
