@@ -32,7 +32,8 @@ import tantivy
 
 from ...errors import IndexBusy
 from ...index.hits import RankedSection
-from ...language import STOPWORDS, cjk_terms, query_language_beyond_stopwords
+from ...language import cjk_terms
+from ...query_language import query_language
 from ...query_text import (
     CODE_MARK,
     IDENTIFIER,
@@ -40,9 +41,10 @@ from ...query_text import (
     QUERY_STOPWORDS,
     WORD,
     identifiers,
+    spaced_text,
     spaced_words,
 )
-from ...search.document_signals import QuerySignals, QueryWord, query_language
+from ...search.document_signals import QuerySignals, QueryWord
 from ...settings import STEMMER_LANGUAGES
 from . import ownership
 from .read_only_media import on_read_only_media
@@ -55,7 +57,8 @@ log = logging.getLogger(__name__)
 # the root's language, and so its stemmer, until indexed again.
 # 10: languages named by py3langid (Czech was Portuguese, Thai English), Thai/Lao/Khmer/Myanmar letter pairs in
 # `cjk`, languages without a stemmer unstemmed (UNSTEMMED_MARK): every document is detected and indexed again once.
-FULLTEXT_SCHEMA_VERSION = "10"
+# 11: Thai/Lao/Khmer/Myanmar runs only in `cjk`, no longer in the word fields (query_text.spaced_text).
+FULLTEXT_SCHEMA_VERSION = "11"
 WRITER_HEAP_BYTES = 64 * 1024 * 1024
 # A language without a stemmer (Czech, Thai, Ukrainian, ...) is lowercased and accent-folded, not stemmed, and each
 # of its words is marked (Snowball stemmers have no suffix of digits, so the root's leaves it whole): its words
@@ -296,14 +299,15 @@ class FullTextIndex:
             doc.add_bytes("heading_path", s.heading_path.encode())
             doc.add_unsigned("line_start", s.line_start)
             doc.add_unsigned("line_end", s.line_end)
-            head_stem = self._pre_stemmed(head_text, s.lang)
-            body_stem = self._pre_stemmed(s.body, s.lang)
+            # Thai, Lao, Khmer and Myanmar runs are searched by their letter pairs (`cjk`) only: not in these fields
+            head_stem = self._pre_stemmed(spaced_text(head_text), s.lang)
+            body_stem = self._pre_stemmed(spaced_text(s.body), s.lang)
             doc.add_text("head_stem", head_stem)
             doc.add_text("body_stem", body_stem)
             if terms is not None:
                 terms.update(root.analyze(head_stem))
                 terms.update(root.analyze(body_stem))
-            doc.add_text("fold", f"{head_text}\n{s.body}")
+            doc.add_text("fold", spaced_text(f"{head_text}\n{s.body}"))
             doc.add_text("lang", s.lang)
             grams = cjk_terms(f"{head_text}\n{s.body}", letters=True)
             if grams:
@@ -440,8 +444,7 @@ class FullTextIndex:
             df = max(searcher.doc_freq("body_stem", term) for term in terms)
             weight = math.log(1 + (total - df + 0.5) / (df + 0.5))
             weighted.append(QueryWord({t: tuple(codes) for t, codes in terms.items()}, weight))
-        stopwords = {code: STOPWORDS[code] for code in present if code in STOPWORDS}
-        language = query_language(words, stopwords) or query_language_beyond_stopwords(text, present)
+        language = query_language(text, present)  # as the search pipeline names it (search/languages.py)
         return QuerySignals(tuple(weighted), language)
 
     def search(self, query: tantivy.Query, limit: int) -> list[tuple[RankedSection, float]]:
