@@ -108,6 +108,11 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     ap.add_argument("--embeddings", default="local", help="the index's embedder, for the vector modes")
     ap.add_argument("--half", choices=("odd", "even"))
     ap.add_argument("--show-misses", action="store_true")
+    ap.add_argument(
+        "--read-only",
+        action="store_true",
+        help="search the index as it is, without a sync (and so without embedding more meanwhile): a frozen copy",
+    )
     args = ap.parse_args(argv)
 
     from mcp_docs.library import Library
@@ -120,8 +125,9 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     rows_out = []
     for mode in [m.strip() for m in args.modes.split(",") if m.strip()]:
         emb = "none" if mode == "keyword" else args.embeddings
-        lib = Library(Settings.load(args.root, args.index_dir, embeddings=emb))
-        lib.sync()
+        lib = Library(Settings.load(args.root, args.index_dir, embeddings=emb), read_only=args.read_only)
+        if not args.read_only:
+            lib.sync()
         rows, misses, lat = run(lib, questions, mode, pages)
         lib.close()
         page_rows = [r for r in rows if "lang@1" in r]
