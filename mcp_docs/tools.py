@@ -59,7 +59,7 @@ from .outline import outline, outline_of, summary
 from .parse_cache import ParseCache
 from .paths import printable
 from .search.request import clamp_max_results
-from .section_match import ID_CHARS, LISTED_CHARS, closest_ids, match_section
+from .section_match import ID_CHARS, LISTED_CHARS, closest_ids, match_anchor, match_section
 from .snippets import clip_list
 from .tokens import estimate_tokens
 from .tool_arguments import _choice, _int, _no_nul, _unicode
@@ -298,18 +298,21 @@ class DocsTools:
             section = ""
         _unicode(section, "section")
         doc = self.load(id)
-        from_link = not section.strip() and doc.heading is not None
         section = section.strip() or doc.heading or ""  # '[[Note#Heading]]' as the id names the section
         if not section:
             raise ToolInputError("The section is empty: give a heading or a heading path like 'Setup > Linux'.")
         try:
             found = match_section(doc.parsed.sections, section, doc.id)
         except ToolInputError:
-            # a Markdown link's fragment is the heading's anchor: '#linux-setup' for '## Linux setup'
-            anchored = [s for s in doc.parsed.sections if from_link and anchor(s.heading) == anchor(section)]
-            if len(anchored) != 1:
+            # a link's fragment names a block (`^id`), an explicit heading id (`{#basics}`) or a heading's anchor
+            anchored = match_anchor(doc.parsed.sections, doc.parsed.lines, section, anchor)
+            if anchored is None:
                 raise
-            found = anchored[0]
+            found = anchored.section
+            if anchored.block_line is not None:
+                notes.append(
+                    f"Block '{printable(section.strip().lstrip('#'))}' is line {anchored.block_line}, in this section."
+                )
         text = section_text(doc.parsed.lines, found, bool(include_subsections))
         content, next_offset = cut(text, offset, max_chars)
         return ReadSectionResult(
