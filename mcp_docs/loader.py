@@ -19,6 +19,7 @@ from .paths import Jail
 
 BINARY_SNIFF_BYTES = 8192  # a NUL byte in the first 8 KiB means binary, as git decides
 INVALID_UTF8 = "invalid UTF-8: decoded with replacement characters"
+WINDOWS_1252 = "invalid UTF-8: read as Windows-1252 (no UTF-8 letter in it, every byte a Windows-1252 one)"
 UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 
@@ -38,11 +39,20 @@ def looks_binary(data: bytes) -> bool:
 
 
 def decode(data: bytes) -> tuple[str, list[str]]:
-    """The text, and a warning when the bytes are not valid UTF-8 (they are decoded anyway)."""
+    """The text, and a warning when the bytes are not valid UTF-8 (they are decoded anyway): as Windows-1252 when
+    none of them is UTF-8 beyond ASCII and all are Windows-1252, else with replacement characters."""
     try:
         return data.decode("utf-8"), []
     except UnicodeDecodeError:
-        return data.decode("utf-8", "replace"), [INVALID_UTF8]
+        replaced = data.decode("utf-8", "replace")
+    if replaced.replace("\ufffd", "").isascii():
+        # No UTF-8 letter anywhere: a note saved by an older Windows editor. With replacement characters its
+        # 'Crème brûlée' was 'Cr?me br?l?e', a word no search found and a title shown broken.
+        try:
+            return data.decode("cp1252"), [WINDOWS_1252]
+        except UnicodeDecodeError:  # one of the five bytes Windows-1252 leaves undefined: not that either
+            pass
+    return replaced, [INVALID_UTF8]
 
 
 def file_stem(doc_id: str) -> str:
