@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from .budget import MAX_MAX_CHARS, _json_tokens, cut, fit_search, fitting
 from .errors import (
@@ -392,6 +393,7 @@ class DocsTools:
                 "The id is empty: use a document id like 'guides/setup.md' from search or list results."
             )
         _unicode(doc_id, "id")
+        doc_id = _from_resource_uri(doc_id)
         jail = self.library.jail
         heading: str | None = None
         try:
@@ -530,3 +532,14 @@ class DocsTools:
                 "This cursor belongs to another listing: use the same folder, tag and linked_to as the call that returned it."
             )
         return offset
+
+
+RESOURCE_PREFIX = "docs://"
+
+
+def _from_resource_uri(doc_id: str) -> str:
+    """The id inside a resource URI (`docs://Release%20notes/v1.md`, as resources/list names each document): an agent
+    that saw the resource passes its URI as the id, and was told no such document."""
+    if not doc_id.startswith(RESOURCE_PREFIX):
+        return doc_id
+    return unquote(doc_id[len(RESOURCE_PREFIX) :])
