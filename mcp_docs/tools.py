@@ -300,7 +300,7 @@ class DocsTools:
         _unicode(section, "section")
         doc = self.load(id)
         section = section.strip() or doc.heading or ""  # '[[Note#Heading]]' as the id names the section
-        if not section:
+        if not section.replace(">", "").strip():  # ' > ' is a path of no heading: every section matched it
             raise ToolInputError("The section is empty: give a heading or a heading path like 'Setup > Linux'.")
         try:
             found = match_section(doc.parsed.sections, section, doc.id)
