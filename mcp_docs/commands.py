@@ -383,7 +383,7 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
         )
         if library.language_counts:
             console.print(f"languages   {library.languages_text()} (detected where a note has no lang:)")
-        console.print(f"embeddings  {settings.embeddings}, pending {status['pending_embeddings']}")
+        console.print(f"embeddings  {embeddings_line(settings.embeddings, info.pending_embeddings, vec)}")
         if vec:
             console.print(f"vectors     {vector_summary(vec)}, model {vec['model']}", highlight=False)
             if vec.get("error"):
@@ -439,6 +439,19 @@ def _print_capped(console: Console, table: Table, total: int) -> None:
     console.print(table)
     if total > ROWS_SHOWN:
         console.print(f"… and {total - ROWS_SHOWN:,} more (`mcp-docs status --json` lists all)")
+
+
+def embeddings_line(embeddings: str, pending: int, vec: dict[str, object] | None) -> str:
+    """'local, pending 32', or, for an index that holds no vector yet, where the setting comes from and what embeds
+    them: after `mcp-docs index --embeddings none`, status (which takes no --embeddings) said 'local, pending
+    12560', as if 12,560 vectors were on their way; nothing embeds them until index or serve runs with it."""
+    if vec is None or vec.get("embedded") or vec.get("document_vectors") or vec.get("running"):
+        return f"{embeddings}, pending {pending}"
+    documents = vec.get("documents_to_embed") or vec.get("pending") or 0
+    return (
+        f"{embeddings} (MCP_DOCS_EMBEDDINGS, or the default), no vector stored yet: "
+        f"`mcp-docs index` or `mcp-docs serve` with this setting embeds the {documents:,} documents"
+    )
 
 
 def reranker_summary(rerank: dict[str, object] | None) -> str:
