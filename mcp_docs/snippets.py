@@ -42,6 +42,15 @@ def _word() -> re.Pattern[str]:
     return re.compile(rf"[^\W_](?:[^\W_]|[{_marks()}])*")
 
 
+# The scripts written without spaces between words (language.NO_SPACE_RUN's, named here: language.py imports the
+# settings, which import this module), by the first word of their letters' Unicode names.
+_UNSPACED_SCRIPTS = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "THAI", "LAO", "KHMER", "MYANMAR")
+
+
+def _unspaced(word: str) -> bool:
+    return not word.isascii() and any(unicodedata.name(c, "").startswith(_UNSPACED_SCRIPTS) for c in word)
+
+
 def snippet_words(text: str) -> list[str]:
     """The words of a query as a snippet looks for them: letters with their combining marks, lowercased, once each
     (a Thai, Lao, Khmer, Myanmar or CJK run, written without spaces, is one word: it is looked for anywhere)."""
@@ -84,10 +93,8 @@ def _stem(word: str) -> str:
 
 @lru_cache(maxsize=256)
 def _matcher(terms: tuple[str, ...]) -> re.Pattern[str] | None:
-    from .language import NO_SPACE_RUN  # here: language imports settings, which import this module
-
-    unspaced = sorted({fold(t) for t in terms if t and NO_SPACE_RUN.search(t)}, key=len, reverse=True)
-    stems = sorted({_stem(fold(t)) for t in terms if t and not NO_SPACE_RUN.search(t)}, key=len, reverse=True)
+    unspaced = sorted({fold(t) for t in terms if t and _unspaced(t)}, key=len, reverse=True)
+    stems = sorted({_stem(fold(t)) for t in terms if t and not _unspaced(t)}, key=len, reverse=True)
     if not stems and not unspaced:
         return None
     word = rf"[\w{_marks()}]"  # a word goes on through its combining marks
