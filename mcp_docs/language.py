@@ -195,6 +195,16 @@ def query_language_beyond_stopwords(query: str, languages: Iterable[str]) -> str
     return code if code in others and best >= QUERY_MIN_PROBABILITY * total else None
 
 
+def asks_identifier(languages: Iterable[str]) -> bool:
+    """Whether query_language_beyond_stopwords may ask the identifier in a collection of `languages`."""
+    return any(code not in STOPWORDS and code in LANGUAGE_NAMES for code in languages)
+
+
+def load_identifier() -> None:
+    """Load the identifier now, not in the first search that needs it (the server warms it in the background)."""
+    _identifier()
+
+
 _LOAD_LOCK = threading.Lock()
 _LOADED: list[LanguageIdentifier] = []
 
