@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from .language import SOUTHEAST_ASIAN_RUN
+from .language import INDIC_WORD, SOUTHEAST_ASIAN_RUN
 
 MAX_QUERY_TERMS = 64
 MAX_IDENTIFIERS = 200
@@ -142,6 +142,12 @@ def spaced_words(text: str) -> list[str]:
     (cjk_terms). The word pattern cuts them at every vowel sign, and the pieces (one consonant, often) matched the
     pieces of every page in the language ('ផ្សារ', market, found the school note first through its 'ស')."""
     return query_words(spaced_text(text))
+
+
+def word_field_words(text: str) -> list[str]:
+    """The query's words for the embedded index's word fields: spaced_words without the Indic words, which it
+    searches whole in its letter field (language.marked_words), not as the pieces its tokenizer cut them into."""
+    return spaced_words(INDIC_WORD.sub(" ", text))
 
 
 def spaced_text(text: str) -> str:

@@ -32,7 +32,7 @@ import tantivy
 
 from ...errors import IndexBusy
 from ...index.hits import RankedSection
-from ...language import cjk_terms
+from ...language import cjk_terms, marked_words
 from ...query_language import query_language
 from ...query_text import (
     CODE_MARK,
@@ -42,7 +42,7 @@ from ...query_text import (
     WORD,
     identifiers,
     spaced_text,
-    spaced_words,
+    word_field_words,
 )
 from ...search.document_signals import QuerySignals, QueryWord
 from ...settings import STEMMER_LANGUAGES
@@ -57,7 +57,8 @@ log = logging.getLogger(__name__)
 # the root's language, and so its stemmer, until indexed again.
 # 10: languages named by py3langid (Czech was Portuguese, Thai English), Thai/Lao/Khmer/Myanmar letter pairs in
 # `cjk`, languages without a stemmer unstemmed (UNSTEMMED_MARK): every document is detected and indexed again once.
-# 11: Thai/Lao/Khmer/Myanmar runs only in `cjk`, no longer in the word fields (query_text.spaced_text).
+# 11: Thai/Lao/Khmer/Myanmar runs only in `cjk`, no longer in the word fields (query_text.spaced_text); Indic
+# words whole in `cjk` too (language.marked_words).
 FULLTEXT_SCHEMA_VERSION = "11"
 WRITER_HEAP_BYTES = 64 * 1024 * 1024
 # A language without a stemmer (Czech, Thai, Ukrainian, ...) is lowercased and accent-folded, not stemmed, and each
@@ -309,7 +310,7 @@ class FullTextIndex:
                 terms.update(root.analyze(body_stem))
             doc.add_text("fold", spaced_text(f"{head_text}\n{s.body}"))
             doc.add_text("lang", s.lang)
-            grams = cjk_terms(f"{head_text}\n{s.body}", letters=True)
+            grams = cjk_terms(f"{head_text}\n{s.body}", letters=True) + marked_words(f"{head_text}\n{s.body}")
             if grams:
                 doc.add_text("cjk", " ".join(grams))
             doc.add_bytes("body", s.body.encode())
@@ -364,12 +365,12 @@ class FullTextIndex:
     def build_query(
         self, text: str, languages: Iterable[str], folder: str | None = None, tags: Iterable[str] = ()
     ) -> tantivy.Query | None:
-        words = spaced_words(text)
+        words = word_field_words(text)
         content = [w for w in words if w not in QUERY_STOPWORDS]
         if content:
             words = content
         idents = identifiers(text)
-        grams = list(dict.fromkeys(cjk_terms(text)))[:MAX_QUERY_TERMS]
+        grams = list(dict.fromkeys(cjk_terms(text) + marked_words(text)))[:MAX_QUERY_TERMS]
         if not words and not idents and not grams:
             return None
         schema = self.schema
@@ -422,14 +423,14 @@ class FullTextIndex:
     def query_signals(self, text: str, languages: Iterable[str]) -> QuerySignals:
         """What document_signals needs of a query: its words' terms by language, weighted by their IDF over
         the sections (the rarest term of a word in the body field), and the query's language."""
-        words = spaced_words(text)
+        words = word_field_words(text)
         content = [w for w in words if w not in QUERY_STOPWORDS] or words
         # The words of a code identifier (OTEL_TRACES_SAMPLER_ARG) name it; they do not say what the page is
         # about, and the `ident` field already matches the whole: a page in a `traces` folder is no better an
         # answer. OpenTelemetry questions, keyword doc hit@5: 0.933 with them, 0.947 without.
         code = IDENTIFIER.sub(lambda m: " " if CODE_MARK.search(m.group(0)) else m.group(0), text)
         if code != text:
-            outside = set(spaced_words(code))
+            outside = set(word_field_words(code))
             content = [w for w in content if w in outside]
         present = sorted({self.language, *languages})
         last = getattr(self._last_query, "value", None)
