@@ -42,7 +42,7 @@ def _embeddings(p: argparse.ArgumentParser) -> None:
 
 
 def _store(p: argparse.ArgumentParser) -> None:
-    from .store.registry import store_choices_sentence, store_names  # every registered store, read when parsing
+    from .store.choices import store_choices_sentence, store_names  # every registered store, read when parsing
 
     p.add_argument(
         "--store",

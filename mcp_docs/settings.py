@@ -277,14 +277,14 @@ def _store_settings(
     env: Mapping[str, str], store: str | None, database_url: str | None
 ) -> tuple[StoreKind, str | None]:
     """--store and its database URL, checked; the URL is never repeated in a message (it may hold a password)."""
-    from .store.registry import DEFAULT_STORE, STORES, store_choices_sentence  # the stores: one entry each there
+    from .store.choices import CHOICES, DEFAULT_STORE, store_choices_sentence  # store/registry.py adds to it
 
     kind = (store or env.get("MCP_DOCS_STORE", "")).strip().lower() or DEFAULT_STORE
-    if kind not in STORES:
+    if kind not in CHOICES:
         origin = "" if store else " (from MCP_DOCS_STORE)"
         raise SettingsInvalid(f"Unknown store '{kind[:40]}'{origin}: choose {store_choices_sentence()}.")
     url = (database_url or env.get("MCP_DOCS_DATABASE_URL", "")).strip() or None
-    if STORES[kind].needs_database_url:
+    if CHOICES[kind].needs_database_url:
         if url is None:
             raise SettingsInvalid(
                 f"--store {kind} needs the database: set MCP_DOCS_DATABASE_URL (or pass --database-url) to a URL "

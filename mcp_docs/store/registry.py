@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import IndexCannotOpen  # the PostgreSQL refusal
+from .choices import CHOICES, StoreChoice
 
 if TYPE_CHECKING:
     from ..paths import Jail
@@ -32,9 +33,8 @@ class StoreEntry:
     needs_root: bool
     # What the serving line names, e.g. "the PostgreSQL index postgresql://u@h/db" (never a password).
     describe: Callable[[Settings], str]
-    # How `--store`'s help and the refusal of an unknown store name it, e.g. "postgres (a PostgreSQL database)".
+    # What settings.py checks of it (store/choices.py; the built-in stores' are written there)
     summary: str = ""
-    # The index lives in a database named by --database-url / MCP_DOCS_DATABASE_URL (settings refuses it without).
     needs_database_url: bool = False
 
 
@@ -88,7 +88,6 @@ STORES: dict[str, StoreEntry] = {
         shared_between_servers=False,
         needs_root=True,
         describe=lambda settings: str(settings.root),
-        summary="tantivy (the index folder, default)",
     ),
     "postgres": StoreEntry(
         "postgres",
@@ -98,27 +97,14 @@ STORES: dict[str, StoreEntry] = {
         shared_between_servers=True,
         needs_root=False,
         describe=_describe_postgres,
-        summary="postgres (a PostgreSQL database)",
-        needs_database_url=True,
     ),
 }
-DEFAULT_STORE = "tantivy"
 
 
 def register(entry: StoreEntry) -> None:
     """Add a store (or replace one of that name): `--store`, MCP_DOCS_STORE and Settings.load accept it from now on."""
     STORES[entry.name] = entry
-
-
-def store_names() -> list[str]:
-    """The names `--store` accepts, the default first (settings.py and the CLI read them here)."""
-    return sorted(STORES, key=lambda name: (name != DEFAULT_STORE, name))
-
-
-def store_choices_sentence() -> str:
-    """'tantivy (the index folder, default) or postgres (a PostgreSQL database)': every store, for a refusal."""
-    named = [STORES[name].summary or name for name in store_names()]
-    return named[0] if len(named) == 1 else ", ".join(named[:-1]) + " or " + named[-1]
+    CHOICES[entry.name] = StoreChoice(entry.name, entry.summary or entry.name, entry.needs_database_url)
 
 
 def store_kind(settings: Settings) -> StoreEntry:

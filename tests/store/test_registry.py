@@ -14,7 +14,8 @@ from mcp_docs.cli import build_parser, main
 from mcp_docs.errors import SettingsInvalid
 from mcp_docs.settings import Settings
 from mcp_docs.store import registry
-from mcp_docs.store.registry import STORES, StoreEntry, register, store_names
+from mcp_docs.store.choices import CHOICES, store_names
+from mcp_docs.store.registry import STORES, StoreEntry, register
 
 from .memory_store import MemoryStore
 
@@ -31,7 +32,7 @@ def _no_refusal(settings: Settings, exc: BaseException) -> None:
 
 @pytest.fixture
 def memory_registered() -> Iterator[None]:
-    before = dict(STORES)
+    before, choices = dict(STORES), dict(CHOICES)
     register(
         StoreEntry(
             "memory",
@@ -47,6 +48,8 @@ def memory_registered() -> Iterator[None]:
     yield
     STORES.clear()
     STORES.update(before)
+    CHOICES.clear()
+    CHOICES.update(choices)
 
 
 def test_the_store_choices_are_the_registry_s(memory_registered: None, tmp_path: Path) -> None:

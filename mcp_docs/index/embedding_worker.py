@@ -1,4 +1,6 @@
-"""The embedding worker: fills the vector store, in the foreground (`mcp-docs index`) or in a background thread.
+"""The one embedding worker, whichever store keeps the vectors: it fills a `store.api.VectorWriter` (the embedded
+store's sqlite-vec `VectorStore`, PostgreSQL's pgvector `PgVectors`), in the foreground (`mcp-docs index`) or in a
+background thread (a server that writes).
 
 One pass: re-chunk the documents the store marks stale (reading them through the jail), then embed
 the chunks still without a vector, EMBED_BATCH per write transaction, so an interrupted run resumes
@@ -21,14 +23,14 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 
-from ...embedders import EmbedderError
-from ...errors import ParseTimeout
-from ...loader import content_hash, file_stem, parse_file, read_markdown
-from ...markdown import ParsedDocument
-from ...paths import Jail
-from ...settings import Settings
-from .catalog import folder_of
-from .vector_store import PendingChunk, VectorStore
+from ..embedders import EmbedderError
+from ..errors import ParseTimeout
+from ..loader import content_hash, file_stem, parse_file, read_markdown
+from ..markdown import ParsedDocument
+from ..paths import Jail
+from ..settings import Settings
+from ..store.api import PendingChunk, VectorWriter
+from ..store.embedded.records import folder_of  # the folder both stores record (a pure function)
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +76,7 @@ def _push(items: OrderedDict[str, None], key: str, limit: int) -> None:
 
 
 class EmbeddingWorker:
-    def __init__(self, store: VectorStore, jail: Jail, settings: Settings) -> None:
+    def __init__(self, store: VectorWriter, jail: Jail, settings: Settings) -> None:
         self.store = store
         self.jail = jail
         self.settings = settings
