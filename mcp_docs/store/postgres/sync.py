@@ -21,7 +21,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import psycopg
 
 from ...embedders import Embedder
@@ -37,6 +36,8 @@ from ..embedded.sync import Progress, SyncReport, catalog_records, prepare, racy
 from .catalog import PgCatalog, _under
 from .database import Database, text_config
 from .letter_pairs import pair_suffix, with_pairs
+from .vector_writes import open_embedder
+from .vector_writes import vector_text as vector_text  # re-exported: store.py names it here
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +65,6 @@ class PgWriter:
     def open(cls, settings: Settings, db: Database, jail: Jail) -> tuple[PgWriter, str | None]:
         """The writer and, when embeddings are on but unavailable, why (keyword search still works). Its embedder is
         the index's model (vector_writes.open_embedder): the one its vectors have, else the languages' choice."""
-        from .vector_writes import open_embedder  # it imports this module's vector_text
-
         embedder, error = open_embedder(settings, db, PgCatalog(db).language_counts())
         return cls(settings, db, jail, embedder), error
 
@@ -471,11 +470,6 @@ def _copy(cur: psycopg.Cursor[Any], table: str, columns: str | None, rows: Itera
 def head_text(title: str, heading_path: str) -> str:
     """The title and heading path, weighted above the body (as the embedded store's head field)."""
     return f"{title}\n{heading_path.replace(' > ', chr(10))}" if heading_path != title else title
-
-
-def vector_text(v: np.ndarray) -> str:
-    """pgvector's text form of a vector."""
-    return "[" + ",".join(f"{x:.7g}" for x in np.asarray(v, dtype=np.float32).ravel()) + "]"
 
 
 Batched = tuple[ScannedFile, str, ParsedDocument, list[str], bytes]  # a parsed file, its digest, warnings, bytes

@@ -32,7 +32,6 @@ from ...render import plural
 from ...settings import Settings
 from ..api import PendingChunk
 from ..embedded.vector_store import choose_embedder
-from .sync import vector_text
 
 if TYPE_CHECKING:
     from ...index.embedding_worker import EmbeddingWorker
@@ -371,3 +370,8 @@ def follow_languages(settings: Settings, vectors: PgVectorWrites, worker: Embedd
     vectors.use_model(embedder)
     vectors.set_chosen_for(mix)
     return choice.why
+
+
+def vector_text(v: np.ndarray) -> str:
+    """pgvector's text form of a vector."""
+    return "[" + ",".join(f"{x:.7g}" for x in np.asarray(v, dtype=np.float32).ravel()) + "]"
