@@ -24,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 
 from ..embedders import EmbedderError
-from ..errors import ParseTimeout
+from ..errors import DatabaseUnavailable, ParseTimeout
 from ..loader import content_hash, file_stem, parse_file, read_markdown
 from ..markdown import ParsedDocument
 from ..paths import Jail
@@ -252,6 +252,9 @@ class EmbeddingWorker:
             except EmbedderError as exc:
                 log.warning("embedding failed: %s (retrying in %.0fs)", exc, RETRY_SECONDS)
                 store.set_error(str(exc))
+                wait = RETRY_SECONDS
+            except DatabaseUnavailable as exc:  # the store's database is away (/health says so): try again later
+                log.warning("%s; embedding again in %.0fs", exc, RETRY_SECONDS)
                 wait = RETRY_SECONDS
             except Exception as exc:  # the worker must survive anything; keyword search is unaffected
                 if self._stop.is_set():

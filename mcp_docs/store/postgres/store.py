@@ -136,6 +136,7 @@ class PostgresStore:
         else:
             embedder, error = open_embedder(self.settings, self.db, None)
         self.vectors = PgVectors(self.db, self.catalog, embedder, error)
+        self.vectors.settings = self.settings  # a reader follows the writer's model with them
         if self.writer is not None and embedder is not None:
             self.vectors.check_model()
             self.embedding = EmbeddingWorker(self.vectors, jail, self.settings)
@@ -328,6 +329,8 @@ class PgVectors(PgVectorWrites):
         self.error = error
         self.busy = False  # the embedding worker is running a pass
         self.last_rate: float | None = None
+        self.settings: Settings | None = None
+        self._followed_at = 0.0
         self._query_cache: dict[str, np.ndarray] = {}
         self._state_lock = threading.Lock()
         if embedder is not None and embedder.dim is None and db.dim:
@@ -343,6 +346,7 @@ class PgVectors(PgVectorWrites):
         return unavailable_reason(self)
 
     def embed_query(self, text: str) -> np.ndarray:
+        self.follow_writer(self.settings)
         if self.embedder is None:
             raise EmbedderError(self.error or "embeddings are off")
         cached = self._query_cache.get(text)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import time
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,7 @@ from ...markdown import ParsedDocument
 from ...render import plural
 from ...settings import Settings
 from ..api import PendingChunk
+from ..embedded.vector_search import READER_REFRESH_SECONDS
 from ..embedded.vector_store import choose_embedder
 
 if TYPE_CHECKING:
@@ -74,6 +76,8 @@ class PgVectorWrites:
         error: str | None
         busy: bool
         last_rate: float | None
+        _query_cache: dict[str, np.ndarray]
+        _followed_at: float
 
     # -- the model ---------------------------------------------------------------------------
     def check_model(self) -> None:
@@ -106,6 +110,26 @@ class PgVectorWrites:
     def set_chosen_for(self, mix: LanguageMix) -> None:
         with self.db.transaction() as conn:
             self.db.set_meta(conn, "chosen_for", mix.to_json())
+
+    def follow_writer(self, settings: Settings | None) -> None:
+        """A reader's embedder is the model the writer's vectors are made with, which changes when the collection's
+        languages do (follow_languages): query vectors of another model would match at random. Looked at every
+        READER_REFRESH_SECONDS, as the embedded store's reader does."""
+        if not self.db.read_only or self.embedder is None or settings is None:
+            return
+        now = time.monotonic()
+        if now - self._followed_at < READER_REFRESH_SECONDS:
+            return
+        self._followed_at = now
+        stored = stored_model(self.db)
+        if not stored or stored == self.embedder.model_id or not model_name(stored):
+            return
+        embedder, _ = choose_embedder(settings, None, stored)
+        if embedder is not None:
+            log.info("the writer now embeds with %s: queries follow", stored)
+            dim = self.db.meta("dim")
+            self.embedder, self.db.dim = embedder, int(dim) if dim else None
+            self._query_cache.clear()
 
     # -- chunking: the writer chunks as it syncs (sync.py) ----------------------------------------
     def refresh(self) -> None:
