@@ -207,3 +207,31 @@ def test_a_schema_5_index_is_upgraded_in_place_keeping_its_section_vectors(
             assert len(units) == 3 and all(text.count("\n") >= 1 for text in units)  # the three units, no section
             assert lib.search(KITTY, mode="keyword").results == []  # still the same index: no word in common
             assert lib.search("restore drill dump", mode="hybrid").results[0].id == "ops/backups.md"
+
+
+def test_an_edit_on_postgres_re_embeds_only_what_changed_and_a_deletion_takes_its_vectors(
+    pg_server: tuple[str, Path], tmp_path: Path
+) -> None:
+    vault = write_vault(tmp_path / "vault")
+    url = new_database(pg_server[0])
+    with EmbeddingsServer() as server:
+        settings = Settings.load(vault, tmp_path / "idx", store="postgres", database_url=url, **_endpoint(server))  # type: ignore[arg-type]
+        with Library(settings) as lib:
+            lib.sync()
+            lib.embed()
+            assert lib.vectors is not None
+            before = lib.vectors.status()
+            cats = vault / "pets" / "cats.md"
+            cats.write_text(cats.read_text().replace("sixteen hours", "twenty hours"))
+            (vault / "ops" / "backups.md").unlink()
+            lib.sync()
+            status = lib.vectors.status()
+            # the edited section's chunk waits again, and the cats' own unit (its lead reaches that section); the
+            # telescope's unit and every other chunk keep their vectors
+            assert status["pending"] == 1 and (status["document_vectors"], status["documents_to_embed"]) == (1, 2)
+            sent = len(_sent(server))
+            assert lib.embed() == 2 and len(_sent(server)) - sent == 2
+            assert all("twenty hours" in text for text in _sent(server)[sent:])
+            after = lib.vectors.status()
+            assert after["chunks"] == before["chunks"] - 2  # the backups note's two chunks went with it
+            assert lib.search("restore the dump", mode="semantic").results[0].id != "ops/backups.md"
