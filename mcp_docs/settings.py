@@ -21,7 +21,7 @@ from .errors import SettingsInvalid
 
 EmbeddingsKind = Literal["local", "openai", "none"]
 RerankApi = Literal["tei", "cohere"]
-StoreKind = str  # a name in store/registry.py STORES: "tantivy", "postgres", or a store registered there
+StoreKind = str  # a name in store/choices.py CHOICES: "tantivy", "postgres", or a store registered in store/registry.py
 _Number = TypeVar("_Number", int, float)
 _Default = TypeVar("_Default", int, float, None)
 
@@ -139,7 +139,7 @@ class Settings:
         reader = bool(overrides.pop("reader", False))  # a server: over PostgreSQL it needs no copy of the root
         root_value = root or env.get("MCP_DOCS_ROOT")
         has_root = bool(root_value)
-        if not root_value and store_kind == "postgres" and reader:
+        if not root_value and reader and not _store_needs_root(store_kind):
             root_value = str(reader_root())
         if not root_value:
             raise SettingsInvalid("No documents root given: pass --root DIR or set MCP_DOCS_ROOT.")
@@ -271,6 +271,12 @@ def _rerank_settings(env: Mapping[str, str], url_flag: str | None) -> dict[str, 
         "rerank_top": top,
         "rerank_timeout": _positive(env, "MCP_DOCS_RERANK_TIMEOUT", DEFAULT_RERANK_TIMEOUT, float),
     }
+
+
+def _store_needs_root(kind: str) -> bool:
+    from .store.choices import CHOICES
+
+    return CHOICES[kind].needs_root
 
 
 def _store_settings(

@@ -15,12 +15,14 @@ class StoreChoice:
     summary: str
     # The index lives in a database named by --database-url / MCP_DOCS_DATABASE_URL (settings refuses it without).
     needs_database_url: bool = False
+    # False: a reader (a server, search, read, status) needs no copy of the root; it reads the store (PostgreSQL).
+    needs_root: bool = True
 
 
 DEFAULT_STORE = "tantivy"
 CHOICES: dict[str, StoreChoice] = {
     "tantivy": StoreChoice("tantivy", "tantivy (the index folder, default)"),
-    "postgres": StoreChoice("postgres", "postgres (a PostgreSQL database)", needs_database_url=True),
+    "postgres": StoreChoice("postgres", "postgres (a PostgreSQL database)", needs_database_url=True, needs_root=False),
 }
 
 

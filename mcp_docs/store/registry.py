@@ -104,7 +104,9 @@ STORES: dict[str, StoreEntry] = {
 def register(entry: StoreEntry) -> None:
     """Add a store (or replace one of that name): `--store`, MCP_DOCS_STORE and Settings.load accept it from now on."""
     STORES[entry.name] = entry
-    CHOICES[entry.name] = StoreChoice(entry.name, entry.summary or entry.name, entry.needs_database_url)
+    CHOICES[entry.name] = StoreChoice(
+        entry.name, entry.summary or entry.name, entry.needs_database_url, needs_root=entry.needs_root
+    )
 
 
 def store_kind(settings: Settings) -> StoreEntry:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,12 @@ def test_the_store_choices_are_the_registry_s(memory_registered: None, tmp_path:
     assert Settings.load(root, tmp_path / "idx", environ={"MCP_DOCS_STORE": "Memory"}).store == "memory"
     args = build_parser().parse_args(["search", "swappiness", "--store", "memory", "--root", str(tmp_path)])
     assert args.store == "memory"
+    # a store that serves readers without a copy of the root (as PostgreSQL does): its entry says so
+    with pytest.raises(SettingsInvalid, match="No documents root"):
+        Settings.load(store="memory", reader=True, index_dir=tmp_path / "r", environ={})
+    register(replace(STORES["memory"], name="shared-memory", needs_root=False))
+    reader = Settings.load(store="shared-memory", reader=True, index_dir=tmp_path / "r", environ={})
+    assert reader.store == "shared-memory" and not reader.has_root
     with pytest.raises(SettingsInvalid, match=r"choose tantivy \(the index folder, default\), memory \(the tests'"):
         Settings.load(root, tmp_path / "idx", store="opensearch", environ={})
 
