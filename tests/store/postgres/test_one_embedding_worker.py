@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from mcp_docs.commands import vector_summary
+from mcp_docs.embedders import make_embedder
 from mcp_docs.index.embedding_worker import EmbeddingWorker
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
@@ -22,6 +23,7 @@ from tests.server_fixtures import child_env
 from tests.store.embedded.test_vector_store import minilm_loaded, write_vault  # noqa: F401 (fixture)
 from tests.test_embedders import FAKE_KEY, EmbeddingsServer
 
+from ..memory_store import MemoryStore
 from .conftest import new_database
 
 psycopg = pytest.importorskip("psycopg", reason="pip install -e '.[test]' to run the PostgreSQL store tests")
@@ -49,13 +51,21 @@ def _sent(server: EmbeddingsServer) -> list[str]:
     return [t for r in server.requests if r["path"].endswith("/embeddings") for t in r["input"]]
 
 
-@pytest.mark.parametrize("store", ["embedded", "postgres"])
+def _library(store: str, vault: Path, tmp: Path, admin_url: str) -> Library:
+    settings = _settings(store, vault, tmp, admin_url, embeddings="local", environ={})
+    if store != "memory":
+        return Library(settings)
+    # the tests' in-memory store (tests/store/memory_store.py), its documents in a dict: the same worker fills it
+    texts = {p.relative_to(vault).as_posix(): p.read_text() for p in sorted(vault.rglob("*.md"))}
+    return Library(settings, MemoryStore(settings, texts, make_embedder(settings)))
+
+
+@pytest.mark.parametrize("store", ["embedded", "postgres", "memory"])
 def test_one_worker_embeds_either_store_document_vectors_first(
     store: str, minilm_loaded: None, pg_server: tuple[str, Path], tmp_path: Path
 ) -> None:
     vault = write_vault(tmp_path / "vault")
-    settings = _settings(store, vault, tmp_path, pg_server[0], embeddings="local", environ={})
-    with Library(settings) as lib:
+    with _library(store, vault, tmp_path, pg_server[0]) as lib:
         lib.sync()
         worker, vectors = lib.embedding, lib.vectors
         assert isinstance(worker, EmbeddingWorker) and vectors is not None  # the same worker on both stores
