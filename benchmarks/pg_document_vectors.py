@@ -3,6 +3,7 @@ and over PostgreSQL (issue 29's leftover; index/embedding_worker.py).
 
     python -m benchmarks.pg_document_vectors [--root /work/data/obsidian-help] [--languages 4] [--per-language 30]
                                              [--section-seconds 30] [--questions 20] [--database-url URL]
+                                             [--stores embedded,postgres]
 
 A subset of the Obsidian help vault (public, third party: linked into a temporary folder at run time, never copied
 into the repository; benchmarks/time_to_useful.py's `link_subset`) is indexed into each store with the model the
@@ -76,6 +77,7 @@ def main() -> None:
     ap.add_argument("--section-seconds", type=float, default=30.0)
     ap.add_argument("--questions", type=int, default=20)
     ap.add_argument("--database-url")
+    ap.add_argument("--stores", default="embedded,postgres", help="which stores, in order (comma-separated)")
     args = ap.parse_args()
     server = None
     url = args.database_url
@@ -89,7 +91,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="mcp-docs-pgdocvec-") as tmp:
             vault = Path(tmp) / "vault"
             ids = link_subset(args.root, vault, args.languages, args.per_language)
-            for store in ("embedded", "postgres"):
+            for store in args.stores.split(","):
                 results[store] = run_store(store, vault, Path(tmp) / f"idx-{store}", url, ids, args)
                 print(results[store], flush=True)
     finally:

@@ -170,13 +170,18 @@ class PgVectorWrites:
         )
         if units:
             return [(-int(r[0]), str(r[1])) for r in units]
-        rows = self.db.rows(
-            "select c.id, c.text from mcp_docs_chunks c join mcp_docs_documents d on d.id = c.doc_id "
-            "where c.embedding is null and not c.failed "
-            "order by array_position(%s::text[], c.doc_id) nulls last, "
-            "array_position(%s::text[], d.folder) nulls last, c.id desc limit %s",
-            (docs, folders, limit),
-        )
+        if not docs and not folders:  # no search yet: the newest, read from the pending index without a sort
+            rows = self.db.rows(
+                f"select id, text from mcp_docs_chunks where {_WAITING} order by id desc limit %s", (limit,)
+            )
+        else:
+            rows = self.db.rows(
+                "select c.id, c.text from mcp_docs_chunks c join mcp_docs_documents d on d.id = c.doc_id "
+                "where c.embedding is null and not c.failed "
+                "order by array_position(%s::text[], c.doc_id) nulls last, "
+                "array_position(%s::text[], d.folder) nulls last, c.id desc limit %s",
+                (docs, folders, limit),
+            )
         return [(int(r[0]), str(r[1])) for r in rows]
 
     def store_vectors(self, pairs: Sequence[tuple[int, np.ndarray]]) -> None:

@@ -245,3 +245,30 @@ def test_an_edit_on_postgres_re_embeds_only_what_changed_and_a_deletion_takes_it
             after = lib.vectors.status()
             assert after["chunks"] == before["chunks"] - 2  # the backups note's two chunks went with it
             assert lib.search("restore the dump", mode="semantic").results[0].id != "ops/backups.md"
+
+
+@pytest.mark.parametrize("store", ["embedded", "postgres"])
+def test_what_searches_returned_is_embedded_first_on_either_store(
+    store: str, pg_server: tuple[str, Path], tmp_path: Path
+) -> None:
+    vault = write_vault(tmp_path / "vault")
+    with EmbeddingsServer() as server:
+        settings = _settings(store, vault, tmp_path, pg_server[0], **_endpoint(server))
+        with Library(settings) as lib:
+            lib.sync()
+            worker, vectors = lib.embedding, lib.vectors
+            assert isinstance(worker, EmbeddingWorker) and vectors is not None
+            worker.chunk_dirty()
+            worker.searched_for(["ops/telescope.md"])  # a search returned it: its unit, then its sections, first
+            queue = vectors.pending_batch(1, *worker.searched.order())  # type: ignore[attr-defined]
+            assert queue[0][0] < 0 and queue[0][1].startswith("Telescope care")
+            worker.embed_documents()
+            queue = vectors.pending_batch(100, *worker.searched.order())  # type: ignore[attr-defined]
+            titles = [text.split(" > ")[0].split("\n")[0] for _, text in queue]
+            # its sections, then the other documents of its folder (ops/), then the rest
+            first_other = titles.index("Backups")
+            assert set(titles[:first_other]) == {"Telescope care"} and all(cid > 0 for cid, _ in queue)
+            assert titles[first_other:] == ["Backups"] * (len(titles) - first_other - titles.count("Cats")) + [
+                "Cats"
+            ] * titles.count("Cats")
+            assert worker.embed_pending() > 0 and vectors.pending() == 0
