@@ -42,10 +42,12 @@ def _embeddings(p: argparse.ArgumentParser) -> None:
 
 
 def _store(p: argparse.ArgumentParser) -> None:
+    from .store.choices import store_choices_sentence, store_names  # every registered store, read when parsing
+
     p.add_argument(
         "--store",
-        choices=["tantivy", "postgres"],
-        help="where the index lives: the index folder (tantivy, default) or PostgreSQL (or MCP_DOCS_STORE)",
+        choices=store_names(),
+        help=f"where the index lives: {store_choices_sentence()} (or MCP_DOCS_STORE)",
     )
     p.add_argument(
         "--database-url",

@@ -168,8 +168,8 @@ def embed_with_progress(library: Library) -> tuple[str, bool]:
 
 
 def embed_by_store(library: Library) -> tuple[str, bool]:
-    """`embed_with_progress` for a store without a background worker (PostgreSQL): its writer embeds in this
-    process, in batches."""
+    """`embed_with_progress` for a store without an embedding worker (one that embeds its own way, or not at all,
+    as the tests' in-memory store)."""
     from .embedders import EmbedderError
 
     vectors = library.vectors
