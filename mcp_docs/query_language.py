@@ -15,7 +15,9 @@ French pages keeps "no language", as before).
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from .language import (
     LANGUAGE_NAMES,
@@ -142,6 +144,46 @@ def script_language(text: str, languages: frozenset[str]) -> str | None:
     if len(candidates) <= 1:
         return candidates[0] if candidates else ""
     return _identifier_choice(text, candidates) or ""
+
+
+_WRITTEN_IN_OTHER_SCRIPTS = frozenset(code for _, _, codes in SCRIPTS for code in codes) - {"sr"}  # Serbian: both
+
+
+@dataclass(frozen=True)
+class ScriptWriters:
+    """The languages that write a query's script: the script's own (Han: Chinese and Japanese), or for Latin
+    letters every language but those `SCRIPTS` lists (`outside`)."""
+
+    codes: frozenset[str]
+    outside: bool = False
+
+    def write(self, code: str) -> bool:
+        return (code not in self.codes) if self.outside else (code in self.codes)
+
+
+def writes_query_script(text: str) -> ScriptWriters | None:
+    """Which languages write the query's script, for a query whose language is not known; None when it holds no
+    letter or mixes scripts evenly. A page found in several languages by a bare name ("Canvas") showed its
+    Khmer version: the versions tie on the name, and a Khmer page's word fields hold little else, so BM25
+    ranked it first."""
+    counts: dict[str, int] = {}
+    for name, pattern, _ in _SCRIPT_PATTERNS:
+        n = len(pattern.findall(text))
+        if n:
+            counts[name] = n
+    latin = sum(1 for c in text if c.isalpha() and (c.isascii() or "LATIN" in unicodedata.name(c, "")))
+    if latin:
+        counts["latin"] = latin
+    if not counts:
+        return None
+    if "kana" in counts:
+        counts["kana"] += counts.pop("han", 0)
+    name, n = max(counts.items(), key=lambda item: item[1])
+    if n < SCRIPT_SHARE * sum(counts.values()):
+        return None
+    if name == "latin":
+        return ScriptWriters(_WRITTEN_IN_OTHER_SCRIPTS, outside=True)
+    return ScriptWriters(frozenset(next(c for s, _, c in _SCRIPT_PATTERNS if s == name)))
 
 
 def _identifier_choice(text: str, candidates: list[str]) -> str | None:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..query_language import query_language as query_language_of_text
+from ..query_language import writes_query_script
 from . import translations
 from .ranking import DocumentGroup
 
@@ -29,10 +30,11 @@ def one_answer_per_translation(
     language: str | None,
     view: LanguageView | None,
     limit: int,
+    query: str = "",
 ) -> tuple[list[DocumentGroup[RankedSection]], str | None]:
     """Documents best first → the first `limit` answers, each page and its translation merged into one entry at
     the better rank of the two, showing the version in `language` (the query's, `query_language`), or the
-    better-ranked one when the query's words name no language (search/translations.py); and a sentence naming the
+    better-ranked one in the query's script when its words name no language (search/translations.py); and a sentence naming the
     versions left out (None when no pair was found: the documents are returned as they are).
 
     In every mode, so that a page is one answer whichever mode the agent picks (and hybrid, merged, is never
@@ -59,7 +61,10 @@ def one_answer_per_translation(
         key = translations.declared_key(record.front_matter) if record is not None else None
         if key is not None:
             declared[doc_id] = key
-    answers = translations.collapse(ids, language_of, language, same_page, declared)
+    writers = writes_query_script(query)  # of versions none in the query's language: one in its script
+    answers = translations.collapse(
+        ids, language_of, language, same_page, declared, writers.write if writers is not None else None
+    )
     answers = answers[:limit]
     if not translations.has_pairs(answers):
         return groups[:limit], None

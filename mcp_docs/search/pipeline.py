@@ -62,7 +62,7 @@ def search(sources: SearchSources, request: SearchRequest) -> SearchResult:
         groups = documents.lead_with_keyword(groups, first)
     if limit.several_languages:
         groups, versions = languages.one_answer_per_translation(
-            sources.catalog, groups, language, found.view, request.max_results
+            sources.catalog, groups, language, found.view, request.max_results, query
         )
         note = join_notes(note, versions)
     if sources.embedding is not None:  # while embedding is under way, what searches return is embedded first

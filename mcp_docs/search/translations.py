@@ -40,13 +40,30 @@ def _names_language(part: str, lang: str) -> bool:
     return low == lang or (len(low) > len(lang) and low.startswith(lang) and low[len(lang)] in "-_")
 
 
+def _folder_suffix(part: str, lang: str) -> str | None:
+    """The folder name before a language suffix naming `lang` (`pages.fr` -> `pages`, `pages.pt_BR` -> `pages`),
+    or None. The tldr pages keep English in `pages/` and each translation in `pages.<language>/`: the English
+    page and its 40 translations were 41 answers, and a Latin-script question found the translations first
+    (their word fields hold little more than the commands, so BM25 weighs those words more there)."""
+    stem, dot, suffix = part.rpartition(".")
+    return stem if dot and stem and _names_language(suffix, lang) else None
+
+
+def _unmarked_folder(part: str, lang: str) -> str:
+    if _names_language(part, lang):
+        return _MARK
+    stem = _folder_suffix(part, lang)
+    return part if stem is None else stem
+
+
 def translation_key(doc_id: str, lang: str) -> str:
-    """The document's path with the marks of its own language taken out: a folder named for it (at any depth)
-    and a Hugo-style infix before the extension (`x.fr.md`). A page and its translation get the same key;
-    a path without a mark is its own key, so `x.md` meets `x.fr.md`."""
+    """The document's path with the marks of its own language taken out: a folder named for it (at any depth),
+    a folder's language suffix (`pages.fr/`) and a Hugo-style infix before the extension (`x.fr.md`). A page and
+    its translation get the same key; a path without a mark is its own key, so `x.md` meets `x.fr.md` and
+    `pages/x.md` meets `pages.fr/x.md`."""
     lang = lang.lower()
     parts = doc_id.split("/")
-    folders = [_MARK if _names_language(p, lang) else p for p in parts[:-1]]
+    folders = [_unmarked_folder(p, lang) for p in parts[:-1]]
     name = parts[-1]
     pieces = name.split(".")
     if len(pieces) >= 3 and _names_language(pieces[-2], lang):  # x.fr.md -> x.md (not ".md" alone, not "fr.md")
@@ -65,6 +82,8 @@ def variant(doc_id: str, lang: str) -> str:
     for part in parts[:-1]:
         if _names_language(part, lang):
             return part.replace("_", "-")
+        if _folder_suffix(part, lang) is not None:
+            return part.rpartition(".")[2].replace("_", "-")
     pieces = parts[-1].split(".")
     if len(pieces) >= 3 and _names_language(pieces[-2], lang):
         return pieces[-2].replace("_", "-")
@@ -104,6 +123,7 @@ def collapse(
     query_language: str | None,
     same_page: Callable[[str, str], bool] | None = None,
     declared: Mapping[str, str] | None = None,
+    fits_query: Callable[[str], bool] | None = None,
 ) -> list[Answer]:
     """Documents best first → one entry per answer, in the order of each answer's best-ranked version.
 
@@ -111,8 +131,9 @@ def collapse(
     and whose languages, or language variants (`variant`: `pt` and `pt-br`), differ (per key, the best-ranked
     document of each variant; another document of a variant already there stands alone), and
     that `same_page` (if given) accepts with the key's best-ranked version (e.g. `alike` section counts). The
-    version shown is the best-ranked one in `query_language`, or the best-ranked one when none is (or the
-    language is not known)."""
+    version shown is the best-ranked one in `query_language`; when none is (or the language is not known), the
+    best-ranked one in a language `fits_query` accepts (one that writes the query's script), else the
+    best-ranked one."""
     members: dict[str, dict[str, int]] = {}  # key -> language variant -> input position (first = best)
     entry_of: list[str | None] = []
     for position, doc_id in enumerate(ids):
@@ -139,7 +160,11 @@ def collapse(
         seen.add(entry)
         versions = members[entry]
         # the best-ranked version in the query's language, whichever variant of it (`pt`, `pt-br`)
-        shown_rank = min((p for p in versions.values() if language_of(ids[p]) == query_language), default=position)
+        shown_rank = min((p for p in versions.values() if language_of(ids[p]) == query_language), default=-1)
+        if shown_rank < 0 and fits_query is not None:
+            shown_rank = min((p for p in versions.values() if fits_query(language_of(ids[p]))), default=-1)
+        if shown_rank < 0:
+            shown_rank = position
         others = tuple(ids[p] for p in sorted(versions.values()) if p != shown_rank)
         answers.append(Answer(ids[shown_rank], position, shown_rank, others))
     return answers

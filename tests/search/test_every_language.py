@@ -119,3 +119,46 @@ def test_european_and_brazilian_portuguese_are_one_answer(library: Library) -> N
     assert len(shown) == 1 and shown[0] in versions, ids  # every version merged into one Portuguese answer
     other = (versions - set(shown)).pop()
     assert result.note is not None and other in result.note
+
+
+def test_a_bare_name_shows_a_version_written_in_its_script(library: Library) -> None:
+    # "Canvas" names no language. Its versions tie on the name, and a Khmer or Thai page's word fields hold
+    # little besides it, so BM25 ranked those first and the merged answer showed a page the asker cannot read.
+    result = library.search("Canvas", mode="keyword")
+    shown = [r.id for r in result.results if r.id.endswith("Canvas.md")]
+    assert len(shown) == 1, result.results
+    assert not shown[0].startswith(("th/", "km/")), shown
+
+
+TLDR_STYLE = {
+    "pages/common/tar.md": "# tar\n\n> Archiving utility.\n\n- Extract a (compressed) archive file into the current "
+    "directory:\n\n`tar xf {{path/to/source.tar[.gz|.bz2|.xz]}}`\n\n- Create a gzipped archive:\n\n"
+    "`tar czf {{path/to/target.tar.gz}} {{path/to/file}}`\n",
+    "pages.fr/common/tar.md": "# tar\n\n> Utilitaire d'archivage.\n\n- Extraire une archive (compressée) dans le "
+    "répertoire courant :\n\n`tar xf {{chemin/vers/source.tar[.gz|.bz2|.xz]}}`\n\n- Créer une archive compressée "
+    "avec gzip :\n\n`tar czf {{chemin/vers/cible.tar.gz}} {{chemin/vers/fichier}}`\n",
+    "pages.ja/common/tar.md": "# tar\n\n> アーカイブユーティリティです。\n\n- 圧縮されたアーカイブファイルを現在のディレクトリに展開する:"
+    "\n\n`tar xf {{path/to/source.tar[.gz|.bz2|.xz]}}`\n\n- gzip で圧縮したアーカイブを作成する:\n\n"
+    "`tar czf {{path/to/target.tar.gz}} {{path/to/file}}`\n",
+    "pages.th/common/tar.md": "# tar\n\n> เครื่องมือสำหรับจัดเก็บไฟล์รวมเป็นไฟล์เดียว\n\n- แตกไฟล์ที่ถูกบีบอัดไว้ลงในไดเรกทอรีปัจจุบัน:"
+    "\n\n`tar xf {{path/to/source.tar[.gz|.bz2|.xz]}}`\n\n- สร้างไฟล์รวมที่บีบอัดด้วย gzip:\n\n"
+    "`tar czf {{path/to/target.tar.gz}} {{path/to/file}}`\n",
+    "pages/common/ls.md": "# ls\n\n> List directory contents.\n\n- List files one per line:\n\n`ls -1`\n",
+    "pages.fr/common/ls.md": "# ls\n\n> Liste le contenu d'un répertoire.\n\n- Lister les fichiers, un par ligne :"
+    "\n\n`ls -1`\n",
+}
+
+
+@pytest.fixture(scope="module")
+def tldr_style(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
+    yield from keyword_library(tmp_path_factory, "tldr-style", TLDR_STYLE)
+
+
+def test_a_page_and_its_translations_in_suffixed_folders_are_one_answer(tldr_style: Library) -> None:
+    # tldr keeps English in pages/ and each translation in pages.<language>/: the four tar pages were four
+    # answers, the Japanese and Thai ones (whose word fields hold little besides the commands) first.
+    result = tldr_style.search("extract a tar.gz archive", mode="keyword", max_results=5)
+    ids = [r.id for r in result.results]
+    assert ids[0] == "pages/common/tar.md", ids
+    assert not any(i.endswith("tar.md") for i in ids[1:]), ids
+    assert result.note is not None and "pages.ja/common/tar.md" in result.note

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from mcp_docs.library import Library
+from mcp_docs.query_language import writes_query_script
 from mcp_docs.search.translations import alike, collapse, translated, translation_key
 from mcp_docs.settings import Settings
 from mcp_docs.store.embedded import vector_search
@@ -27,6 +28,8 @@ from tests.index.test_language_mix import ENGLISH, FRENCH, QUESTION, build
         ("docs/en-US/x.md", "en", "docs/fr_CA/x.md", "fr"),  # regional variants
         ("x.md", "en", "x.fr.md", "fr"),  # Hugo: the default language unmarked
         ("blog/x.en.md", "en", "blog/x.fr.md", "fr"),  # Hugo: both marked
+        ("pages/common/tar.md", "en", "pages.fr/common/tar.md", "fr"),  # tldr: a folder's language suffix
+        ("pages.pt_PT/common/tar.md", "pt", "pages.ja/common/tar.md", "ja"),
     ],
 )
 def test_mirrored_paths_of_two_languages_are_one_page(a: str, lang_a: str, b: str, lang_b: str) -> None:
@@ -41,6 +44,8 @@ def test_mirrored_paths_of_two_languages_are_one_page(a: str, lang_a: str, b: st
         ("docs/x.md", "en", "docs/fr/x.md", "fr"),  # a language folder on one side only
         ("en/x.md", "en", "fr/y.md", "fr"),  # different pages
         ("fr.md", "fr", "en.md", "en"),  # a file named for a language is not marked by it
+        ("notes/x.md", "en", "notes.fr/y.md", "fr"),  # a suffixed folder, different pages
+        ("v1.de/x.md", "en", "v1/x.md", "de"),  # a suffix naming a language neither page is in
     ],
 )
 def test_other_paths_are_not_pairs(a: str, lang_a: str, b: str, lang_b: str) -> None:
@@ -178,3 +183,21 @@ def test_a_library_keeps_a_french_note_that_is_not_a_translation(tmp_path: Path)
         assert lib.catalog.languages_of(list(notes)) == {"en/todo.md": "en", "fr/todo.md": "fr"}
         found = lib.search("Paris", mode="keyword")
         assert sorted(r.id for r in found.results) == ["en/todo.md", "fr/todo.md"]  # before: one, the other in the note
+
+
+def test_of_versions_none_in_the_querys_language_one_in_its_script_is_shown() -> None:
+    ids = ["km/a.md", "th/a.md", "no/a.md", "en/a.md"]
+    langs = {"km/a.md": "km", "th/a.md": "th", "no/a.md": "no", "en/a.md": "en"}
+    latin = writes_query_script("Canvas")
+    assert latin is not None
+    answers = collapse(ids, langs.__getitem__, None, fits_query=latin.write)
+    assert [(a.shown, a.rank) for a in answers] == [("no/a.md", 0)]  # the Khmer version's rank, a Latin one shown
+    thai = writes_query_script("แคนวาส")
+    assert thai is not None and [a.shown for a in collapse(ids, langs.__getitem__, None, fits_query=thai.write)] == [
+        "th/a.md"
+    ]
+    # no version written in the script: the better-ranked one, as before
+    cyrillic = writes_query_script("Холст")
+    assert cyrillic is not None
+    assert [a.shown for a in collapse(ids, langs.__getitem__, None, fits_query=cyrillic.write)] == ["km/a.md"]
+    assert writes_query_script("2024 > 1") is None
