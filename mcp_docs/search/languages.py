@@ -62,8 +62,17 @@ def one_answer_per_translation(
         if key is not None:
             declared[doc_id] = key
     writers = writes_query_script(query)  # of versions none in the query's language: one in its script
+    counts = catalog.language_counts()
+    main = max(counts, key=lambda code: counts[code]) if counts else None
     answers = translations.collapse(
-        ids, language_of, language, same_page, declared, writers.write if writers is not None else None
+        ids,
+        language_of,
+        language,
+        same_page,
+        declared,
+        writers.write if writers is not None else None,
+        main,
+        lambda position: groups[position].score,
     )
     answers = answers[:limit]
     if not translations.has_pairs(answers):

@@ -124,6 +124,8 @@ def collapse(
     same_page: Callable[[str, str], bool] | None = None,
     declared: Mapping[str, str] | None = None,
     fits_query: Callable[[str], bool] | None = None,
+    preferred: str | None = None,
+    score_of: Callable[[int], float] | None = None,
 ) -> list[Answer]:
     """Documents best first → one entry per answer, in the order of each answer's best-ranked version.
 
@@ -161,13 +163,39 @@ def collapse(
         versions = members[entry]
         # the best-ranked version in the query's language, whichever variant of it (`pt`, `pt-br`)
         shown_rank = min((p for p in versions.values() if language_of(ids[p]) == query_language), default=-1)
-        if shown_rank < 0 and fits_query is not None:
-            shown_rank = min((p for p in versions.values() if fits_query(language_of(ids[p]))), default=-1)
         if shown_rank < 0:
-            shown_rank = position
+            shown_rank = _fallback_version(
+                [p for p in sorted(versions.values())], ids, language_of, fits_query, preferred, score_of
+            )
         others = tuple(ids[p] for p in sorted(versions.values()) if p != shown_rank)
         answers.append(Answer(ids[shown_rank], position, shown_rank, others))
     return answers
+
+
+# A version in the collection's main language is shown, for a query that names no language, when its score is
+# at least this share of the best version's: the versions of a page tie on a bare name ("sync", "Canvas")
+# and differ only by their lengths, where the main language is what most readers of the collection read.
+PREFERRED_SHARE = 0.75
+
+
+def _fallback_version(
+    positions: list[int],
+    ids: Sequence[str],
+    language_of: Callable[[str], str],
+    fits_query: Callable[[str], bool] | None,
+    preferred: str | None,
+    score_of: Callable[[int], float] | None,
+) -> int:
+    """The version shown when none is in the query's language: of those written in the query's script (all, if
+    none is), the one in `preferred` when it scores near the best, else the best-ranked."""
+    fitting = [p for p in positions if fits_query is None or fits_query(language_of(ids[p]))] or positions
+    best = fitting[0]
+    if preferred is None or score_of is None:
+        return best
+    main = next((p for p in fitting if language_of(ids[p]) == preferred), None)
+    if main is not None and score_of(main) >= PREFERRED_SHARE * score_of(best):
+        return main
+    return best
 
 
 def has_pairs(answers: Sequence[Answer]) -> bool:

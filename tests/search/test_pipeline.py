@@ -39,6 +39,12 @@ class MemoryCatalog:
     def languages_of(self, doc_ids: list[str]) -> dict[str, str]:
         return {i: self.pages[i].lang for i in doc_ids}
 
+    def language_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for page in self.pages.values():
+            counts[page.lang] = counts.get(page.lang, 0) + 1
+        return counts
+
     def section_counts(self, doc_ids: list[str]) -> dict[str, int]:
         return {i: len(self.pages[i].sections) for i in doc_ids}
 

@@ -201,3 +201,21 @@ def test_of_versions_none_in_the_querys_language_one_in_its_script_is_shown() ->
     assert cyrillic is not None
     assert [a.shown for a in collapse(ids, langs.__getitem__, None, fits_query=cyrillic.write)] == ["km/a.md"]
     assert writes_query_script("2024 > 1") is None
+
+
+def test_of_versions_that_tie_on_a_name_the_one_in_the_main_language_is_shown() -> None:
+    ids = ["km/a.md", "no/a.md", "en/a.md", "fr/b.md", "en/b.md"]
+    langs = {"km/a.md": "km", "no/a.md": "no", "en/a.md": "en", "fr/b.md": "fr", "en/b.md": "en"}
+    scores = [17.0, 16.0, 15.0, 12.0, 6.0]
+    latin = writes_query_script("sync")
+    assert latin is not None
+    answers = collapse(
+        ids, langs.__getitem__, None, fits_query=latin.write, preferred="en", score_of=scores.__getitem__
+    )
+    # en/a.md scores 15 of the best Latin version's 16: shown. en/b.md scores half of fr/b.md's: the French one.
+    assert [a.shown for a in answers] == ["en/a.md", "fr/b.md"]
+    # a query in a known language is answered in it, whatever the main language
+    assert [a.shown for a in collapse(ids, langs.__getitem__, "no", preferred="en", score_of=scores.__getitem__)] == [
+        "no/a.md",
+        "fr/b.md",
+    ]
