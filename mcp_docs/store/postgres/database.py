@@ -34,14 +34,17 @@ __all__ = ["Database", "redact", "text_config"]  # `redact` here too: older call
 # Bump when the tables change: a writer rebuilds an older index (it is a cache of the root), readers refuse.
 # 2: one links row per (document, target) with its count; 3: mcp_docs_documents.language (issue 29);
 # 4: each links row's resolved target, indexed (backlinks); 5: Thai/Lao/Khmer/Myanmar letter pairs in the
-# sections' tsvector (pg_letter_pairs.py)
-PG_SCHEMA_VERSION = 5
+# sections' tsvector (pg_letter_pairs.py); 6: mcp_docs_terms, each section's term frequencies (kept by a trigger),
+# so a keyword search reads BM25's inputs from one index instead of ranking every matching section's tsvector
+PG_SCHEMA_VERSION = 6
+# An index of this version is upgraded in place (the terms table filled from the stored tsvectors), not rebuilt.
+TERMS_FROM_VERSION = 5
 CONNECT_SECONDS = 5
 STATEMENT_MS = 30_000  # a reader's query that takes longer is cancelled: one tool error, not a hung request
 WRITER_LOCK_KEY = 0x6D63_7064_6F63  # pg_advisory_lock key of the one writer ('mcpdoc')
 T = TypeVar("T")
 
-_TABLES = ("chunks", "doc_names", "links", "doc_tags", "sections", "documents", "problems", "meta")
+_TABLES = ("terms", "chunks", "doc_names", "links", "doc_tags", "sections", "documents", "problems", "meta")
 
 _SCHEMA = """
 create extension if not exists vector;
@@ -124,6 +127,40 @@ create index if not exists mcp_docs_chunks_doc on mcp_docs_chunks(doc_id);
 create index if not exists mcp_docs_chunks_pending on mcp_docs_chunks(id) where embedding is null;
 """
 
+# Each section's terms: per lexeme (as its section's configuration stemmed it), how often it occurs (tf) and how often
+# in the title or heading path (head_tf, the 'A' positions), with the section's length. A keyword search reads a
+# word's matching sections, their term frequencies and its document frequency (the number of rows) from one
+# index-only scan of `mcp_docs_terms_lexeme`, where ranking each matching section's tsvector (detoasted, ts_rank
+# twice) was most of a search's database time (benchmarks/REPORT.md, "PostgreSQL throughput"). A statement
+# trigger fills it from the inserted sections, whichever path wrote them (COPY's insert ... select or a row's
+# insert); a section is only ever deleted with its document, which the foreign key's cascade follows.
+TERMS_OF = (
+    "select s.config, t.lexeme, s.doc_id, s.idx, cardinality(t.positions), "
+    "coalesce(cardinality(array_positions(t.weights, 'A')), 0), s.tokens from {sections} s cross join unnest(s.tsv) t"
+)
+TERMS_SCHEMA = f"""
+create table if not exists mcp_docs_terms (
+    config regconfig not null,
+    lexeme text not null,
+    doc_id text not null references mcp_docs_documents(id) on delete cascade,
+    idx integer not null,
+    tf integer not null,
+    head_tf integer not null,
+    tokens integer not null
+);
+create index if not exists mcp_docs_terms_lexeme on mcp_docs_terms(lexeme, config) include (doc_id, idx, tokens, tf, head_tf);
+create index if not exists mcp_docs_terms_doc on mcp_docs_terms(doc_id);
+create or replace function mcp_docs_section_terms() returns trigger language plpgsql as $$
+begin
+    insert into mcp_docs_terms {TERMS_OF.format(sections="new_sections")};
+    return null;
+end $$;
+drop trigger if exists mcp_docs_section_terms on mcp_docs_sections;
+create trigger mcp_docs_section_terms after insert on mcp_docs_sections referencing new table as new_sections
+    for each statement execute function mcp_docs_section_terms();
+"""
+_SCHEMA += TERMS_SCHEMA
+
 # Indexes a cold load drops first and builds once after it (Database.build_deferred_indexes): maintaining the GIN
 # index row by row is most of what a cold load costs the server. The indexes the load itself reads (names and links,
 # to resolve links batch by batch; the primary keys) stay. `_SCHEMA` creates them too, so a writer killed mid-load
@@ -135,6 +172,11 @@ DEFERRED_INDEXES = {
     ),
     "mcp_docs_doc_tags_doc": "create index if not exists mcp_docs_doc_tags_doc on mcp_docs_doc_tags(doc_id)",
     "mcp_docs_chunks_doc": "create index if not exists mcp_docs_chunks_doc on mcp_docs_chunks(doc_id)",
+    "mcp_docs_terms_lexeme": (
+        "create index if not exists mcp_docs_terms_lexeme on mcp_docs_terms(lexeme, config) "
+        "include (doc_id, idx, tokens, tf, head_tf)"
+    ),
+    "mcp_docs_terms_doc": "create index if not exists mcp_docs_terms_doc on mcp_docs_terms(doc_id)",
 }
 # BM25 extensions a server may have (ParadeDB's pg_search, VectorChord-bm25): looked for when a library opens.
 BM25_EXTENSIONS = ("pg_search", "vchord_bm25")
@@ -353,13 +395,18 @@ class Database:
     def _create_schema(self, root: str, version: int | None) -> None:
         conn = self.conn()
         with conn.transaction():
-            if version is not None and version < PG_SCHEMA_VERSION:
+            upgrade = version == TERMS_FROM_VERSION
+            if upgrade:
+                log.warning("the index in %s has schema version %d: adding its term table", self.where, version)
+            elif version is not None and version < PG_SCHEMA_VERSION:
                 log.warning(
                     "the index in %s has schema version %d: rebuilding it as %d", self.where, version, PG_SCHEMA_VERSION
                 )
                 for table in _TABLES:
                     conn.execute(f"drop table if exists mcp_docs_{table} cascade")
             conn.execute(_SCHEMA)
+            if upgrade:  # the same rows the trigger writes, from the sections already stored
+                conn.execute(f"insert into mcp_docs_terms {TERMS_OF.format(sections='mcp_docs_sections')}")
             stored_root = conn.execute("select value from mcp_docs_meta where key = 'root'").fetchone()
             documents = conn.execute("select count(*) from mcp_docs_documents").fetchone()
             if stored_root and stored_root[0] != root and documents and documents[0]:
@@ -462,7 +509,9 @@ class Database:
             conn.execute(f"set local maintenance_work_mem = '{BUILD_MEMORY}'")
             for statement in DEFERRED_INDEXES.values():
                 conn.execute(statement)
-        self.run(lambda c: c.execute("vacuum (analyze) mcp_docs_documents, mcp_docs_sections"))  # autocommit
+        self.run(
+            lambda c: c.execute("vacuum (analyze) mcp_docs_documents, mcp_docs_sections, mcp_docs_terms")
+        )  # autocommit
 
     def text_configs(self) -> set[str]:
         return {str(r[0]) for r in self.rows("select cfgname from pg_ts_config")}
