@@ -8,14 +8,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
 from mcp_docs.cli import main
+from mcp_docs.errors import DatabaseUnavailable
 from mcp_docs.library import Library, open_library
 from mcp_docs.settings import Settings
 
 from ...server_fixtures import write
+from .conftest import Relay, unix_socket
 
 psycopg = pytest.importorskip(
     "psycopg", reason="psycopg is not installed: pip install -e '.[test]' to run the PostgreSQL store tests"
@@ -209,3 +212,45 @@ def test_a_search_in_several_languages_reads_the_languages_with_its_ranking(
     assert result.index.documents == 18
     assert [s for s in statements if "= any(" in s] == []  # named_languages, languages_of: no statement of their own
     assert len(statements) == 1 + len(result.results)  # the ranking, then each result's document row
+
+
+def _prepared(lib: Library) -> int:
+    """Statements prepared on the reader's connection (psycopg prepares one after its fifth execution)."""
+    return int(lib.store.db.value("select count(*) from pg_prepared_statements"))  # type: ignore[attr-defined]
+
+
+def test_prepared_searches_survive_a_rebuilt_schema_and_a_lost_connection(
+    pg_server: tuple[str, Path], database: str, tmp_path: Path
+) -> None:
+    root = tmp_path / "vault"
+    _vault(root)
+    _index(root, database)
+    relay = Relay(unix_socket(pg_server[1]))
+    name = urlsplit(database).path.lstrip("/")
+    settings = Settings.load(
+        store="postgres",
+        database_url=f"postgresql://postgres@127.0.0.1:{relay.port}/{name}",
+        embeddings="none",
+        reader=True,
+        index_dir=tmp_path / "r",
+    )
+    try:
+        with open_library(settings, read_only=True) as lib:
+            first = _scores(lib)
+            for _ in range(6):
+                assert _scores(lib) == first
+            assert _prepared(lib) >= 1
+            # the writer rebuilds every table under the prepared statements (an older schema version)
+            with psycopg.connect(database, autocommit=True) as conn:
+                conn.execute("update mcp_docs_meta set value = '4' where key = 'schema_version'")
+            _index(root, database)
+            assert _scores(lib) == first
+            relay.cut()  # the database goes away (a restart), with the connection and its prepared statements
+            with pytest.raises(DatabaseUnavailable):
+                lib.keyword_sections("zebra", 5)
+            relay.restore()
+            for _ in range(6):
+                assert _scores(lib) == first
+            assert _prepared(lib) >= 1
+    finally:
+        relay.cut()
