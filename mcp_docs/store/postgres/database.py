@@ -417,6 +417,8 @@ class Database:
             self.set_meta(conn, "schema_version", str(PG_SCHEMA_VERSION))
             self.set_meta(conn, "root", root)
             self.set_meta(conn, "writer", f"{socket.gethostname()} pid {os.getpid()}")
+        if upgrade:  # the visibility map and statistics the term index's index-only scans need (autocommit)
+            conn.execute("vacuum (analyze) mcp_docs_terms")
 
     def lock_writer(self) -> None:
         """Take the one writer's lock (a session advisory lock, released when this process ends or closes it);

@@ -156,6 +156,10 @@ def test_an_index_of_the_previous_version_gets_its_term_table_in_place(
     # upgraded, not rebuilt: no document written again, the term table filled from the stored sections
     assert _table(database, "select id, indexed_at from mcp_docs_documents order by id") == written
     assert _table(database, _STORED) == _table(database, _EXPECTED) != []
+    # vacuumed once filled, so that searches read the term index alone (index-only scans need the visibility map)
+    assert _table(database, "select last_vacuum is not null from pg_stat_user_tables where relname = 'mcp_docs_terms'")[
+        0
+    ] == (True,)
     assert _scores(reader()) == before
     write(root, "added.md", "# Zebra herd\n\nZebra.\n")  # and the trigger is back for what the next sync writes
     _index(root, database)
