@@ -4,7 +4,8 @@ Tables (prefixed `mcp_docs_`, so the index can share a database with other thing
 row plus the file's bytes, so readers on other hosts need no copy of the root), `sections` (one row per heading
 section with its text and a stored `tsvector`, GIN-indexed, built with the section's language's text-search
 configuration: `english`, `french`, … or `simple`), `chunks` (pgvector embeddings, HNSW-indexed once the writer
-knows their dimension), `doc_tags`, `links`, `doc_names`, `problems`, `meta`.
+knows their dimension), `terms` (each section's term frequencies per lexeme, kept by a trigger: what keyword
+search reads, `TERMS_SCHEMA`), `doc_tags`, `links`, `doc_names`, `problems`, `meta`.
 
 Faults: a database that cannot be reached, or drops mid-query, is `DatabaseUnavailable` with one sentence that
 names the database without its password; the connection is opened again on the next call, so service resumes

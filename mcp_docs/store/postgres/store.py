@@ -302,7 +302,8 @@ def _idf_ranked_sections(rank: str) -> str:
     """The `r` CTE (doc_id, idx, score) of the per-word ranking: one tsquery per word and language, each weighted
     by its IDF over the sections (BM25's idea, which ts_rank lacks), so a rare word found counts for more than a
     common one; with LENGTH_K, each word's rank is also normalised by the section's length against the average,
-    as BM25's k1 and b do (`rank` then is the unnormalised, saturating term frequency)."""
+    as BM25's k1 and b do (`rank` then is the unnormalised, saturating term frequency). With BM25 and TERM_TABLE,
+    a one-lexeme word's term frequencies come from the term table rather than from ts_rank (the same numbers)."""
     idf = "ln(1 + (n.total - m.df + 0.5) / (m.df + 0.5))"
     score = f"{idf} * m.r"
     if RANK_FUNCTION == "bm25":
