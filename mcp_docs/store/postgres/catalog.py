@@ -18,7 +18,7 @@ from ...scan import Problem
 from ..embedded.catalog import DocumentRecord, Fingerprint, LinkRecord, SectionRecord, document_from_row
 from .database import Database
 
-_DOC_COLUMNS = (
+DOC_COLUMNS = (
     "id, folder, hash, mtime_ns, size, title, summary, tags, aliases, front_matter, lang, links, warnings, tokens, "
     "indexed_at, language"
 )
@@ -36,6 +36,7 @@ class _Remembered:
     languages: dict[str, str | None] | None
     documents: int | None
     detected: dict[str, str] | None  # `languages_of`: the language each document was indexed in
+    records: dict[str, DocumentRecord] | None  # `document`, in a collection of several languages
     at: float
 
 
@@ -44,14 +45,20 @@ class PgCatalog:
         self.db = db
         self._remembered = threading.local()
 
-    def remember(self, languages: dict[str, str | None], documents: int, detected: dict[str, str]) -> None:
+    def remember(
+        self,
+        languages: dict[str, str | None],
+        documents: int,
+        detected: dict[str, str],
+        records: dict[str, DocumentRecord] | None = None,
+    ) -> None:
         """The named languages of a keyword query's documents and the number of documents, read in the query's
         own round trip (`PostgresStore.keyword_hits`): the search that ran it asks for both next (its results'
-        languages, its index line; in a collection of several languages, the language each was indexed in), which
-        then cost no round trip of their own. Per thread (each search runs on
+        languages, its index line; in a collection of several languages, the language each was indexed in and its
+        document row), which then cost no round trip of their own. Per thread (each search runs on
         one), each used once, and only for REMEMBER_SECONDS, so another caller later on this thread (/health, a
         link lookup) reads the database as before. Search results themselves are never kept across calls."""
-        self._remembered.last = _Remembered(languages, documents, detected, time.monotonic())
+        self._remembered.last = _Remembered(languages, documents, detected, records, time.monotonic())
 
     def _recall(self) -> _Remembered | None:
         last: _Remembered | None = getattr(self._remembered, "last", None)
@@ -80,7 +87,10 @@ class PgCatalog:
         return {r[0]: Fingerprint(r[1], r[2], r[3]) for r in rows}
 
     def document(self, doc_id: str) -> DocumentRecord | None:
-        rows = self.db.rows(f"select {_DOC_COLUMNS} from mcp_docs_documents where id = %s", (doc_id,))
+        last = self._recall()
+        if last is not None and last.records is not None and doc_id in last.records:
+            return last.records.pop(doc_id)
+        rows = self.db.rows(f"select {DOC_COLUMNS} from mcp_docs_documents where id = %s", (doc_id,))
         return document_from_row(rows[0]) if rows else None
 
     def sections(self, doc_id: str) -> list[SectionRecord]:
@@ -207,7 +217,7 @@ class PgCatalog:
         clause = ("where " + " and ".join(where)) if where else ""
         total = int(self.db.value(f"select count(*) from mcp_docs_documents {clause}", args))
         rows = self.db.rows(
-            f'select {_DOC_COLUMNS} from mcp_docs_documents {clause} order by id collate "C" limit %s offset %s',
+            f'select {DOC_COLUMNS} from mcp_docs_documents {clause} order by id collate "C" limit %s offset %s',
             [*args, limit, offset],
         )
         return [document_from_row(r) for r in rows], total

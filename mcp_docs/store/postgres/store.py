@@ -28,8 +28,9 @@ from ...query_text import MAX_QUERY_TERMS, QUERY_STOPWORDS, spaced_words
 from ...search.ranking import Bonus
 from ...settings import Settings
 from ..api import CommitListener, Progress, SectionHit, SyncReport, coverage, coverage_note, unavailable_reason
+from ..embedded.records import document_from_row
 from ..embedded.vector_store import QUERY_CACHE_SIZE
-from .catalog import PgCatalog, _under
+from .catalog import DOC_COLUMNS, PgCatalog, _under
 from .database import BM25_EXTENSIONS, Database, text_config
 from .letter_pairs import pair_words
 from .sync import PgWriter, vector_text
@@ -278,17 +279,25 @@ class PostgresStore:
         # Without a filter, the best `limit` sections are cut before their text and document are joined (every
         # matching section was joined, then most dropped); a filter needs the documents' folder and tags first.
         ranked = "r" if where else "(select * from r order by r.score desc, r.doc_id, r.idx limit %s) r"
+        # In a collection of several languages the search then reads each result's document row (its front matter
+        # names its translations, search/languages.py): they come with the ranking too, instead of a round trip each.
+        records = (", " + ", ".join(f"d.{c.strip()}" for c in DOC_COLUMNS.split(","))) if len(languages) > 1 else ""
         rows = self.db.rows(
             queries + "select s.doc_id, s.idx, d.title, s.heading, s.heading_path, s.line_start, s.line_end, s.body, "
             # what the same search asks next (`PgCatalog.named_languages`, `count`), read in this round trip
-            "d.tags, r.score, d.language, (select count(*) from mcp_docs_documents), d.lang "
+            f"d.tags, r.score, d.language, (select count(*) from mcp_docs_documents), d.lang{records} "
             f"from {ranked} join mcp_docs_sections s on s.doc_id = r.doc_id and s.idx = r.idx "
             f"join mcp_docs_documents d on d.id = s.doc_id {where} "
             "order by r.score desc, s.doc_id, s.idx limit %s",
             [*params, *([] if where else [max(1, limit)]), *args, max(1, limit)],
         )
         if rows:
-            self.catalog.remember({r[0]: r[10] for r in rows}, int(rows[0][11]), {r[0]: r[12] for r in rows})
+            self.catalog.remember(
+                {r[0]: r[10] for r in rows},
+                int(rows[0][11]),
+                {r[0]: r[12] for r in rows},
+                {r[0]: document_from_row(r[13:]) for r in rows} if records else None,
+            )
         return [SectionHit(r[0], float(r[9]), _section(r)) for r in rows]
 
 
