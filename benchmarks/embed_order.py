@@ -24,7 +24,7 @@ from .otel_quality import load_questions
 
 def chunks_until(lib, doc_id: str, searched: tuple[list[str], list[str]]) -> int:  # type: ignore[no-untyped-def]
     """Chunks taken in the worker's order before every chunk of `doc_id` is taken (all reset to pending first)."""
-    from mcp_docs.store.embedded.embedding_worker import EMBED_BATCH
+    from mcp_docs.index.embedding_worker import EMBED_BATCH
 
     conn = lib.vectors._conn()
     conn.execute("update chunks set embedded = 0")
@@ -46,9 +46,9 @@ def main() -> None:
     parser.add_argument("--root", type=Path, default=SHARED_BENCH / "otel-docs")
     parser.add_argument("--index-dir", type=Path, default=CACHE / "embed-order-index")
     args = parser.parse_args()
+    from mcp_docs.index.embedding_worker import SearchedFirst
     from mcp_docs.library import Library
     from mcp_docs.settings import Settings
-    from mcp_docs.store.embedded.embedding_worker import SearchedFirst
 
     root = require(args.root, "the OpenTelemetry docs")
     questions = [q for q in load_questions() if q["lang"] == "en"]

@@ -68,7 +68,7 @@ def run_store(texts: list[str], model: str | None = None) -> float:
         settings = Settings.load(root, index, embeddings="local", **named)
         catalog = Catalog(index / "catalog.sqlite")
         try:
-            from mcp_docs.store.embedded.embedding_worker import EmbeddingWorker
+            from mcp_docs.index.embedding_worker import EmbeddingWorker
             from mcp_docs.store.embedded.vector_store import VectorStore
 
             store = VectorStore(index / "vectors.sqlite", catalog, make_embedder(settings))

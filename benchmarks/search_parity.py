@@ -149,7 +149,7 @@ def opened(root: Path, index: Path, embeddings: str = "none", **env: str) -> Ite
 
 def embed(library: Any, chunks: int | None = None) -> None:
     """Fill the vectors in the foreground; `chunks`: stop once that many section chunks have theirs."""
-    from mcp_docs.store.embedded import embedding_worker
+    from mcp_docs.index import embedding_worker
 
     if chunks is None:
         library.embedding.build()

@@ -42,10 +42,12 @@ def _embeddings(p: argparse.ArgumentParser) -> None:
 
 
 def _store(p: argparse.ArgumentParser) -> None:
+    from .store.choices import store_choices_sentence, store_names  # every registered store, read when parsing
+
     p.add_argument(
         "--store",
-        choices=["tantivy", "postgres"],
-        help="where the index lives: the index folder (tantivy, default) or PostgreSQL (or MCP_DOCS_STORE)",
+        choices=store_names(),
+        help=f"where the index lives: {store_choices_sentence()} (or MCP_DOCS_STORE)",
     )
     p.add_argument(
         "--database-url",
@@ -113,7 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id", help="document id, or a link target: '[[Note]]', a file name, an alias")
     _common(p)
     p.add_argument("--section", help="heading or heading path ('Setup > Linux')")
-    p.add_argument("--mode", default="full", help="full (default), outline or summary")
+    # None: full, or the section a link given as the ID names ('[[Setup#Linux]]')
+    p.add_argument("--mode", default=None, help="full (default), outline or summary")
     p.add_argument("--max-chars", type=int, default=None)
     p.add_argument("--offset", type=int, default=0)
     p.add_argument("--json", action="store_true")

@@ -7,7 +7,7 @@ import re
 import sys
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from rich.console import Console
 from rich.markup import escape
@@ -15,7 +15,7 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 from rich.table import Table
 from rich.text import Text
 
-from .errors import IndexBusy, IndexUnwritable, RootNotGiven
+from .errors import IndexBusy, IndexUnwritable, McpDocsError, RootNotGiven
 from .library import Library, open_library
 from .link_graph import LinkGraph
 from .models import ReadDocumentResult, ReadSectionResult
@@ -25,6 +25,9 @@ from .store.api import SyncReport
 from .store.embedded.read_only_media import writable
 from .store.registry import store_kind
 from .terminal import json_safe, json_text_safe, terminal_safe
+
+if TYPE_CHECKING:
+    from .tools import DocsTools
 
 ROWS_SHOWN = 100  # rows of each table of the human status; --json lists them all
 
@@ -165,8 +168,8 @@ def embed_with_progress(library: Library) -> tuple[str, bool]:
 
 
 def embed_by_store(library: Library) -> tuple[str, bool]:
-    """`embed_with_progress` for a store without a background worker (PostgreSQL): its writer embeds in this
-    process, in batches."""
+    """`embed_with_progress` for a store without an embedding worker (one that embeds its own way, or not at all,
+    as the tests' in-memory store)."""
     from .embedders import EmbedderError
 
     vectors = library.vectors
@@ -312,10 +315,10 @@ def cmd_read(args: argparse.Namespace, settings: Settings | None) -> int:
         tools = DocsTools(library)
         max_chars = DEFAULT_MAX_CHARS if args.max_chars is None else args.max_chars
         result: ReadSectionResult | ReadDocumentResult
-        if args.section:
-            result = tools.read_section(args.id, args.section, max_chars, args.offset)
+        if args.section or (args.mode is None and _names_a_heading(tools, args.id)):
+            result = tools.read_section(args.id, args.section or "", max_chars, args.offset)
         else:
-            result = tools.read_document(args.id, args.mode, max_chars, args.offset)
+            result = tools.read_document(args.id, args.mode or "full", max_chars, args.offset)
         if args.json:
             print(json_text_safe(result.model_dump_json()))
         else:
@@ -325,6 +328,15 @@ def cmd_read(args: argparse.Namespace, settings: Settings | None) -> int:
             if result.truncated:
                 print(f"\n[truncated: continue with --offset {result.next_offset}]", file=sys.stderr)
     return 0
+
+
+def _names_a_heading(tools: DocsTools, doc_id: str) -> bool:
+    """Whether `doc_id` is a link to a heading (`[[Setup#Linux]]`, `setup.md#linux`, `Note#^block`): `read` then
+    prints that section, as read_section does for such an id, not the whole file from its front matter."""
+    try:
+        return tools.locate(doc_id)[2] is not None
+    except McpDocsError:  # read_document says what is wrong with the id, in its words
+        return False
 
 
 def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
@@ -371,7 +383,7 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
         )
         if library.language_counts:
             console.print(f"languages   {library.languages_text()} (detected where a note has no lang:)")
-        console.print(f"embeddings  {settings.embeddings}, pending {status['pending_embeddings']}")
+        console.print(f"embeddings  {embeddings_line(settings.embeddings, info.pending_embeddings, vec)}")
         if vec:
             console.print(f"vectors     {vector_summary(vec)}, model {vec['model']}", highlight=False)
             if vec.get("error"):
@@ -427,6 +439,19 @@ def _print_capped(console: Console, table: Table, total: int) -> None:
     console.print(table)
     if total > ROWS_SHOWN:
         console.print(f"… and {total - ROWS_SHOWN:,} more (`mcp-docs status --json` lists all)")
+
+
+def embeddings_line(embeddings: str, pending: int, vec: dict[str, object] | None) -> str:
+    """'local, pending 32', or, for an index that holds no vector yet, where the setting comes from and what embeds
+    them: after `mcp-docs index --embeddings none`, status (which takes no --embeddings) said 'local, pending
+    12560', as if 12,560 vectors were on their way; nothing embeds them until index or serve runs with it."""
+    if vec is None or vec.get("embedded") or vec.get("document_vectors") or vec.get("running"):
+        return f"{embeddings}, pending {pending}"
+    documents = vec.get("documents_to_embed") or vec.get("pending") or 0
+    return (
+        f"{embeddings} (MCP_DOCS_EMBEDDINGS, or the default), no vector stored yet: "
+        f"`mcp-docs index` or `mcp-docs serve` with this setting embeds the {documents:,} documents"
+    )
 
 
 def reranker_summary(rerank: dict[str, object] | None) -> str:

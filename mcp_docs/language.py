@@ -124,6 +124,10 @@ CJK_RUN = re.compile(f"[{_CJK}]+")
 NO_SPACE_RUN = re.compile(f"[{_CJK}]+|[{_SOUTHEAST_ASIAN}]+")
 _SOUTHEAST_ASIAN_LETTER = re.compile(f"[{_SOUTHEAST_ASIAN}]")
 SOUTHEAST_ASIAN_RUN = re.compile(f"[{_SOUTHEAST_ASIAN}]+")
+# A word of the Indic scripts (Devanagari to Sinhala): written with spaces, but its vowel signs are marks, not
+# letters, to Tantivy's tokenizer, which cut `गुमसुम` into `ग`, `मस`, `म`: pieces every page of the language
+# shares. The dandas (U+0964-5) end sentences: not part of a word.
+INDIC_WORD = re.compile("[\u0900-\u0963\u0966-\u0dff]+")
 # A letter of those scripts as a reader sees it: a character, then its combining marks, and the consonants that
 # Khmer's coeng (U+17D2) and Myanmar's virama (U+1039) stack under it. A run that begins with a mark (text cut
 # mid-word) starts with a unit of its own.
@@ -195,6 +199,16 @@ def query_language_beyond_stopwords(query: str, languages: Iterable[str]) -> str
     return code if code in others and best >= QUERY_MIN_PROBABILITY * total else None
 
 
+def asks_identifier(languages: Iterable[str]) -> bool:
+    """Whether query_language_beyond_stopwords may ask the identifier in a collection of `languages`."""
+    return any(code not in STOPWORDS and code in LANGUAGE_NAMES for code in languages)
+
+
+def load_identifier() -> None:
+    """Load the identifier now, not in the first search that needs it (the server warms it in the background)."""
+    _identifier()
+
+
 _LOAD_LOCK = threading.Lock()
 _LOADED: list[LanguageIdentifier] = []
 
@@ -243,6 +257,12 @@ def describe_languages(counts: Mapping[str, int]) -> str:
         share = round(100 * n / total)
         parts.append(f"{share if share else '<1'} % {language_name(code)}")
     return ", ".join(parts)
+
+
+def marked_words(text: str) -> list[str]:
+    """The whole words of `text` in the Indic scripts (INDIC_WORD), as the index's letter field keeps them: a
+    query's Indic word then matches that word, not the consonants it shares with every page of its language."""
+    return INDIC_WORD.findall(text)
 
 
 def cjk_terms(text: str, letters: bool = False) -> list[str]:

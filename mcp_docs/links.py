@@ -305,6 +305,10 @@ def resolve(
         found = _by_path(rel, docs, extensions)
         if found is None and folder:  # Hugo's pretty URL: `/docs/setup/` is the page docs/setup.md
             found = _by_path(rel.rstrip("/"), docs, extensions)
+        if found is None and path.startswith("/") and source is not None:
+            found = _under_content_root(rel, base, docs, extensions)
+        if found is None and path.startswith("../") and source is not None and target.kind == "markdown":
+            found = _from_page_url(path, source, docs, extensions)
         if found is None and target.kind == "wiki" and not path.startswith((".", "/")):
             # Obsidian also accepts the end of a path ('setup/install') and a path relative to the note.
             found = _by_path(posixpath.normpath(posixpath.join(base, path)), docs, extensions)
@@ -336,6 +340,38 @@ def _by_path(rel: str, docs: set[str], extensions: Sequence[str]) -> str | None:
         if hit is not None:
             return hit
     return None
+
+
+def _under_content_root(rel: str, base: str, docs: set[str], extensions: Sequence[str]) -> str | None:
+    """A site-absolute link (`/docs/collector/`) that names nothing from the root, looked up under each folder
+    above the linking note, the outermost first. A Hugo site with a folder per language keeps its pages in
+    `content/en/`, `content/fr/`, and `/docs/collector/` written in `en/docs/x.md` is `en/docs/collector/`:
+    read from the root only, the OpenTelemetry docs reported 1,778 broken links that Hugo follows."""
+    folders = base.split("/") if base else []
+    for depth in range(1, len(folders) + 1):
+        prefix = "/".join(folders[:depth]) + "/"
+        found = _by_path(prefix + rel, docs, extensions)
+        if found is None and rel.endswith("/"):
+            found = _by_path(prefix + rel.rstrip("/"), docs, extensions)
+        if found is not None:
+            return found
+    return None
+
+
+def _from_page_url(path: str, source: str, docs: set[str], extensions: Sequence[str]) -> str | None:
+    """A relative link read as Hugo reads it: from the page's own URL (`docs/agent/api.md` is served at
+    `/docs/agent/api/`, so its `../annotations` is `docs/agent/annotations`), for a link that names nothing
+    from the note's folder (the OpenTelemetry docs write them so). An index note's URL is its folder's."""
+    name = source.rpartition("/")[2]
+    if fold(strip_extension(name, extensions)) in INDEX_NAMES:
+        return None
+    rel = posixpath.normpath(posixpath.join(strip_extension(source, extensions), path))
+    if rel == ".." or rel.startswith("../"):
+        return None
+    found = _by_path(rel + "/" if path.endswith("/") else rel, docs, extensions)
+    if found is None and path.endswith("/"):
+        found = _by_path(rel, docs, extensions)
+    return found
 
 
 def _pick(ids: list[str], source: str | None, languages: Mapping[str, str] | None = None) -> Resolution:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import posixpath
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from .paths import Jail
 
 BINARY_SNIFF_BYTES = 8192  # a NUL byte in the first 8 KiB means binary, as git decides
 INVALID_UTF8 = "invalid UTF-8: decoded with replacement characters"
+WINDOWS_1252 = "invalid UTF-8: read as Windows-1252 (no UTF-8 letter in it, every byte a Windows-1252 one)"
 UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 
@@ -38,11 +40,48 @@ def looks_binary(data: bytes) -> bool:
 
 
 def decode(data: bytes) -> tuple[str, list[str]]:
-    """The text, and a warning when the bytes are not valid UTF-8 (they are decoded anyway)."""
+    """The text, and a warning when the bytes are not valid UTF-8 (they are decoded anyway): as Windows-1252 when
+    none of them is UTF-8 beyond ASCII and all are Windows-1252, else with replacement characters."""
     try:
         return data.decode("utf-8"), []
     except UnicodeDecodeError:
-        return data.decode("utf-8", "replace"), [INVALID_UTF8]
+        replaced = data.decode("utf-8", "replace")
+    if replaced.replace("\ufffd", "").isascii():
+        # No UTF-8 letter anywhere: perhaps a note saved by an older Windows editor. With replacement characters
+        # its 'Crème brûlée' was 'Cr?me br?l?e', a word no search found and a title shown broken.
+        try:
+            text = data.decode("cp1252")
+        except UnicodeDecodeError:  # one of the five bytes Windows-1252 leaves undefined: not that either
+            return replaced, [INVALID_UTF8]
+        if _reads_as_windows_1252(text):
+            return text, [WINDOWS_1252]
+    return replaced, [INVALID_UTF8]
+
+
+# Windows-1252's punctuation that stands alone in prose ('20 €', 'a — b', '“ x ”').
+_LONE_MARKS = frozenset(
+    "\u2013\u2014\u20ac\u2026\u201c\u201d\u2018\u2019\u00ab\u00bb\u00b0\u00a0\u2022\u00a7\u00a9\u00ae\u00b7"
+)
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+
+
+def _reads_as_windows_1252(text: str) -> bool:
+    """Whether each run of non-ASCII characters reads as prose does: at most three, letters inside a word (an ASCII
+    letter or digit beside them: 'Crème', '“quoted”') or punctuation that stands alone ('20 €'). Random bytes
+    ('ÿþÃ(', 'øˆ€€€') keep their replacement characters: they are not text in any encoding."""
+    for m in _NON_ASCII_RUN.finditer(text):
+        run = m.group()
+        if len(run) > 3:
+            return False
+        if all(c in _LONE_MARKS for c in run):
+            continue
+        before = text[m.start() - 1] if m.start() else ""
+        after = text[m.end()] if m.end() < len(text) else ""
+        if not (before.isascii() and before.isalnum()) and not (after.isascii() and after.isalnum()):
+            return False
+        if not all(c.isalpha() or c in _LONE_MARKS for c in run):
+            return False
+    return True
 
 
 def file_stem(doc_id: str) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from .language import SOUTHEAST_ASIAN_RUN
+from .language import INDIC_WORD, SOUTHEAST_ASIAN_RUN
 
 MAX_QUERY_TERMS = 64
 MAX_IDENTIFIERS = 200
@@ -141,4 +141,19 @@ def spaced_words(text: str) -> list[str]:
     """The query's words for the word fields: Thai, Lao, Khmer and Myanmar runs are left to their letter pairs
     (cjk_terms). The word pattern cuts them at every vowel sign, and the pieces (one consonant, often) matched the
     pieces of every page in the language ('ផ្សារ', market, found the school note first through its 'ស')."""
-    return query_words(SOUTHEAST_ASIAN_RUN.sub(" ", text))
+    return query_words(spaced_text(text))
+
+
+def word_field_words(text: str) -> list[str]:
+    """The query's words for the embedded index's word fields: spaced_words without the Indic words, which it
+    searches whole in its letter field (language.marked_words), not as the pieces its tokenizer cut them into."""
+    return spaced_words(INDIC_WORD.sub(" ", text))
+
+
+def spaced_text(text: str) -> str:
+    """`text` without its Thai, Lao, Khmer and Myanmar runs, for the word fields of the index: a query never
+    searches their fragments there (spaced_words), so indexing them only lengthened those languages' sections.
+    A Thai page's "Canvas" then weighed as little as a word in a page ten times longer, and "Canvas คืออะไร"
+    found 22 other languages' pages before the Thai one (benchmarks/REPORT.md, "Every language at reading
+    speed")."""
+    return SOUTHEAST_ASIAN_RUN.sub(" ", text)

@@ -9,6 +9,7 @@ import operator
 import posixpath
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from .errors import SectionAmbiguous, SectionNotFound
 from .markdown import HEADING_SEPARATOR, Section, clip_heading
@@ -91,6 +92,48 @@ def match_section(sections: tuple[Section, ...] | list[Section], wanted: str, do
     if len(partial) > 1:
         raise _ambiguous(query, partial, doc_id)
     raise _no_section(query, sections, doc_id)
+
+
+# Obsidian's block id ends the block's last line: 'text ^quote-of-the-day', or stands alone on the line after it.
+_BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)\s*$")
+# Hugo's and Pandoc's explicit heading id: '## Configuration structure {#basics}' (classes may follow the id).
+_HEADING_ID = re.compile(r"\{#([^\s}]+)[^}]*\}\s*$")
+
+
+@dataclass(frozen=True)
+class AnchorMatch:
+    section: Section
+    block_line: int | None = None  # the 1-based line a block reference (`#^id`) names, inside `section`
+
+
+def match_anchor(
+    sections: Sequence[Section], lines: Sequence[str], wanted: str, slugs: Callable[[str], str]
+) -> AnchorMatch | None:
+    """The section a link's fragment names when no heading has its text: a block reference (`^id`, Obsidian),
+    an explicit heading id (`{#basics}`, Hugo), or the anchor a renderer gives a heading (`slugs`: 'linux-setup'
+    for 'Linux setup'). Links write all three; the outline lists them (`Quick switcher.md#^search-autocomplete`)
+    and read_section named no section for them. None unless exactly one section matches."""
+    fragment = wanted.strip().lstrip("#").strip()
+    if fragment.startswith("^"):
+        block = fragment[1:].casefold()
+        for number, line in enumerate(lines, 1):
+            found = _BLOCK_ID.search(line) if "^" in line else None
+            if found and found.group(1).casefold() == block:
+                inside = [s for s in sections if s.line_start <= number <= max(s.line_end, s.line_start)]
+                return AnchorMatch(inside[-1], number) if inside else None
+        return None
+    key = fragment.casefold()
+    by_id = [s for s in sections if s.level and _heading_id(lines, s) == key]
+    if len(by_id) == 1:
+        return AnchorMatch(by_id[0])
+    by_slug = [s for s in sections if s.level and slugs(s.heading) == slugs(fragment)]
+    return AnchorMatch(by_slug[0]) if len(by_slug) == 1 and not by_id else None
+
+
+def _heading_id(lines: Sequence[str], section: Section) -> str | None:
+    line = lines[section.line_start - 1] if 0 < section.line_start <= len(lines) else ""
+    found = _HEADING_ID.search(line) if "{#" in line else None
+    return found.group(1).casefold() if found else None
 
 
 def _as_parsed(query: str) -> str:

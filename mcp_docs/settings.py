@@ -21,7 +21,7 @@ from .errors import SettingsInvalid
 
 EmbeddingsKind = Literal["local", "openai", "none"]
 RerankApi = Literal["tei", "cohere"]
-StoreKind = Literal["tantivy", "postgres"]
+StoreKind = str  # a name in store/choices.py CHOICES: "tantivy", "postgres", or a store registered in store/registry.py
 _Number = TypeVar("_Number", int, float)
 _Default = TypeVar("_Default", int, float, None)
 
@@ -139,7 +139,7 @@ class Settings:
         reader = bool(overrides.pop("reader", False))  # a server: over PostgreSQL it needs no copy of the root
         root_value = root or env.get("MCP_DOCS_ROOT")
         has_root = bool(root_value)
-        if not root_value and store_kind == "postgres" and reader:
+        if not root_value and reader and not _store_needs_root(store_kind):
             root_value = str(reader_root())
         if not root_value:
             raise SettingsInvalid("No documents root given: pass --root DIR or set MCP_DOCS_ROOT.")
@@ -273,19 +273,27 @@ def _rerank_settings(env: Mapping[str, str], url_flag: str | None) -> dict[str, 
     }
 
 
+def _store_needs_root(kind: str) -> bool:
+    from .store.choices import CHOICES
+
+    return CHOICES[kind].needs_root
+
+
 def _store_settings(
     env: Mapping[str, str], store: str | None, database_url: str | None
 ) -> tuple[StoreKind, str | None]:
     """--store and its database URL, checked; the URL is never repeated in a message (it may hold a password)."""
-    kind = (store or env.get("MCP_DOCS_STORE", "")).strip().lower() or "tantivy"
-    if kind not in ("tantivy", "postgres"):
+    from .store.choices import CHOICES, DEFAULT_STORE, store_choices_sentence  # store/registry.py adds to it
+
+    kind = (store or env.get("MCP_DOCS_STORE", "")).strip().lower() or DEFAULT_STORE
+    if kind not in CHOICES:
         origin = "" if store else " (from MCP_DOCS_STORE)"
-        raise SettingsInvalid(f"Unknown store '{kind[:40]}'{origin}: choose tantivy (the index folder) or postgres.")
+        raise SettingsInvalid(f"Unknown store '{kind[:40]}'{origin}: choose {store_choices_sentence()}.")
     url = (database_url or env.get("MCP_DOCS_DATABASE_URL", "")).strip() or None
-    if kind == "postgres":
+    if CHOICES[kind].needs_database_url:
         if url is None:
             raise SettingsInvalid(
-                "--store postgres needs the database: set MCP_DOCS_DATABASE_URL (or pass --database-url) to a URL "
+                f"--store {kind} needs the database: set MCP_DOCS_DATABASE_URL (or pass --database-url) to a URL "
                 "such as postgresql://user:password@host:5432/dbname."
             )
         from .store.postgres.dsn import is_key_value  # libpq's other form: host=h dbname=d password='...'
@@ -296,7 +304,7 @@ def _store_settings(
                 f"{origin} must be a PostgreSQL URL such as postgresql://user:password@host:5432/dbname, or libpq "
                 "key=value pairs (the value given is not shown: it may hold a password)."
             )
-    return ("postgres" if kind == "postgres" else "tantivy"), url
+    return kind, url
 
 
 @contextmanager

@@ -18,6 +18,48 @@ from .inline import MARKDOWN_LINK
 
 SNIPPET_CHARS = 220
 _MAX_MATCHES = 300
+_MAX_TERMS = 64
+
+
+@lru_cache(maxsize=1)
+def _marks() -> str:
+    """A regex class body of every combining mark (Unicode categories Mn, Mc, Me), built once on first use.
+
+    A vowel sign or virama is no word character to `re`, so Hindi 'स्थापना' read as the words 'स', 'थ', 'पन',
+    and a snippet bolded single consonants inside words ('**स**ं**ग**्रह'); Thai and Khmer alike."""
+    ranges: list[tuple[int, int]] = []
+    for code in range(0x0300, 0x10000):  # the Basic Multilingual Plane: 12 ms once, where all 17 planes took 80
+        if unicodedata.category(chr(code)).startswith("M"):
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1] = (ranges[-1][0], code)
+            else:
+                ranges.append((code, code))
+    return "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in ranges)
+
+
+@lru_cache(maxsize=1)
+def _word() -> re.Pattern[str]:
+    return re.compile(rf"[^\W_](?:[^\W_]|[{_marks()}])*")
+
+
+# The scripts written without spaces between words (language.NO_SPACE_RUN's, named here: language.py imports the
+# settings, which import this module), by the first word of their letters' Unicode names.
+_UNSPACED_SCRIPTS = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "THAI", "LAO", "KHMER", "MYANMAR")
+
+
+def _unspaced(word: str) -> bool:
+    return not word.isascii() and any(unicodedata.name(c, "").startswith(_UNSPACED_SCRIPTS) for c in word)
+
+
+def snippet_words(text: str) -> list[str]:
+    """The words of a query as a snippet looks for them: letters with their combining marks, lowercased, once each
+    (a Thai, Lao, Khmer, Myanmar or CJK run, written without spaces, is one word: it is looked for anywhere)."""
+    words: dict[str, None] = {}
+    for m in _word().finditer(text):
+        words.setdefault(m.group(0).lower(), None)
+        if len(words) >= _MAX_TERMS:
+            break
+    return list(words)
 
 
 class _FoldTable(dict[int, str]):
@@ -51,9 +93,11 @@ def _stem(word: str) -> str:
 
 @lru_cache(maxsize=256)
 def _matcher(terms: tuple[str, ...]) -> re.Pattern[str] | None:
-    stems = sorted({_stem(fold(t)) for t in terms if t}, key=len, reverse=True)
-    if not stems:
+    unspaced = sorted({fold(t) for t in terms if t and _unspaced(t)}, key=len, reverse=True)
+    stems = sorted({_stem(fold(t)) for t in terms if t and not _unspaced(t)}, key=len, reverse=True)
+    if not stems and not unspaced:
         return None
+    word = rf"[\w{_marks()}]"  # a word goes on through its combining marks
     # Short terms (a, c, vm) must match a whole word; longer ones match word starts ('install' → 'installing').
     # Every alternative opens with its first letter, then checks that no word character comes before it
     # (`(?<!\w[\s\S])`: the character before that letter): a pattern that starts with literals lets the
@@ -61,11 +105,13 @@ def _matcher(terms: tuple[str, ...]) -> re.Pattern[str] | None:
     # less time over the sections of a search than the same word-start check placed first).
     parts = [
         re.escape(s[0])
-        + r"(?<!\w[\s\S])"
+        + rf"(?<!{word}[\s\S])"
         + re.escape(s[1:])
-        + (r"(?![\w])" if len(s) <= 2 else r"[\w.+#-]*?(?![\w+#])")
+        + (rf"(?!{word})" if len(s) <= 2 else rf"[\w{_marks()}.+#-]*?(?![\w{_marks()}+#])")
         for s in stems
     ]
+    # A run of a script written without spaces has no word boundaries to check: it matches where it stands.
+    parts += [re.escape(run) for run in unspaced]
     return re.compile("|".join(parts))
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from .budget import MAX_MAX_CHARS, _json_tokens, cut, fit_search, fitting
 from .errors import (
@@ -59,7 +60,7 @@ from .outline import outline, outline_of, summary
 from .parse_cache import ParseCache
 from .paths import printable
 from .search.request import clamp_max_results
-from .section_match import ID_CHARS, LISTED_CHARS, closest_ids, match_section
+from .section_match import ID_CHARS, LISTED_CHARS, closest_ids, match_anchor, match_section
 from .snippets import clip_list
 from .tokens import estimate_tokens
 from .tool_arguments import _choice, _int, _no_nul, _unicode
@@ -298,18 +299,21 @@ class DocsTools:
             section = ""
         _unicode(section, "section")
         doc = self.load(id)
-        from_link = not section.strip() and doc.heading is not None
         section = section.strip() or doc.heading or ""  # '[[Note#Heading]]' as the id names the section
-        if not section:
+        if not section.replace(">", "").strip():  # ' > ' is a path of no heading: every section matched it
             raise ToolInputError("The section is empty: give a heading or a heading path like 'Setup > Linux'.")
         try:
             found = match_section(doc.parsed.sections, section, doc.id)
         except ToolInputError:
-            # a Markdown link's fragment is the heading's anchor: '#linux-setup' for '## Linux setup'
-            anchored = [s for s in doc.parsed.sections if from_link and anchor(s.heading) == anchor(section)]
-            if len(anchored) != 1:
+            # a link's fragment names a block (`^id`), an explicit heading id (`{#basics}`) or a heading's anchor
+            anchored = match_anchor(doc.parsed.sections, doc.parsed.lines, section, anchor)
+            if anchored is None:
                 raise
-            found = anchored[0]
+            found = anchored.section
+            if anchored.block_line is not None:
+                notes.append(
+                    f"Block '{printable(section.strip().lstrip('#'))}' is line {anchored.block_line}, in this section."
+                )
         text = section_text(doc.parsed.lines, found, bool(include_subsections))
         content, next_offset = cut(text, offset, max_chars)
         return ReadSectionResult(
@@ -389,6 +393,7 @@ class DocsTools:
                 "The id is empty: use a document id like 'guides/setup.md' from search or list results."
             )
         _unicode(doc_id, "id")
+        doc_id = _from_resource_uri(doc_id)
         jail = self.library.jail
         heading: str | None = None
         try:
@@ -527,3 +532,14 @@ class DocsTools:
                 "This cursor belongs to another listing: use the same folder, tag and linked_to as the call that returned it."
             )
         return offset
+
+
+RESOURCE_PREFIX = "docs://"
+
+
+def _from_resource_uri(doc_id: str) -> str:
+    """The id inside a resource URI (`docs://Release%20notes/v1.md`, as resources/list names each document): an agent
+    that saw the resource passes its URI as the id, and was told no such document."""
+    if not doc_id.startswith(RESOURCE_PREFIX):
+        return doc_id
+    return unquote(doc_id[len(RESOURCE_PREFIX) :])

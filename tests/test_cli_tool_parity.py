@@ -63,6 +63,8 @@ def read_argv(tool: str, args: dict[str, Any]) -> list[str]:
     argv = ["read", args["id"]]
     if tool == "read_section":
         argv += ["--section", args["section"]]
+    elif "mode" not in args:  # without --mode, `read` of a link to a heading prints that section
+        argv += ["--mode", "full"]
     for key, flag in (("mode", "--mode"), ("max_chars", "--max-chars"), ("offset", "--offset")):
         if key in args:
             argv += [flag, str(args[key])]

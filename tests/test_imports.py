@@ -126,13 +126,13 @@ def test_the_index_layer_never_imports_upward(module: str) -> None:
 # searches it (hybrid), chunking nothing of where chunks are kept, and searching never starts embedding.
 INDEX_NEVER_IMPORTS = {
     "mcp_docs.store.embedded.vector_store": (
-        "mcp_docs.store.embedded.embedding_worker",
+        "mcp_docs.index.embedding_worker",
         "mcp_docs.search.hybrid",
         "mcp_docs.store.embedded.sync",
     ),
-    "mcp_docs.index.chunking": ("mcp_docs.store.embedded.vector_store", "mcp_docs.store.embedded.embedding_worker"),
-    "mcp_docs.search.hybrid": ("mcp_docs.store.embedded.embedding_worker", "mcp_docs.store.embedded.sync"),
-    "mcp_docs.store.embedded.embedding_worker": ("mcp_docs.search.hybrid", "mcp_docs.store.embedded.sync"),
+    "mcp_docs.index.chunking": ("mcp_docs.store.embedded.vector_store", "mcp_docs.index.embedding_worker"),
+    "mcp_docs.search.hybrid": ("mcp_docs.index.embedding_worker", "mcp_docs.store.embedded.sync"),
+    "mcp_docs.index.embedding_worker": ("mcp_docs.search.hybrid", "mcp_docs.store.embedded.sync"),
 }
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from mcp_docs.errors import BinaryContent, ParseTimeout
 from mcp_docs.library import Library
-from mcp_docs.loader import INVALID_UTF8, file_stem, parse_file, read_markdown
+from mcp_docs.loader import INVALID_UTF8, WINDOWS_1252, file_stem, parse_file, read_markdown
 from mcp_docs.paths import Jail
 from mcp_docs.settings import Settings
 from mcp_docs.tools import DocsTools
@@ -42,7 +42,7 @@ def test_the_sync_and_the_tools_read_a_file_the_same_way(library: Library) -> No
     for doc_id in ("latin1.md", "windows.md", "guides/setup/install.md"):
         assert listed[doc_id].title == tools.load(doc_id).parsed.title, doc_id
     warned = dict(library.catalog.documents_with_warnings())
-    assert warned["latin1.md"] == [INVALID_UTF8]
+    assert warned["latin1.md"] == [WINDOWS_1252]  # no UTF-8 letter in it: read as Windows-1252, not replaced
 
 
 def test_utf16_with_a_bom_is_read_as_text(tmp_path: Path) -> None:

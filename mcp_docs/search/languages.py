@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..language import STOPWORDS, query_language_beyond_stopwords
-from ..query_text import query_words
-from . import document_signals, translations
+from ..query_language import query_language as query_language_of_text
+from . import translations
 from .ranking import DocumentGroup
 
 if TYPE_CHECKING:
@@ -17,14 +16,11 @@ if TYPE_CHECKING:
 
 
 def query_language(query: str, languages: frozenset[str]) -> str | None:
-    """The query's language, among the collection's: the one whose function words it uses most
-    (document_signals.query_language), None when it uses none (an identifier, a few names) or two tie. On the
-    OpenTelemetry questions it names 93 of 110, none wrongly; the language the query's vector is closest to
-    named two English identifiers French."""
-    stopwords = {code: STOPWORDS[code] for code in languages if code in STOPWORDS}
-    return document_signals.query_language(query_words(query), stopwords) or query_language_beyond_stopwords(
-        query, languages
-    )
+    """The query's language, among the collection's (mcp_docs/query_language.py: its script, its distinctive
+    letters, its function words, the identifier), None when nothing tells it (an identifier, a few names, two
+    languages tie). On the OpenTelemetry questions it names 93 of 110, none wrongly; the language the query's
+    vector is closest to named two English identifiers French."""
+    return query_language_of_text(query, languages)
 
 
 def one_answer_per_translation(

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ..models import DocumentMatch, IndexInfo, SectionMatch
-from ..query_text import QUERY_STOPWORDS, identifiers, query_words
-from ..snippets import make_snippet
+from ..query_text import QUERY_STOPWORDS, identifiers
+from ..snippets import make_snippet, snippet_words
 
 if TYPE_CHECKING:
     from ..index.hits import RankedSection
@@ -23,7 +23,7 @@ OTHER_SNIPPET_CHARS = 100
 def snippet_terms(query: str) -> list[str]:
     """The words a snippet is centred on: the query's, without its stopwords (unless it is nothing else), and
     its identifiers whole."""
-    words = query_words(query)
+    words = snippet_words(query)  # a word with its vowel signs (Hindi, Thai): no single consonants in bold
     terms = [w for w in words if w not in QUERY_STOPWORDS] or words
     return terms + identifiers(query)
 

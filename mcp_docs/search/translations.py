@@ -54,6 +54,23 @@ def translation_key(doc_id: str, lang: str) -> str:
     return "/".join([*folders, name])
 
 
+def variant(doc_id: str, lang: str) -> str:
+    """The document's language as its path writes it: `pt-br` for `pt-br/x.md` in Portuguese, `zh-tw` for
+    `zh-TW/x.md`, `fr` for `x.fr.md`; `lang` itself when the path names no variant of it. Two versions of a page
+    in one language are still translations of it when their paths name two variants: the detector calls
+    European and Brazilian Portuguese (or Simplified and Traditional Chinese) one language, and the Obsidian
+    help's `pt/` and `pt-br/` versions of a page stayed two answers."""
+    lang = lang.lower()
+    parts = doc_id.lower().split("/")
+    for part in parts[:-1]:
+        if _names_language(part, lang):
+            return part.replace("_", "-")
+    pieces = parts[-1].split(".")
+    if len(pieces) >= 3 and _names_language(pieces[-2], lang):
+        return pieces[-2].replace("_", "-")
+    return lang
+
+
 # Front-matter fields that name a page across its translations: Hugo's `translationKey`, and the `permalink` that
 # an Obsidian Publish site in several languages gives every version of a page (the Obsidian help vault:
 # `en/Plugins/Canvas.md` and `no/Utvidelser/Canvas.md` both say `permalink: plugins/canvas`; translated folder
@@ -91,24 +108,25 @@ def collapse(
     """Documents best first → one entry per answer, in the order of each answer's best-ranked version.
 
     Versions are documents whose keys (`declared`, from their front matter, else `translation_key`) are equal
-    and whose languages differ (per key, the
-    best-ranked document of each language; another document of a language already there stands alone), and
+    and whose languages, or language variants (`variant`: `pt` and `pt-br`), differ (per key, the best-ranked
+    document of each variant; another document of a variant already there stands alone), and
     that `same_page` (if given) accepts with the key's best-ranked version (e.g. `alike` section counts). The
-    version shown is the one in `query_language`, or the best-ranked one when none is (or the language is not
-    known)."""
-    members: dict[str, dict[str, int]] = {}  # key -> language -> input position (first = best)
+    version shown is the best-ranked one in `query_language`, or the best-ranked one when none is (or the
+    language is not known)."""
+    members: dict[str, dict[str, int]] = {}  # key -> language variant -> input position (first = best)
     entry_of: list[str | None] = []
     for position, doc_id in enumerate(ids):
         lang = language_of(doc_id)
         key = (declared or {}).get(doc_id) or translation_key(doc_id, lang)
         versions = members.setdefault(key, {})
-        if lang in versions:  # the same language twice under one key: not translations of each other
+        tag = variant(doc_id, lang)
+        if tag in versions:  # the same language (variant) twice under one key: not translations of each other
             entry_of.append(None)
             continue
         if versions and same_page is not None and not same_page(ids[min(versions.values())], doc_id):
             entry_of.append(None)  # named alike, written differently: its own answer
             continue
-        versions[lang] = position
+        versions[tag] = position
         entry_of.append(key)
     answers: list[Answer] = []
     seen: set[str] = set()
@@ -120,7 +138,8 @@ def collapse(
             continue
         seen.add(entry)
         versions = members[entry]
-        shown_rank = versions.get(query_language, position) if query_language is not None else position
+        # the best-ranked version in the query's language, whichever variant of it (`pt`, `pt-br`)
+        shown_rank = min((p for p in versions.values() if language_of(ids[p]) == query_language), default=position)
         others = tuple(ids[p] for p in sorted(versions.values()) if p != shown_rank)
         answers.append(Answer(ids[shown_rank], position, shown_rank, others))
     return answers

@@ -22,7 +22,9 @@ if TYPE_CHECKING:  # for the annotations only
     from ..embedders import Embedder
     from ..index.hits import RankedSection, VectorHit
     from ..index.language_mix import LanguageView
+    from ..index.model_choice import LanguageMix
     from ..links import Name
+    from ..markdown import ParsedDocument
     from ..scan import Problem
     from ..search.ranking import Bonus
     from .embedded.catalog import DocumentRecord, Fingerprint, LinkRecord, SectionRecord
@@ -201,8 +203,65 @@ class DocumentFiles(Protocol):
         ...
 
 
+# A chunk waiting for its vector: (id, text to embed). A document's own unit (title, description and lead) has its id
+# negated: one queue and one batch format for the worker, whichever table the vector goes to.
+PendingChunk = tuple[int, str]
+
+
+class VectorWriter(Protocol):
+    """What the one embedding worker (`index.embedding_worker.EmbeddingWorker`) fills, whichever store keeps the
+    vectors: the embedded store's `VectorStore` (sqlite-vec) and PostgreSQL's `PgVectors` (pgvector).
+
+    The queue: `pending_batch` hands out every document's own unit before any section chunk (ids negated, see
+    PendingChunk), the documents recent searches returned first; `store_vectors` writes a batch in one transaction
+    (an interrupted run resumes where it stopped). Chunking: `dirty` names the documents whose chunks are stale,
+    which the worker reads and gives to `store_documents` (a store that chunks as it syncs, PostgreSQL, has none).
+    Bookkeeping kept with the vectors, so that `status` in another process sees it: the rate, the last error, the
+    language mix the model was chosen for (index/model_choice.py)."""
+
+    embedder: Embedder | None
+    error: str | None
+    busy: bool  # the worker is running a pass (status "running")
+    last_rate: float | None  # units per second of the last run
+
+    @property
+    def catalog(self) -> CatalogReader: ...
+
+    def refresh(self) -> None: ...
+
+    def on_sync(self, changed_ids: list[str], deleted_ids: list[str]) -> None: ...
+
+    def dirty(self) -> set[str]: ...
+
+    def store_documents(self, prepared: Sequence[tuple[str, str | None, ParsedDocument | None]]) -> None: ...
+
+    def pending(self) -> int: ...
+
+    def pending_chunks(self) -> int: ...
+
+    def pending_batch(
+        self, limit: int, docs: Sequence[str] = (), folders: Sequence[str] = ()
+    ) -> list[PendingChunk]: ...
+
+    def store_vectors(self, pairs: Sequence[tuple[int, np.ndarray]]) -> None: ...
+
+    def mark_failed(self, chunk_id: int) -> None: ...
+
+    def doc_of(self, chunk_id: int) -> str: ...
+
+    def save_rate(self) -> None: ...
+
+    def set_error(self, error: str | None) -> None: ...
+
+    def chosen_for(self) -> LanguageMix | None: ...
+
+    def set_chosen_for(self, mix: LanguageMix) -> None: ...
+
+    def close_thread_connection(self) -> None: ...
+
+
 class BackgroundEmbedding(Protocol):
-    """A store's embedding worker (the embedded store's `store.embedded.embedding_worker.EmbeddingWorker`)."""
+    """A store's embedding worker: `index.embedding_worker.EmbeddingWorker`, over the store's `VectorWriter`."""
 
     def searched_for(self, doc_ids: Iterable[str]) -> None:
         """While embedding is under way, what searches return is embedded first."""
@@ -228,8 +287,8 @@ class Store(Protocol):
 
     @property
     def embedding(self) -> BackgroundEmbedding | None:
-        """The embedded store's background embedding worker (what searches return is embedded first); None where
-        the store embeds otherwise (PostgreSQL's writer) or not at all."""
+        """The store's embedding worker (what searches return is embedded first); None where nothing is embedded
+        in this process (a reader, embeddings off, a store without vectors)."""
         ...
 
     @property

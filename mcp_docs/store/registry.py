@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import IndexCannotOpen  # the PostgreSQL refusal
+from .choices import CHOICES, StoreChoice
 
 if TYPE_CHECKING:
     from ..paths import Jail
@@ -32,6 +33,9 @@ class StoreEntry:
     needs_root: bool
     # What the serving line names, e.g. "the PostgreSQL index postgresql://u@h/db" (never a password).
     describe: Callable[[Settings], str]
+    # What settings.py checks of it (store/choices.py; the built-in stores' are written there)
+    summary: str = ""
+    needs_database_url: bool = False
 
 
 def _open_embedded(settings: Settings, jail: Jail, scanner: Scanner, read_only: bool) -> Store:
@@ -95,6 +99,14 @@ STORES: dict[str, StoreEntry] = {
         describe=_describe_postgres,
     ),
 }
+
+
+def register(entry: StoreEntry) -> None:
+    """Add a store (or replace one of that name): `--store`, MCP_DOCS_STORE and Settings.load accept it from now on."""
+    STORES[entry.name] = entry
+    CHOICES[entry.name] = StoreChoice(
+        entry.name, entry.summary or entry.name, entry.needs_database_url, needs_root=entry.needs_root
+    )
 
 
 def store_kind(settings: Settings) -> StoreEntry:

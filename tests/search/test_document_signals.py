@@ -9,6 +9,7 @@ import pytest
 from mcp_docs.library import Library
 from mcp_docs.search.document_signals import (
     COVERAGE_WEIGHT,
+    LONG_DOCUMENT_SECTIONS,
     PATH_WEIGHT,
     DocumentTerms,
     QuerySignals,
@@ -175,3 +176,14 @@ def test_coverage_counts_for_a_document_of_several_sections_only() -> None:
     # the other signals still count for a document of one section
     in_path = DocumentTerms("en", terms, " sleep ", 1)
     assert signals.bonus(in_path) == pytest.approx(PATH_WEIGHT * 0.5)
+
+
+def test_coverage_counts_less_for_a_page_of_very_many_sections() -> None:
+    # pure: a command reference of 160 sections holds any question's words somewhere; a page of 20 that holds
+    # them all is the better answer (the Obsidian help's "Obsidian CLI" page, benchmarks/multilingual_eval.py)
+    signals = QuerySignals((QueryWord({"restor": ("en",)}, 1.0), QueryWord({"delet": ("en",)}, 1.0)), None)
+    terms = pack_terms(["restor", "delet", "file"])
+    focused, reference = DocumentTerms("en", terms, " note ", 20), DocumentTerms("en", terms, " cli ", 160)
+    assert signals.bonus(focused) == pytest.approx(COVERAGE_WEIGHT)
+    assert signals.bonus(reference) == pytest.approx(COVERAGE_WEIGHT * LONG_DOCUMENT_SECTIONS / 160)
+    assert signals.bonus(reference, fused=True) < signals.bonus(focused, fused=True)

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from mcp_docs.index import embedding_worker as worker_mod
 from mcp_docs.index.hits import RankedSection, VectorHit
 from mcp_docs.library import Library
 from mcp_docs.search.hybrid import SHARE_BASE, coverage_share, fuse, query_keyword_share, without_text
 from mcp_docs.search.ranking import group_by_document
-from mcp_docs.store.embedded import embedding_worker as worker_mod
 from tests.test_embedders import FAKE_KEY, EmbeddingsServer, endpoint_settings
 
 Key = tuple[str, int]

@@ -9,7 +9,7 @@ so worker processes die with it), kills the whole group with SIGKILL after a ran
   else, and every catalogued document is searchable;
 - the next sync completes it: the catalog matches the disk exactly, no section is duplicated.
 
-Embedding trials (when `mcp_docs/store/embedded/embedding_worker.py` exists) kill `EmbeddingWorker.build()` with a deterministic fake
+Embedding trials (when `mcp_docs/index/embedding_worker.py` exists) kill `EmbeddingWorker.build()` with a deterministic fake
 embedder, then check the vector store reopens, passes `integrity_check`, and the next build leaves nothing pending.
 
 Run: `python -m tests.security.crash_trials --trials 30` (exit 1 on any failed trial). The pytest suite runs a
@@ -191,7 +191,7 @@ class FakeEmbedder:
 
 def open_vectors(library: Any) -> Any:
     """An embedding worker over the library's vector store, with the fake embedder."""
-    from mcp_docs.store.embedded.embedding_worker import EmbeddingWorker
+    from mcp_docs.index.embedding_worker import EmbeddingWorker
     from mcp_docs.store.embedded.vector_store import VectorStore
 
     settings = library.settings
@@ -201,7 +201,7 @@ def open_vectors(library: Any) -> Any:
 
 def vectors_available() -> bool:
     try:
-        import mcp_docs.store.embedded.embedding_worker  # noqa: F401
+        import mcp_docs.index.embedding_worker  # noqa: F401
     except Exception:
         return False
     return True
@@ -358,7 +358,7 @@ def run_trials(
     log(f"full index of {docs} documents: {full:.2f}s (child start-up {startup:.2f}s)")
     with_vectors = embed and vectors_available()
     if embed and not with_vectors:
-        log("embedding trials skipped: mcp_docs.store.embedded.embedding_worker is not importable")
+        log("embedding trials skipped: mcp_docs.index.embedding_worker is not importable")
     # Kill windows adapt: a run that finished before the kill shrinks its window, a killed one widens it.
     window = {"index": full, "embed": full * 2}
     for t in range(trials):

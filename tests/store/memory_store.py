@@ -13,6 +13,8 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from mcp_docs.embedders import Embedder
+from mcp_docs.index.embedding_worker import EmbeddingWorker
 from mcp_docs.index.hits import RankedSection
 from mcp_docs.links import Name
 from mcp_docs.loader import content_hash, file_stem, parse_file
@@ -22,6 +24,8 @@ from mcp_docs.settings import Settings
 from mcp_docs.store.api import CommitListener, Progress, SectionHit, SyncReport
 from mcp_docs.store.embedded.catalog import DocumentRecord, Fingerprint, LinkRecord, SectionRecord
 from mcp_docs.store.embedded.sync import catalog_records
+
+from .memory_vectors import MemoryVectors
 
 _WORD = re.compile(r"\w+")
 
@@ -165,20 +169,25 @@ class MemoryFiles:
 
 
 class MemoryStore:
-    """`store.api.Store` over `texts` (id → Markdown): `sync` indexes what the dict holds now."""
+    """`store.api.Store` over `texts` (id → Markdown): `sync` indexes what the dict holds now. Without an
+    `embedder`, keyword search only (hybrid and semantic answer with keyword results and say why); with one, its
+    vectors (memory_vectors.py) are filled by the one embedding worker both real stores use."""
 
-    vectors = None  # keyword search only: hybrid and semantic answer with keyword results and say why
-    embedding = None
     written_elsewhere = False
     read_only = False
+    vectors: MemoryVectors | None = None
+    embedding: EmbeddingWorker | None = None
 
-    def __init__(self, settings: Settings, texts: dict[str, str]) -> None:
+    def __init__(self, settings: Settings, texts: dict[str, str], embedder: Embedder | None = None) -> None:
         self.settings = settings
         self.texts = texts
         self.catalog = MemoryCatalog()
         self.files = MemoryFiles(Jail(settings.root), self)
         self._listeners: list[CommitListener] = []
         self.closed = False
+        if embedder is not None:
+            self.vectors = MemoryVectors(self.catalog, embedder)
+            self.embedding = EmbeddingWorker(self.vectors, Jail(settings.root), settings)
 
     def add_commit_listener(self, listener: CommitListener) -> None:
         self._listeners.append(listener)
@@ -206,11 +215,15 @@ class MemoryStore:
             self.catalog.section_rows[doc_id] = [
                 (s, p.body) for s, p in zip(sections, loaded.parsed.sections, strict=True)
             ]
+            if self.vectors is not None:
+                self.vectors.write(doc_id, loaded.parsed)
             report.changed_ids.append(doc_id)
             report.added += known is None
             report.updated += known is not None
         for doc_id in old - set(self.texts):
             del self.catalog.records[doc_id], self.catalog.section_rows[doc_id]
+            if self.vectors is not None:
+                self.vectors.delete(doc_id)
             report.deleted_ids.append(doc_id)
             report.deleted += 1
         for listener in self._listeners:
@@ -249,12 +262,15 @@ class MemoryStore:
         return None  # no document-level evidence: sections alone rank documents
 
     def embed(self, progress: Progress | None = None) -> int:
-        return 0
+        return self.embedding.build(progress) if self.embedding is not None else 0
 
     def start_embedding(self) -> None:
-        pass
+        if self.embedding is not None:
+            self.embedding.start()
 
     def close(self) -> None:
+        if self.embedding is not None:
+            self.embedding.stop()
         self.closed = True
 
     def location(self) -> str:

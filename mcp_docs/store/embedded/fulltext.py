@@ -32,7 +32,8 @@ import tantivy
 
 from ...errors import IndexBusy
 from ...index.hits import RankedSection
-from ...language import STOPWORDS, cjk_terms, query_language_beyond_stopwords
+from ...language import cjk_terms, marked_words
+from ...query_language import query_language
 from ...query_text import (
     CODE_MARK,
     IDENTIFIER,
@@ -40,9 +41,10 @@ from ...query_text import (
     QUERY_STOPWORDS,
     WORD,
     identifiers,
-    spaced_words,
+    spaced_text,
+    word_field_words,
 )
-from ...search.document_signals import QuerySignals, QueryWord, query_language
+from ...search.document_signals import QuerySignals, QueryWord
 from ...settings import STEMMER_LANGUAGES
 from . import ownership
 from .read_only_media import on_read_only_media
@@ -55,7 +57,9 @@ log = logging.getLogger(__name__)
 # the root's language, and so its stemmer, until indexed again.
 # 10: languages named by py3langid (Czech was Portuguese, Thai English), Thai/Lao/Khmer/Myanmar letter pairs in
 # `cjk`, languages without a stemmer unstemmed (UNSTEMMED_MARK): every document is detected and indexed again once.
-FULLTEXT_SCHEMA_VERSION = "10"
+# 11: Thai/Lao/Khmer/Myanmar runs only in `cjk`, no longer in the word fields (query_text.spaced_text); Indic
+# words whole in `cjk` too (language.marked_words).
+FULLTEXT_SCHEMA_VERSION = "11"
 WRITER_HEAP_BYTES = 64 * 1024 * 1024
 # A language without a stemmer (Czech, Thai, Ukrainian, ...) is lowercased and accent-folded, not stemmed, and each
 # of its words is marked (Snowball stemmers have no suffix of digits, so the root's leaves it whole): its words
@@ -296,16 +300,17 @@ class FullTextIndex:
             doc.add_bytes("heading_path", s.heading_path.encode())
             doc.add_unsigned("line_start", s.line_start)
             doc.add_unsigned("line_end", s.line_end)
-            head_stem = self._pre_stemmed(head_text, s.lang)
-            body_stem = self._pre_stemmed(s.body, s.lang)
+            # Thai, Lao, Khmer and Myanmar runs are searched by their letter pairs (`cjk`) only: not in these fields
+            head_stem = self._pre_stemmed(spaced_text(head_text), s.lang)
+            body_stem = self._pre_stemmed(spaced_text(s.body), s.lang)
             doc.add_text("head_stem", head_stem)
             doc.add_text("body_stem", body_stem)
             if terms is not None:
                 terms.update(root.analyze(head_stem))
                 terms.update(root.analyze(body_stem))
-            doc.add_text("fold", f"{head_text}\n{s.body}")
+            doc.add_text("fold", spaced_text(f"{head_text}\n{s.body}"))
             doc.add_text("lang", s.lang)
-            grams = cjk_terms(f"{head_text}\n{s.body}", letters=True)
+            grams = cjk_terms(f"{head_text}\n{s.body}", letters=True) + marked_words(f"{head_text}\n{s.body}")
             if grams:
                 doc.add_text("cjk", " ".join(grams))
             doc.add_bytes("body", s.body.encode())
@@ -360,12 +365,12 @@ class FullTextIndex:
     def build_query(
         self, text: str, languages: Iterable[str], folder: str | None = None, tags: Iterable[str] = ()
     ) -> tantivy.Query | None:
-        words = spaced_words(text)
+        words = word_field_words(text)
         content = [w for w in words if w not in QUERY_STOPWORDS]
         if content:
             words = content
         idents = identifiers(text)
-        grams = list(dict.fromkeys(cjk_terms(text)))[:MAX_QUERY_TERMS]
+        grams = list(dict.fromkeys(cjk_terms(text) + marked_words(text)))[:MAX_QUERY_TERMS]
         if not words and not idents and not grams:
             return None
         schema = self.schema
@@ -418,14 +423,14 @@ class FullTextIndex:
     def query_signals(self, text: str, languages: Iterable[str]) -> QuerySignals:
         """What document_signals needs of a query: its words' terms by language, weighted by their IDF over
         the sections (the rarest term of a word in the body field), and the query's language."""
-        words = spaced_words(text)
+        words = word_field_words(text)
         content = [w for w in words if w not in QUERY_STOPWORDS] or words
         # The words of a code identifier (OTEL_TRACES_SAMPLER_ARG) name it; they do not say what the page is
         # about, and the `ident` field already matches the whole: a page in a `traces` folder is no better an
         # answer. OpenTelemetry questions, keyword doc hit@5: 0.933 with them, 0.947 without.
         code = IDENTIFIER.sub(lambda m: " " if CODE_MARK.search(m.group(0)) else m.group(0), text)
         if code != text:
-            outside = set(spaced_words(code))
+            outside = set(word_field_words(code))
             content = [w for w in content if w in outside]
         present = sorted({self.language, *languages})
         last = getattr(self._last_query, "value", None)
@@ -440,8 +445,7 @@ class FullTextIndex:
             df = max(searcher.doc_freq("body_stem", term) for term in terms)
             weight = math.log(1 + (total - df + 0.5) / (df + 0.5))
             weighted.append(QueryWord({t: tuple(codes) for t, codes in terms.items()}, weight))
-        stopwords = {code: STOPWORDS[code] for code in present if code in STOPWORDS}
-        language = query_language(words, stopwords) or query_language_beyond_stopwords(text, present)
+        language = query_language(text, present)  # as the search pipeline names it (search/languages.py)
         return QuerySignals(tuple(weighted), language)
 
     def search(self, query: tantivy.Query, limit: int) -> list[tuple[RankedSection, float]]:

@@ -29,8 +29,8 @@ from .read_only_media import writable
 from .sync import Progress, Synchronizer, SyncReport, recover_interrupted_batch
 
 if TYPE_CHECKING:
+    from ...index.embedding_worker import EmbeddingWorker
     from ...search.ranking import Bonus
-    from .embedding_worker import EmbeddingWorker
     from .vector_store import VectorStore
 
 log = logging.getLogger(__name__)
@@ -154,7 +154,7 @@ class EmbeddedStore:
     def _open_vectors(self, model: str | None = None) -> None:
         """`model`: the local model decided for this index (follow_languages); by default the one its vectors have."""
         # Opening the store is cheap: the model loads on the first embedding (worker or query).
-        from .embedding_worker import EmbeddingWorker
+        from ...index.embedding_worker import EmbeddingWorker
         from .vector_store import VectorStore
 
         store = VectorStore.open(self.settings, self.catalog, model=model)

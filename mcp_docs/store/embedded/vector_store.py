@@ -22,7 +22,7 @@ Layout of `vectors.sqlite` (next to the catalog, in the index folder):
 Freshness: the store keeps the set of documents whose chunks are stale (`dirty`). The synchronizer's
 `on_sync` marks changed documents and drops deleted ones at once; `refresh()` compares the catalog's
 content hashes with `docs.hash` and marks the difference, so whatever happened (crash, kill, another
-process) the next run redoes it. Filling the store is the embedding worker's job (`embedding_worker.py`).
+process) the next run redoes it. Filling the store is the embedding worker's job (`index/embedding_worker.py`).
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ import sqlite_vec
 
 from ...embedders import Embedder, EmbedderError, local_model, make_embedder, model_name
 from ...settings import Settings
+from ..api import PendingChunk as PendingChunk
 from ..api import coverage, coverage_note, unavailable_reason
 from . import integrity, ownership
 from .catalog import SQLITE_SUFFIXES, Catalog
@@ -57,7 +58,6 @@ from .vector_search import QUERY_CACHE_SIZE as QUERY_CACHE_SIZE
 from .vector_search import READER_REFRESH_SECONDS, VectorQueries
 from .vector_search import DocFilter as DocFilter
 from .vector_writes import FAILED as FAILED  # re-exported: the worker and the tests name them here
-from .vector_writes import PendingChunk as PendingChunk
 from .vector_writes import VectorWrites
 
 log = logging.getLogger(__name__)

@@ -16,6 +16,7 @@ import numpy as np
 from ...index.chunking import Chunk, chunk_document, document_chunk
 from ...index.model_choice import LanguageMix
 from ...markdown import ParsedDocument
+from ..api import PendingChunk
 from .catalog import folder_of
 
 if TYPE_CHECKING:
@@ -24,9 +25,6 @@ if TYPE_CHECKING:
     from ...embedders import Embedder
 
 FAILED = -1  # chunks.embedded for a chunk the embedder rejects on its own: skipped, not retried forever
-# A chunk waiting for its vector: (chunk id, text to embed). A document-level unit (doc_chunks) has its id negated:
-# one queue and one batch format for the worker, whichever table the vector goes to.
-PendingChunk = tuple[int, str]
 
 
 class VectorWrites:

@@ -35,17 +35,31 @@ __all__ = ["Database", "redact", "text_config"]  # `redact` here too: older call
 # Bump when the tables change: a writer rebuilds an older index (it is a cache of the root), readers refuse.
 # 2: one links row per (document, target) with its count; 3: mcp_docs_documents.language (issue 29);
 # 4: each links row's resolved target, indexed (backlinks); 5: Thai/Lao/Khmer/Myanmar letter pairs in the
-# sections' tsvector (pg_letter_pairs.py); 6: mcp_docs_terms, each section's term frequencies (kept by a trigger),
-# so a keyword search reads BM25's inputs from one index instead of ranking every matching section's tsvector
-PG_SCHEMA_VERSION = 6
-# An index of this version is upgraded in place (the terms table filled from the stored tsvectors), not rebuilt.
-TERMS_FROM_VERSION = 5
+# sections' tsvector (pg_letter_pairs.py); 6: one vector per document (mcp_docs_doc_chunks), chunks that failed
+# to embed, the model recorded (vector_writes.py); 7: mcp_docs_terms, each section's term frequencies (kept by a
+# trigger), so a keyword search reads BM25's inputs from one index instead of ranking every matching tsvector
+PG_SCHEMA_VERSION = 7
+# Older versions upgraded in place, their vectors kept (`_upgrade_in_place`); older still are rebuilt.
+UPGRADED_IN_PLACE = (5, 6)
+# The last version without the term table: its upgrade only fills the table from the stored tsvectors.
+TERMS_FROM_VERSION = 6
 CONNECT_SECONDS = 5
 STATEMENT_MS = 30_000  # a reader's query that takes longer is cancelled: one tool error, not a hung request
 WRITER_LOCK_KEY = 0x6D63_7064_6F63  # pg_advisory_lock key of the one writer ('mcpdoc')
 T = TypeVar("T")
 
-_TABLES = ("terms", "chunks", "doc_names", "links", "doc_tags", "sections", "documents", "problems", "meta")
+_TABLES = (
+    "terms",
+    "doc_chunks",
+    "chunks",
+    "doc_names",
+    "links",
+    "doc_tags",
+    "sections",
+    "documents",
+    "problems",
+    "meta",
+)
 
 _SCHEMA = """
 create extension if not exists vector;
@@ -122,10 +136,24 @@ create table if not exists mcp_docs_chunks (
     hash text not null,
     text text not null,
     prefix_len integer not null,
-    embedding vector
+    embedding vector,
+    failed boolean not null default false
 );
+alter table mcp_docs_chunks add column if not exists failed boolean not null default false;
 create index if not exists mcp_docs_chunks_doc on mcp_docs_chunks(doc_id);
 create index if not exists mcp_docs_chunks_pending on mcp_docs_chunks(id) where embedding is null;
+create index if not exists mcp_docs_chunks_hash on mcp_docs_chunks(hash);
+create table if not exists mcp_docs_doc_chunks (
+    id bigserial primary key,
+    doc_id text not null unique references mcp_docs_documents(id) on delete cascade,
+    section_idx integer not null,
+    hash text not null,
+    text text not null,
+    prefix_len integer not null,
+    embedding vector,
+    failed boolean not null default false
+);
+create index if not exists mcp_docs_doc_chunks_hash on mcp_docs_doc_chunks(hash);
 """
 
 # Each section's terms: per lexeme (as its section's configuration stemmed it), how often it occurs (tf) and how often
@@ -396,17 +424,21 @@ class Database:
     def _create_schema(self, root: str, version: int | None) -> None:
         conn = self.conn()
         with conn.transaction():
-            upgrade = version == TERMS_FROM_VERSION
-            if upgrade:
-                log.warning("the index in %s has schema version %d: adding its term table", self.where, version)
-            elif version is not None and version < PG_SCHEMA_VERSION:
+            upgrade = version in UPGRADED_IN_PLACE
+            if version is not None and version < PG_SCHEMA_VERSION and not upgrade:
                 log.warning(
                     "the index in %s has schema version %d: rebuilding it as %d", self.where, version, PG_SCHEMA_VERSION
                 )
                 for table in _TABLES:
                     conn.execute(f"drop table if exists mcp_docs_{table} cascade")
             conn.execute(_SCHEMA)
-            if upgrade:  # the same rows the trigger writes, from the sections already stored
+            if upgrade:
+                if version is not None and version < TERMS_FROM_VERSION:
+                    _upgrade_in_place(conn, version, self.where)  # 5 -> 6: every document read again
+                else:
+                    log.warning("the index in %s has schema version %s: adding its term table", self.where, version)
+                # the same rows the trigger writes, from the sections already stored (a document the next sync
+                # rewrites loses them by the cascade and gets them again from the trigger)
                 conn.execute(f"insert into mcp_docs_terms {TERMS_OF.format(sections='mcp_docs_sections')}")
             stored_root = conn.execute("select value from mcp_docs_meta where key = 'root'").fetchone()
             documents = conn.execute("select count(*) from mcp_docs_documents").fetchone()
@@ -518,3 +550,17 @@ class Database:
 
     def text_configs(self) -> set[str]:
         return {str(r[0]) for r in self.rows("select cfgname from pg_ts_config")}
+
+
+def _upgrade_in_place(conn: psycopg.Connection[Any], version: int | None, where: str) -> None:
+    """Schema 5 → 6 (the new table and column came with `_SCHEMA`): every document is read again by the next sync,
+    which writes its document-level unit; the section chunks' vectors are kept (the writer keeps a vector whose text
+    did not change), so only the documents' own vectors are embedded."""
+    log.warning(
+        "the index in %s has schema version %s: upgrading it to %d in place (every document is read again, its "
+        "vectors kept)",
+        where,
+        version,
+        PG_SCHEMA_VERSION,
+    )
+    conn.execute("update mcp_docs_documents set hash = '', mtime_ns = -1")

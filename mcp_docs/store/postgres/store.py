@@ -5,7 +5,8 @@ the database.
 A reader (`serve --store postgres` without a root) never writes and needs no copy of the root: it reads the
 documents' text from the database. The writer (`index --store postgres`, or `serve --store postgres --root DIR`)
 holds the database's writer lock while it runs; as a server it also keeps the index fresh (the watcher calls
-`sync(paths)`) and embeds in a background thread, as the embedded store's server does.
+`sync(paths)`) and embeds in a background thread. Embedding is the one worker both stores share
+(index/embedding_worker.py) over `PgVectors`' writing half (vector_writes.py): every document's own vector first.
 """
 
 from __future__ import annotations
@@ -19,21 +20,23 @@ from typing import Any
 
 import numpy as np
 
-from ...embedders import Embedder, EmbedderError, make_embedder
+from ...embedders import Embedder, EmbedderError
 from ...errors import DatabaseUnavailable, IndexBusy
+from ...index.embedding_worker import EmbeddingWorker
 from ...index.hits import RankedSection, VectorHit
 from ...index.language_mix import LanguageView
 from ...paths import Jail
 from ...query_text import MAX_QUERY_TERMS, QUERY_STOPWORDS, spaced_words
 from ...search.ranking import Bonus
 from ...settings import Settings
-from ..api import CommitListener, Progress, SectionHit, SyncReport, coverage, coverage_note, unavailable_reason
+from ..api import CommitListener, Progress, SectionHit, SyncReport, coverage_note, unavailable_reason
 from ..embedded.records import document_from_row
 from ..embedded.vector_store import QUERY_CACHE_SIZE
 from .catalog import DOC_COLUMNS, PgCatalog, _under
 from .database import BM25_EXTENSIONS, Database, text_config
 from .letter_pairs import pair_words
 from .sync import PgWriter, vector_text
+from .vector_writes import PgVectorWrites, follow_languages, open_embedder, with_document_hits
 
 log = logging.getLogger(__name__)
 
@@ -62,11 +65,7 @@ RANK_WEIGHTS = "{0.1, 0.2, 0.4, 1.0}"
 # BM25's inputs of a one-lexeme word from the writer's term table (False: from ts_rank over every matching tsvector,
 # the same figures at ~4x the database time; kept to compare)
 TERM_TABLE = True
-# A server that writes embeds in the background: woken by each sync that changed something, else it looks again
-# after EMBED_IDLE_SECONDS (chunks another crashed run left), after EMBED_RETRY_SECONDS when the embedder failed.
-EMBED_IDLE_SECONDS = 30.0
-EMBED_RETRY_SECONDS = 60.0
-EMBED_STOP_SECONDS = 10.0
+EMBED_STOP_SECONDS = 10.0  # a closing store waits this long for the embedding thread (it stops between batches)
 
 
 class DatabaseFiles:
@@ -103,7 +102,7 @@ class PostgresStore:
     """The PostgreSQL index as a `store.api.Store`: catalog, keyword search, vector search and document text
     answered by the database; `read_only` (a server without a root) never writes."""
 
-    embedding = None  # the embedded store's worker; here `_embed_loop` (a server that writes)
+    embedding: EmbeddingWorker | None = None  # the writer's (index/embedding_worker.py); a reader embeds nothing
     written_elsewhere = True  # the writer may be another process: the library re-reads the languages
 
     def __init__(self, settings: Settings, jail: Jail, read_only: bool = False) -> None:
@@ -127,19 +126,24 @@ class PostgresStore:
         self.files = DatabaseFiles(jail, self.catalog)
         self._listeners: list[CommitListener] = []
         self.bm25_extension, self.keyword_ranking = self._keyword_ranking()
-        self._embedder_thread: threading.Thread | None = None
-        self._embed_wake = threading.Event()
-        self._embed_stop = threading.Event()
+        self._embedding_started = False
+        self._last_choice = ""  # the last sentence logged about the model (vector_writes.follow_languages)
         self.vectors: PgVectors | None = None
         if settings.embeddings != "none":
-            embedder = self.writer.embedder if self.writer is not None else None
-            error = self.embedder_error
-            if self.writer is None:
-                try:
-                    embedder = make_embedder(settings)
-                except EmbedderError as exc:
-                    embedder, error = None, str(exc)
-            self.vectors = PgVectors(self.db, embedder, error)
+            self._open_vectors(jail)
+
+    def _open_vectors(self, jail: Jail) -> None:
+        """The vectors, and for the writer the one embedding worker over them (the model checked: another model's
+        vectors are emptied); a reader embeds queries with the model the writer's vectors are made with."""
+        if self.writer is not None:
+            embedder, error = self.writer.embedder, self.embedder_error
+        else:
+            embedder, error = open_embedder(self.settings, self.db, None)
+        self.vectors = PgVectors(self.db, self.catalog, embedder, error)
+        self.vectors.settings = self.settings  # a reader follows the writer's model with them
+        if self.writer is not None and embedder is not None:
+            self.vectors.check_model()
+            self.embedding = EmbeddingWorker(self.vectors, jail, self.settings)
 
     def add_commit_listener(self, listener: CommitListener) -> None:
         self._listeners.append(listener)
@@ -177,10 +181,8 @@ class PostgresStore:
         return (installed[0] if installed else None), ranking
 
     def close(self) -> None:
-        self._embed_stop.set()
-        self._embed_wake.set()
-        if self._embedder_thread is not None:
-            self._embedder_thread.join(EMBED_STOP_SECONDS)  # it stops between two batches
+        if self.embedding is not None:
+            self.embedding.stop(EMBED_STOP_SECONDS)  # before the database: the thread writes to it
         self.db.release_writer()
         self.db.close()
 
@@ -203,47 +205,31 @@ class PostgresStore:
         report = self.writer.sync(paths, progress)
         for listener in self._listeners:
             listener([], [])
-        if report.changed_ids:
-            self._embed_wake.set()
+        if self.embedding is not None:
+            self._follow_languages()
+            self.embedding.on_sync(report.changed_ids, report.deleted_ids)  # wakes the thread for the changes
         return report
+
+    def _follow_languages(self) -> None:
+        """The model decided once per index from its languages (vector_writes.follow_languages); a new model's
+        embedder goes to the writer too (its chunk sizes), and the worker starts again if it ran."""
+        assert self.embedding is not None and self.vectors is not None and self.writer is not None
+        self._last_choice = follow_languages(self.settings, self.vectors, self.embedding, self._last_choice)
+        if self.writer.embedder is not self.vectors.embedder:
+            self.writer.embedder = self.vectors.embedder
+            if self._embedding_started:
+                self.embedding.start()
 
     def start_embedding(self) -> None:
         """A server that writes: embed what is pending in a background thread, then what each sync adds (keyword
         search answers meanwhile). `mcp-docs index` embeds in the foreground instead (`embed`)."""
-        if self.writer is None or self.writer.embedder is None or self._embedder_thread is not None:
-            return
-        self._embedder_thread = threading.Thread(target=self._embed_loop, name="mcp-docs-pg-embedding", daemon=True)
-        self._embedder_thread.start()
-
-    def _embed_loop(self) -> None:
-        vectors = self.vectors
-        assert self.writer is not None and vectors is not None
-        while not self._embed_stop.is_set():
-            self._embed_wake.clear()
-            wait = EMBED_IDLE_SECONDS
-            vectors.running = True
-            try:
-                done = self.writer.embed(stop=self._embed_stop)
-                if done:
-                    log.info("embedded %d chunk(s)", done)
-                vectors.error = None
-            except EmbedderError as exc:  # the model or endpoint failed: keyword search goes on, retry later
-                vectors.error = str(exc)
-                log.warning("embedding failed (%s); retrying in %.0f s", exc, EMBED_RETRY_SECONDS)
-                wait = EMBED_RETRY_SECONDS
-            except DatabaseUnavailable as exc:
-                log.warning("%s", exc)
-                wait = EMBED_RETRY_SECONDS
-            except Exception:
-                log.exception("embedding failed; retrying in %.0f s", EMBED_RETRY_SECONDS)
-                wait = EMBED_RETRY_SECONDS
-            finally:
-                vectors.running = False
-            self._embed_wake.wait(wait)
+        self._embedding_started = True
+        if self.embedding is not None:
+            self.embedding.start()
 
     def embed(self, progress: Progress | None = None) -> int:
         """Embed what the last sync left pending (the writer only)."""
-        return self.writer.embed(progress) if self.writer is not None else 0
+        return self.embedding.build(progress) if self.embedding is not None else 0
 
     def document_bonus(
         self, query: str, languages: frozenset[str], by_key: bool = False, fused: bool = False
@@ -363,16 +349,20 @@ def _idf_ranked_sections(rank: str) -> str:
     )
 
 
-class PgVectors:
-    """Vector search over the `mcp_docs_chunks` table (pgvector, cosine); the writer fills it. It implements
-    `index.store_api.VectorSearch`, as the embedded VectorStore does."""
+class PgVectors(PgVectorWrites):
+    """Vector search over the `mcp_docs_chunks` and `mcp_docs_doc_chunks` tables (pgvector, cosine); the one
+    embedding worker fills them through `PgVectorWrites` (vector_writes.py). It implements `store.api.VectorSearch`
+    and `store.api.VectorWriter`, as the embedded VectorStore does."""
 
-    def __init__(self, db: Database, embedder: Embedder | None, error: str | None) -> None:  # no SQLite file
+    def __init__(self, db: Database, catalog: PgCatalog, embedder: Embedder | None, error: str | None) -> None:
         self.db = db
+        self.catalog = catalog
         self.embedder = embedder
         self.error = error
-        self.busy = False
-        self.running = False  # a server that writes is embedding right now
+        self.busy = False  # the embedding worker is running a pass
+        self.last_rate: float | None = None
+        self.settings: Settings | None = None
+        self._followed_at = 0.0
         self._query_cache: dict[str, np.ndarray] = {}
         self._state_lock = threading.Lock()
         if embedder is not None and embedder.dim is None and db.dim:
@@ -381,58 +371,14 @@ class PgVectors:
     def close(self) -> None:
         pass  # the library closes the database
 
-    def pending(self) -> int:
-        if self.embedder is None:
-            return 0
-        return int(self.db.value("select count(*) from mcp_docs_chunks where embedding is null"))
-
-    def embedded_chunks(self) -> int:
-        return int(self.db.value("select count(*) from mcp_docs_chunks where embedding is not null"))
-
-    def ready(self) -> bool:
-        return self.embedder is not None and bool(
-            self.db.value("select exists(select 1 from mcp_docs_chunks where embedding is not null)")
-        )
-
-    def waiting_sections(self, keys: Iterable[tuple[str, int]]) -> set[tuple[str, int]]:
-        keys = set(keys)
-        if not keys:
-            return set()
-        rows = self.db.rows(
-            "select distinct doc_id, section_idx from mcp_docs_chunks where embedding is null and doc_id = any(%s)",
-            (sorted({doc_id for doc_id, _ in keys}),),
-        )
-        return {(r[0], int(r[1])) for r in rows} & keys
-
-    def coverage(self) -> float:
-        return coverage(self)
-
     def coverage_note(self, mode: str, covered: float | None = None) -> str | None:
         return coverage_note(self, mode, covered)
 
     def unavailable_reason(self) -> str | None:
         return unavailable_reason(self)
 
-    def status(self) -> dict[str, Any]:
-        embedded, pending = self.embedded_chunks(), self.pending()
-        return {
-            "model": self.embedder.model_id if self.embedder else None,
-            "dimension": self.db.dim,
-            "documents": int(self.db.value("select count(distinct doc_id) from mcp_docs_chunks")),
-            "chunks": embedded + pending,
-            "embedded": embedded,
-            "pending": pending,
-            "failed": 0,
-            "coverage_percent": round(100.0 * embedded / (embedded + pending), 1) if embedded + pending else 100.0,
-            "eta_seconds": None,
-            "ready": self.ready(),
-            "running": self.running,
-            "rate_chunks_per_s": None,
-            "error": self.error,
-            "path": self.db.where,
-        }
-
     def embed_query(self, text: str) -> np.ndarray:
+        self.follow_writer(self.settings)
         if self.embedder is None:
             raise EmbedderError(self.error or "embeddings are off")
         cached = self._query_cache.get(text)
@@ -495,7 +441,8 @@ class PgVectors:
             )
             if len(hits) >= limit:
                 break
-        return list(hits.values())
+        # a document's own vector where its sections still wait for theirs (vector_writes.py)
+        return with_document_hits(list(hits.values()), self.document_hits(query, limit, where, args), limit)
 
 
 def _filters(alias: str, folder: str | None, tags: Iterable[str]) -> tuple[str, list[Any]]:

@@ -15,18 +15,16 @@ next is parsed (`_copy_batch`, `Database.drop_deferred_indexes`); a batch COPY r
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import psycopg
 
-from ...embedders import Embedder, EmbedderError, make_embedder
-from ...index.chunking import chunk_document
+from ...embedders import Embedder
+from ...index.chunking import chunk_document, document_chunk
 from ...link_graph import PENDING_BATCH, LinkGraph
 from ...loader import content_hash, read_markdown
 from ...markdown import ParsedDocument
@@ -38,6 +36,8 @@ from ..embedded.sync import Progress, SyncReport, catalog_records, prepare, racy
 from .catalog import PgCatalog, _under
 from .database import Database, text_config
 from .letter_pairs import pair_suffix, with_pairs
+from .vector_writes import open_embedder
+from .vector_writes import vector_text as vector_text  # re-exported: store.py names it here
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,6 @@ BATCH_DOCUMENTS = 500
 # Anything else (a full disk, a missing privilege, a read-only standby, a trigger, a lost connection) would refuse
 # every document alike: the batch rolls back whole, nothing is lost, and the sync fails (/health: degraded).
 _DOCUMENT_REFUSED = (psycopg.DataError, psycopg.errors.ProgramLimitExceeded, psycopg.IntegrityError, ValueError)
-EMBED_BATCH = 64
 
 
 class PgWriter:
@@ -64,11 +63,10 @@ class PgWriter:
 
     @classmethod
     def open(cls, settings: Settings, db: Database, jail: Jail) -> tuple[PgWriter, str | None]:
-        """The writer and, when embeddings are on but unavailable, why (keyword search still works)."""
-        try:
-            return cls(settings, db, jail, make_embedder(settings)), None
-        except EmbedderError as exc:
-            return cls(settings, db, jail, None), str(exc)
+        """The writer and, when embeddings are on but unavailable, why (keyword search still works). Its embedder is
+        the index's model (vector_writes.open_embedder): the one its vectors have, else the languages' choice."""
+        embedder, error = open_embedder(settings, db, PgCatalog(db).language_counts())
+        return cls(settings, db, jail, embedder), error
 
     # -- sync ------------------------------------------------------------------------------
     def sync(self, paths: Iterable[str] | None = None, progress: Progress | None = None) -> SyncReport:
@@ -270,12 +268,15 @@ class PgWriter:
                 )
 
     def _vectors_of(self, conn: psycopg.Connection[Any], ids: list[str]) -> dict[str, str]:
-        """The embedded chunks of these documents by text hash, to keep the vectors of unchanged text."""
+        """The embedded chunks and document units of these documents by text hash, to keep the vectors of
+        unchanged text."""
         if not ids or self.embedder is None:
             return {}
         rows = conn.execute(
-            "select hash, embedding::text from mcp_docs_chunks where doc_id = any(%s) and embedding is not null",
-            (ids,),
+            "select hash, embedding::text from mcp_docs_chunks where doc_id = any(%s) and embedding is not null "
+            "union all select hash, embedding::text from mcp_docs_doc_chunks where doc_id = any(%s) "
+            "and embedding is not null",
+            (ids, ids),
         ).fetchall()
         return {r[0]: r[1] for r in rows}
 
@@ -307,6 +308,12 @@ class PgWriter:
                     "values (%s,%s,%s,%s,%s,%s::vector)",
                     rows.chunks,
                 )
+            if rows.unit is not None:
+                cur.execute(
+                    "insert into mcp_docs_doc_chunks(doc_id, section_idx, hash, text, prefix_len, embedding) "
+                    "values (%s,%s,%s,%s,%s,%s::vector)",
+                    rows.unit,
+                )
 
     def _rows(
         self,
@@ -324,6 +331,8 @@ class PgWriter:
             config = "simple"
         bodies = {s.index: s.body for s in parsed.sections}
         chunks = chunk_document(parsed, self.embedder.max_chars) if self.embedder is not None else []
+        # the document's own unit (title, description, lead): embedded before any section (vector_writes.py)
+        unit = document_chunk(parsed, self.embedder.max_chars) if self.embedder is not None else None
         return DocumentRows(
             document=(*document_row(doc, time.time()), data),
             sections=[
@@ -353,6 +362,9 @@ class PgWriter:
             ],
             names=list(dict.fromkeys((n.key, n.doc_id, n.kind, n.alias) for n in doc.names)),
             chunks=[(doc.id, c.section_idx, c.hash, c.text, c.prefix_len, kept.get(c.hash)) for c in chunks],
+            unit=(doc.id, unit.section_idx, unit.hash, unit.text, unit.prefix_len, kept.get(unit.hash))
+            if unit
+            else None,
         )
 
     def _copy_batch(
@@ -382,6 +394,7 @@ class PgWriter:
                 _copy(cur, "mcp_docs_links", _LINK_COLUMNS, (x for r in rows for x in r.links))
                 _copy(cur, "mcp_docs_doc_names", None, (n for r in rows for n in r.names))
                 _copy(cur, "mcp_docs_chunks", _CHUNK_COLUMNS, (c[:5] for r in rows for c in r.chunks))
+                _copy(cur, "mcp_docs_doc_chunks", _CHUNK_COLUMNS, (r.unit[:5] for r in rows if r.unit is not None))
         except (*_DOCUMENT_REFUSED, psycopg.errors.InsufficientPrivilege) as exc:
             # refused content, or a role without the TEMPORARY privilege the sections' table needs
             if conn.broken or conn.closed:  # the connection is lost, not a document refused
@@ -424,34 +437,6 @@ class PgWriter:
             (str(int(total)), repr(float(average))),
         )
 
-    # -- vectors -----------------------------------------------------------------------------
-    def pending(self) -> int:
-        return int(self.db.value("select count(*) from mcp_docs_chunks where embedding is null"))
-
-    def embed(self, progress: Callable[[int, int], None] | None = None, stop: threading.Event | None = None) -> int:
-        """Embed every pending chunk, a batch per transaction (an interrupted run resumes where it stopped);
-        `stop` ends the run between two batches (a server closing)."""
-        if self.embedder is None:
-            return 0
-        total, done = self.pending(), 0
-        while stop is None or not stop.is_set():
-            rows = self.db.rows(
-                "select id, text from mcp_docs_chunks where embedding is null order by id limit %s", (EMBED_BATCH,)
-            )
-            if not rows:
-                break
-            vectors = self.embedder.embed_passages([r[1] for r in rows])
-            self.db.set_dim(int(vectors.shape[1]))
-            with self.db.transaction() as conn, conn.cursor() as cur:
-                cur.executemany(
-                    "update mcp_docs_chunks set embedding = %s::vector where id = %s",
-                    [(vector_text(v), r[0]) for r, v in zip(rows, vectors, strict=True)],
-                )
-            done += len(rows)
-            if progress:
-                progress(done, total)
-        return done
-
 
 @dataclass(frozen=True)
 class DocumentRows:
@@ -463,6 +448,7 @@ class DocumentRows:
     links: list[tuple[Any, ...]]
     names: list[tuple[str, str, str, str]]
     chunks: list[tuple[Any, ...]]
+    unit: tuple[Any, ...] | None = None  # the document's own unit (mcp_docs_doc_chunks), None for a text-less one
 
 
 _LINK_COLUMNS = "(doc_id, n, line, kind, target, heading, key, count)"
@@ -484,11 +470,6 @@ def _copy(cur: psycopg.Cursor[Any], table: str, columns: str | None, rows: Itera
 def head_text(title: str, heading_path: str) -> str:
     """The title and heading path, weighted above the body (as the embedded store's head field)."""
     return f"{title}\n{heading_path.replace(' > ', chr(10))}" if heading_path != title else title
-
-
-def vector_text(v: np.ndarray) -> str:
-    """pgvector's text form of a vector."""
-    return "[" + ",".join(f"{x:.7g}" for x in np.asarray(v, dtype=np.float32).ravel()) + "]"
 
 
 Batched = tuple[ScannedFile, str, ParsedDocument, list[str], bytes]  # a parsed file, its digest, warnings, bytes

@@ -15,9 +15,9 @@ import pytest
 
 from mcp_docs.commands import progress_detail, vector_summary
 from mcp_docs.embedders import EmbedderError, MiniLMEmbedder
+from mcp_docs.index import embedding_worker as worker_mod
+from mcp_docs.index.embedding_worker import EmbeddingWorker, SearchedFirst
 from mcp_docs.library import Library
-from mcp_docs.store.embedded import embedding_worker as worker_mod
-from mcp_docs.store.embedded.embedding_worker import EmbeddingWorker, SearchedFirst
 from mcp_docs.store.embedded.vector_store import FAILED, VectorStore
 from tests.search.test_hybrid import server  # noqa: F401 (fixtures)
 from tests.store.embedded.test_vector_store import doc_chunks, minilm_loaded, open_lib, vault  # noqa: F401 (fixtures)

@@ -11,9 +11,9 @@ import apsw
 import pytest
 
 from mcp_docs.embedders import MiniLMEmbedder
+from mcp_docs.index import embedding_worker as worker_mod
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
-from mcp_docs.store.embedded import embedding_worker as worker_mod
 from mcp_docs.store.embedded import vector_search as search_mod
 from tests.test_embedders import FAKE_KEY, EmbeddingsServer, endpoint_settings
 

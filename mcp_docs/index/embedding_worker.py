@@ -1,4 +1,6 @@
-"""The embedding worker: fills the vector store, in the foreground (`mcp-docs index`) or in a background thread.
+"""The one embedding worker, whichever store keeps the vectors: it fills a `store.api.VectorWriter` (the embedded
+store's sqlite-vec `VectorStore`, PostgreSQL's pgvector `PgVectors`), in the foreground (`mcp-docs index`) or in a
+background thread (a server that writes).
 
 One pass: re-chunk the documents the store marks stale (reading them through the jail), then embed
 the chunks still without a vector, EMBED_BATCH per write transaction, so an interrupted run resumes
@@ -21,14 +23,14 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 
-from ...embedders import EmbedderError
-from ...errors import ParseTimeout
-from ...loader import content_hash, file_stem, parse_file, read_markdown
-from ...markdown import ParsedDocument
-from ...paths import Jail
-from ...settings import Settings
-from .catalog import folder_of
-from .vector_store import PendingChunk, VectorStore
+from ..embedders import EmbedderError
+from ..errors import DatabaseUnavailable, ParseTimeout
+from ..loader import content_hash, file_stem, parse_file, read_markdown
+from ..markdown import ParsedDocument
+from ..paths import Jail
+from ..settings import Settings
+from ..store.api import PendingChunk, VectorWriter
+from ..store.embedded.records import folder_of  # the folder both stores record (a pure function)
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +76,7 @@ def _push(items: OrderedDict[str, None], key: str, limit: int) -> None:
 
 
 class EmbeddingWorker:
-    def __init__(self, store: VectorStore, jail: Jail, settings: Settings) -> None:
+    def __init__(self, store: VectorWriter, jail: Jail, settings: Settings) -> None:
         self.store = store
         self.jail = jail
         self.settings = settings
@@ -250,6 +252,9 @@ class EmbeddingWorker:
             except EmbedderError as exc:
                 log.warning("embedding failed: %s (retrying in %.0fs)", exc, RETRY_SECONDS)
                 store.set_error(str(exc))
+                wait = RETRY_SECONDS
+            except DatabaseUnavailable as exc:  # the store's database is away (/health says so): try again later
+                log.warning("%s; embedding again in %.0fs", exc, RETRY_SECONDS)
                 wait = RETRY_SECONDS
             except Exception as exc:  # the worker must survive anything; keyword search is unaffected
                 if self._stop.is_set():

@@ -1,0 +1,174 @@
+"""A query's language, among the collection's: what its script says, then its letters, its function words, and
+last the statistical identifier. Pure text (the identifier's model is loaded on first use, language.py).
+
+A query is a few words, often a name and two words of a language ("Canvas คืออะไร", "apa itu canvas"), so the
+identifier alone is unsure on most of them. But a script written by one language of the collection tells it
+with no statistics at all: Thai letters are Thai, Hangul Korean, kana Japanese. A script shared by several
+languages (Cyrillic: Russian and Ukrainian; Arabic: Arabic and Persian; Han: Chinese and Japanese) narrows the
+identifier's choice to those of the collection, where it is sure far more often. Latin-script queries are
+the ambiguous ones: a letter only one language writes (Polish `ł`, Czech `ř`, Romanian `ș`, Vietnamese `ơ`)
+tells it; function words tell the rest, a tie tells nothing. Whatever names a language the collection does
+not hold names none: a query is never given a language its vault lacks (a Spanish question about English and
+French pages keeps "no language", as before).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+from .language import (
+    LANGUAGE_NAMES,
+    QUERY_MIN_LETTERS,
+    STOPWORDS,
+    VARIETIES,
+    _identifier,
+    query_language_beyond_stopwords,
+)
+from .query_text import query_words
+from .search.document_signals import query_language as function_word_vote
+
+# Scripts and the languages that write them (ISO 639-1, among those the identifier knows). Latin is not here:
+# every query may hold a Latin-script name ("Canvas", "Obsidian Sync") whatever its language.
+SCRIPTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("thai", "\u0e00-\u0e7f", ("th",)),
+    ("lao", "\u0e80-\u0eff", ("lo",)),
+    ("khmer", "\u1780-\u17ff\u19e0-\u19ff", ("km",)),
+    ("myanmar", "\u1000-\u109f", ("my",)),
+    ("hangul", "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af", ("ko",)),
+    ("kana", "\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f", ("ja",)),
+    ("han", "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff", ("zh", "ja")),
+    ("hebrew", "\u0590-\u05ff", ("he",)),
+    ("greek", "\u0370-\u03ff\u1f00-\u1fff", ("el",)),
+    ("georgian", "\u10a0-\u10ff", ("ka",)),
+    ("armenian", "\u0530-\u058f", ("hy",)),
+    ("bengali", "\u0980-\u09ff", ("bn", "as")),
+    ("devanagari", "\u0900-\u097f", ("hi", "mr", "ne", "sa")),
+    ("gurmukhi", "\u0a00-\u0a7f", ("pa",)),
+    ("gujarati", "\u0a80-\u0aff", ("gu",)),
+    ("odia", "\u0b00-\u0b7f", ("or",)),
+    ("tamil", "\u0b80-\u0bff", ("ta",)),
+    ("telugu", "\u0c00-\u0c7f", ("te",)),
+    ("kannada", "\u0c80-\u0cff", ("kn",)),
+    ("malayalam", "\u0d00-\u0d7f", ("ml",)),
+    ("sinhala", "\u0d80-\u0dff", ("si",)),
+    ("ethiopic", "\u1200-\u137f", ("am",)),
+    ("arabic", "\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufeff", ("ar", "fa", "ur", "ps", "ku", "ug")),
+    ("cyrillic", "\u0400-\u04ff", ("ru", "uk", "bg", "sr", "mk", "be", "kk", "ky", "mn", "tg", "tt", "ba")),
+)
+_SCRIPT_PATTERNS = tuple((name, re.compile(f"[{ranges}]"), codes) for name, ranges, codes in SCRIPTS)
+# A script decides when it holds this share of the query's letters outside Latin (a query mixing two others
+# names neither).
+SCRIPT_SHARE = 2 / 3
+# Among the few languages of one script, the identifier's best needs this share of their probabilities: it
+# chooses between two or three, not among 97 (the 0.9 of language.QUERY_MIN_PROBABILITY).
+SCRIPT_CHOICE_SHARE = 0.75
+
+# Latin letters that only these languages write (of the identifier's): one of them in a query names the
+# language, when exactly one of them is in the collection. Letters shared more widely (é, ä, ç, ñ in
+# Spanish, Galician, Basque and Tagalog) are not here.
+_VIETNAMESE = "ơưạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ"
+DISTINCTIVE_LETTERS: Mapping[str, tuple[str, ...]] = {
+    "ł": ("pl",),
+    "ż": ("pl", "mt"),
+    "ś": ("pl",),
+    "ź": ("pl",),
+    "ą": ("pl", "lt"),
+    "ę": ("pl", "lt"),
+    "ř": ("cs",),
+    "ů": ("cs",),
+    "ě": ("cs",),
+    "ő": ("hu",),
+    "ű": ("hu",),
+    "ș": ("ro",),
+    "ț": ("ro",),
+    "ğ": ("tr", "az"),
+    "ı": ("tr", "az"),
+    "ß": ("de",),
+    **{letter: ("vi",) for letter in _VIETNAMESE},
+}
+
+# Function words of Latin-script languages without a stemmer (language.STOPWORDS has those with one): they vote
+# beside STOPWORDS, but leave these languages to the identifier when the query uses none. Words short enough to
+# be another language's (`a`, `i`, `na`, `to`, `do`, `se`) are left out.
+MORE_FUNCTION_WORDS: Mapping[str, frozenset[str]] = {
+    code: frozenset(words.split())
+    for code, words in {
+        "vi": "là gì của và các cho không có được những này một cách làm sao thế nào ở với trong để khi "
+        "cua cac nhung duoc khong",
+        "id": "apa itu yang dan di ke dari untuk dengan ini cara bagaimana tidak ada bisa saya dalam atau",
+        "cs": "jak je jsou v se s z pro že co jako nebo ale tak když už",
+        "pl": "jak jest są w się z dla że co jako lub ale czy nie gdzie",
+        "sk": "ako je sú sa pre že čo alebo ale keď",
+        "ca": "el els les és amb per què com una això quan",
+    }.items()
+}
+
+
+def query_language(text: str, languages: Iterable[str]) -> str | None:
+    """The language of a query among the collection's `languages`, or None when nothing tells it."""
+    present = frozenset(languages)
+    decided = script_language(text, present)
+    if decided is not None:
+        return decided or None  # "": a script the collection does not write
+    lettered = letter_language(text, present)
+    if lettered is not None:
+        return lettered
+    vote = {code: STOPWORDS.get(code) or MORE_FUNCTION_WORDS[code] for code in present if _has_words(code)}
+    return function_word_vote(query_words(text), vote) or query_language_beyond_stopwords(text, present)
+
+
+def _has_words(code: str) -> bool:
+    return code in STOPWORDS or code in MORE_FUNCTION_WORDS
+
+
+def script_language(text: str, languages: frozenset[str]) -> str | None:
+    """What the query's script says: a language of `languages`, "" when its script is written by none of them
+    (no language at all), None when the query is in Latin letters (or mixes other scripts: undecided)."""
+    counts: dict[str, int] = {}
+    for name, pattern, _ in _SCRIPT_PATTERNS:
+        n = len(pattern.findall(text))
+        if n:
+            counts[name] = n
+    if not counts:
+        return None
+    if "kana" in counts:  # Japanese writes Han and kana together
+        counts["kana"] += counts.pop("han", 0)
+    name, n = max(counts.items(), key=lambda item: item[1])
+    if n < SCRIPT_SHARE * sum(counts.values()):
+        return None
+    codes = next(c for s, _, c in _SCRIPT_PATTERNS if s == name)
+    candidates = [code for code in codes if code in languages]
+    if len(candidates) <= 1:
+        return candidates[0] if candidates else ""
+    return _identifier_choice(text, candidates) or ""
+
+
+def _identifier_choice(text: str, candidates: list[str]) -> str | None:
+    """The identifier's choice among a few languages of one script, when it is sure enough of it."""
+    if sum(1 for c in text if c.isalpha()) < QUERY_MIN_LETTERS:
+        return None
+    shares: dict[str, float] = {}
+    for label, probability in _identifier().rank(text[:1000]):
+        code = VARIETIES.get(label, label)
+        if code in candidates:
+            shares[code] = shares.get(code, 0.0) + float(probability)
+    total = sum(shares.values())
+    if not total:
+        return None
+    code, best = max(shares.items(), key=lambda item: item[1])
+    return code if best >= SCRIPT_CHOICE_SHARE * total and code in LANGUAGE_NAMES else None
+
+
+def letter_language(text: str, languages: frozenset[str]) -> str | None:
+    """The one language of `languages` that the query's distinctive Latin letters name, or None (none, or
+    letters of two languages)."""
+    named: set[str] = set()
+    for letter in set(text.lower()):
+        codes = DISTINCTIVE_LETTERS.get(letter)
+        if codes is None:
+            continue
+        held = [code for code in codes if code in languages]
+        if len(held) == 1:
+            named.add(held[0])
+    return named.pop() if len(named) == 1 else None

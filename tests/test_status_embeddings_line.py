@@ -1,0 +1,26 @@
+"""`mcp-docs status` after `mcp-docs index --embeddings none`, through the command line. Found reviewing the
+Obsidian help vault: status (which takes no --embeddings) printed 'embeddings  local, pending 12560', as if 12,560
+vectors were on their way, while nothing embeds them until `index` or `serve` runs with that setting."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .cli_runner import run_cli
+from .server_fixtures import write
+
+
+def test_status_says_no_vector_is_stored_and_what_would_embed_them(tmp_path: Path) -> None:
+    root, index = tmp_path / "vault", tmp_path / "index"
+    for i in range(3):
+        write(root, f"note{i}.md", f"# Note {i}\n\nSome words about topic {i}.\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_DOCS_")}  # the default: local
+    where = ["--root", str(root), "--index-dir", str(index)]
+    assert run_cli("index", *where, "--embeddings", "none", env=env).returncode == 0
+    out = run_cli("status", *where, env=env)
+    assert out.returncode == 0, out.stderr
+    line = " ".join(out.stdout.split())  # rich wraps long lines on a narrow terminal
+    assert "embeddings local (MCP_DOCS_EMBEDDINGS, or the default), no vector stored yet:" in line, line
+    assert "`mcp-docs index` or `mcp-docs serve` with this setting embeds the 3 documents" in line
+    assert "pending 6" not in line
