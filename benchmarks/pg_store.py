@@ -3,6 +3,7 @@
     python -m benchmarks.pg_store [--database-url URL] [--steps keyword,variants,hybrid]
     python -m benchmarks.pg_store --steps synthetic --synthetic 10000,100000   # cold keyword indexing, both stores
     python -m benchmarks.pg_store --steps throughput                           # 16 clients, 1 embedded vs 2 PG
+    python -m benchmarks.pg_store --steps profile     # where a keyword search's time goes: statements, backend CPU
 
 Without --database-url, a PostgreSQL with pgvector is started from the `pgserver` package in the bench cache.
 keyword: cold index time (embeddings off) and the 300 test queries through `Library.search` on both stores
@@ -314,6 +315,9 @@ def run_steps(
     if "throughput" in steps:
         payload["throughput"] = throughput(admin, args)
 
+    if "profile" in steps:
+        payload["profile"] = profile(admin, args)
+
     if "synthetic" in steps:
         payload["synthetic"] = synthetic(admin, args)
 
@@ -324,6 +328,65 @@ def run_steps(
     )
     write_results("pg_store", payload)
     return payload
+
+
+def profile(admin: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Where a keyword search's time goes (the OTel questions, `max_results` 5, through a reader in this process):
+    milliseconds per search in `Library.search` and in each kind of statement, statements per search, and the
+    database server's CPU per ranking statement (its backend's /proc ticks; a local server only)."""
+    import json
+    from collections import defaultdict
+
+    import psycopg
+
+    from .http_throughput import QUESTIONS
+
+    url = fresh_database(admin, "otel_profile")
+    pg_index(url, "none", args.otel)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("vacuum analyze")
+    questions = [json.loads(line)["question"] for line in QUESTIONS.read_text().splitlines() if line.strip()]
+    with pg_reader(url, "none") as lib:
+        db = lib.store.db
+        rows = db.rows
+        spent: dict[str, list[float]] = defaultdict(list)
+
+        def timed(sql: str, params: Any = ()) -> Any:
+            start = time.perf_counter()
+            try:
+                return rows(sql, params)
+            finally:
+                spent[" ".join(sql.split())[:70]].append(time.perf_counter() - start)
+
+        db.rows = timed
+        for question in questions:  # warm: connection, dictionaries, prepared statements
+            lib.search(question, mode="keyword")
+        spent.clear()
+        pid = int(rows("select pg_backend_pid()")[0][0])
+        ticks = _backend_ticks(pid)
+        started = time.perf_counter()
+        for question in questions:
+            lib.search(question, mode="keyword")
+        wall = time.perf_counter() - started
+        cpu = _backend_ticks(pid) - ticks
+    n = len(questions)
+    result = {
+        "search_ms": round(1000 * wall / n, 2),
+        "statements_per_search": round(sum(len(v) for v in spent.values()) / n, 2),
+        "statement_ms_per_search": {k: round(1000 * sum(v) / n, 2) for k, v in spent.items()},
+        "backend_cpu_ms_per_search": round(10 * cpu / n, 2) if cpu >= 0 else None,
+    }
+    print(json.dumps(result, indent=1), flush=True)
+    return result
+
+
+def _backend_ticks(pid: int) -> int:
+    """User + system clock ticks (1/100 s) of a local PostgreSQL backend; -1 when it cannot be read."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return -1
+    return int(fields[11]) + int(fields[12])
 
 
 def synthetic(admin: str, args: argparse.Namespace) -> list[dict[str, Any]]:

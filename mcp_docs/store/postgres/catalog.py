@@ -8,6 +8,9 @@ PostgreSQL writer and library need besides (fingerprints, the stored bytes, fold
 from __future__ import annotations
 
 import json
+import threading
+import time
+from dataclasses import dataclass
 from typing import Any
 
 from ...links import Name
@@ -15,15 +18,54 @@ from ...scan import Problem
 from ..embedded.catalog import DocumentRecord, Fingerprint, LinkRecord, SectionRecord, document_from_row
 from .database import Database
 
-_DOC_COLUMNS = (
+DOC_COLUMNS = (
     "id, folder, hash, mtime_ns, size, title, summary, tags, aliases, front_matter, lang, links, warnings, tokens, "
     "indexed_at, language"
 )
 
 
+# How long what a keyword query read besides its sections (`PgCatalog.remember`) answers the same search's next
+# questions: a search asks them within milliseconds; past this, they are read from the database again.
+REMEMBER_SECONDS = 1.0
+
+
+@dataclass
+class _Remembered:
+    """What this thread's last keyword query read besides its sections: each answers one later question once."""
+
+    languages: dict[str, str | None] | None
+    documents: int | None
+    detected: dict[str, str] | None  # `languages_of`: the language each document was indexed in
+    records: dict[str, DocumentRecord] | None  # `document`, in a collection of several languages
+    at: float
+
+
 class PgCatalog:
     def __init__(self, db: Database) -> None:
         self.db = db
+        self._remembered = threading.local()
+
+    def remember(
+        self,
+        languages: dict[str, str | None],
+        documents: int,
+        detected: dict[str, str],
+        records: dict[str, DocumentRecord] | None = None,
+    ) -> None:
+        """The named languages of a keyword query's documents and the number of documents, read in the query's
+        own round trip (`PostgresStore.keyword_hits`): the search that ran it asks for both next (its results'
+        languages, its index line; in a collection of several languages, the language each was indexed in and its
+        document row), which then cost no round trip of their own. Per thread (each search runs on
+        one), each used once, and only for REMEMBER_SECONDS, so another caller later on this thread (/health, a
+        link lookup) reads the database as before. Search results themselves are never kept across calls."""
+        self._remembered.last = _Remembered(languages, documents, detected, records, time.monotonic())
+
+    def _recall(self) -> _Remembered | None:
+        last: _Remembered | None = getattr(self._remembered, "last", None)
+        if last is None or time.monotonic() - last.at > REMEMBER_SECONDS:
+            self._remembered.last = None
+            return None
+        return last
 
     def close(self) -> None:
         self.db.close()
@@ -45,7 +87,10 @@ class PgCatalog:
         return {r[0]: Fingerprint(r[1], r[2], r[3]) for r in rows}
 
     def document(self, doc_id: str) -> DocumentRecord | None:
-        rows = self.db.rows(f"select {_DOC_COLUMNS} from mcp_docs_documents where id = %s", (doc_id,))
+        last = self._recall()
+        if last is not None and last.records is not None and doc_id in last.records:
+            return last.records.pop(doc_id)
+        rows = self.db.rows(f"select {DOC_COLUMNS} from mcp_docs_documents where id = %s", (doc_id,))
         return document_from_row(rows[0]) if rows else None
 
     def sections(self, doc_id: str) -> list[SectionRecord]:
@@ -67,12 +112,20 @@ class PgCatalog:
     def named_languages(self, doc_ids: list[str]) -> dict[str, str | None]:
         if not doc_ids:
             return {}
+        last = self._recall()
+        if last is not None and last.languages is not None and all(d in last.languages for d in doc_ids):
+            known, last.languages = last.languages, None
+            return {d: known[d] for d in doc_ids}
         rows = self.db.rows("select id, language from mcp_docs_documents where id = any(%s)", (doc_ids,))
         return {r[0]: r[1] for r in rows}
 
     def languages_of(self, doc_ids: list[str]) -> dict[str, str]:
         if not doc_ids:
             return {}
+        last = self._recall()
+        if last is not None and last.detected is not None and all(d in last.detected for d in doc_ids):
+            known, last.detected = last.detected, None
+            return {d: known[d] for d in doc_ids}
         rows = self.db.rows("select id, lang from mcp_docs_documents where id = any(%s)", (doc_ids,))
         return {r[0]: r[1] for r in rows}
 
@@ -80,6 +133,10 @@ class PgCatalog:
         return [r[0] for r in self.db.rows("select id from mcp_docs_documents order by id")]
 
     def count(self) -> int:
+        last = self._recall()
+        if last is not None and last.documents is not None:
+            documents, last.documents = last.documents, None
+            return documents
         return int(self.db.value("select count(*) from mcp_docs_documents"))
 
     def section_total(self) -> int:
@@ -160,7 +217,7 @@ class PgCatalog:
         clause = ("where " + " and ".join(where)) if where else ""
         total = int(self.db.value(f"select count(*) from mcp_docs_documents {clause}", args))
         rows = self.db.rows(
-            f'select {_DOC_COLUMNS} from mcp_docs_documents {clause} order by id collate "C" limit %s offset %s',
+            f'select {DOC_COLUMNS} from mcp_docs_documents {clause} order by id collate "C" limit %s offset %s',
             [*args, limit, offset],
         )
         return [document_from_row(r) for r in rows], total

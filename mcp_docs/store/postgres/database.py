@@ -4,7 +4,8 @@ Tables (prefixed `mcp_docs_`, so the index can share a database with other thing
 row plus the file's bytes, so readers on other hosts need no copy of the root), `sections` (one row per heading
 section with its text and a stored `tsvector`, GIN-indexed, built with the section's language's text-search
 configuration: `english`, `french`, … or `simple`), `chunks` (pgvector embeddings, HNSW-indexed once the writer
-knows their dimension), `doc_tags`, `links`, `doc_names`, `problems`, `meta`.
+knows their dimension), `terms` (each section's term frequencies per lexeme, kept by a trigger: what keyword
+search reads, `TERMS_SCHEMA`), `doc_tags`, `links`, `doc_names`, `problems`, `meta`.
 
 Faults: a database that cannot be reached, or drops mid-query, is `DatabaseUnavailable` with one sentence that
 names the database without its password; the connection is opened again on the next call, so service resumes
@@ -35,16 +36,30 @@ __all__ = ["Database", "redact", "text_config"]  # `redact` here too: older call
 # 2: one links row per (document, target) with its count; 3: mcp_docs_documents.language (issue 29);
 # 4: each links row's resolved target, indexed (backlinks); 5: Thai/Lao/Khmer/Myanmar letter pairs in the
 # sections' tsvector (pg_letter_pairs.py); 6: one vector per document (mcp_docs_doc_chunks), chunks that failed
-# to embed, the model recorded (vector_writes.py)
-PG_SCHEMA_VERSION = 6
+# to embed, the model recorded (vector_writes.py); 7: mcp_docs_terms, each section's term frequencies (kept by a
+# trigger), so a keyword search reads BM25's inputs from one index instead of ranking every matching tsvector
+PG_SCHEMA_VERSION = 7
 # Older versions upgraded in place, their vectors kept (`_upgrade_in_place`); older still are rebuilt.
-UPGRADED_IN_PLACE = (5,)
+UPGRADED_IN_PLACE = (5, 6)
+# The last version without the term table: its upgrade only fills the table from the stored tsvectors.
+TERMS_FROM_VERSION = 6
 CONNECT_SECONDS = 5
 STATEMENT_MS = 30_000  # a reader's query that takes longer is cancelled: one tool error, not a hung request
 WRITER_LOCK_KEY = 0x6D63_7064_6F63  # pg_advisory_lock key of the one writer ('mcpdoc')
 T = TypeVar("T")
 
-_TABLES = ("doc_chunks", "chunks", "doc_names", "links", "doc_tags", "sections", "documents", "problems", "meta")
+_TABLES = (
+    "terms",
+    "doc_chunks",
+    "chunks",
+    "doc_names",
+    "links",
+    "doc_tags",
+    "sections",
+    "documents",
+    "problems",
+    "meta",
+)
 
 _SCHEMA = """
 create extension if not exists vector;
@@ -141,6 +156,40 @@ create table if not exists mcp_docs_doc_chunks (
 create index if not exists mcp_docs_doc_chunks_hash on mcp_docs_doc_chunks(hash);
 """
 
+# Each section's terms: per lexeme (as its section's configuration stemmed it), how often it occurs (tf) and how often
+# in the title or heading path (head_tf, the 'A' positions), with the section's length. A keyword search reads a
+# word's matching sections, their term frequencies and its document frequency (the number of rows) from one
+# index-only scan of `mcp_docs_terms_lexeme`, where ranking each matching section's tsvector (detoasted, ts_rank
+# twice) was most of a search's database time (benchmarks/REPORT.md, "PostgreSQL throughput"). A statement
+# trigger fills it from the inserted sections, whichever path wrote them (COPY's insert ... select or a row's
+# insert); a section is only ever deleted with its document, which the foreign key's cascade follows.
+TERMS_OF = (
+    "select s.config, t.lexeme, s.doc_id, s.idx, cardinality(t.positions), "
+    "coalesce(cardinality(array_positions(t.weights, 'A')), 0), s.tokens from {sections} s cross join unnest(s.tsv) t"
+)
+TERMS_SCHEMA = f"""
+create table if not exists mcp_docs_terms (
+    config regconfig not null,
+    lexeme text not null,
+    doc_id text not null references mcp_docs_documents(id) on delete cascade,
+    idx integer not null,
+    tf integer not null,
+    head_tf integer not null,
+    tokens integer not null
+);
+create index if not exists mcp_docs_terms_lexeme on mcp_docs_terms(lexeme, config) include (doc_id, idx, tokens, tf, head_tf);
+create index if not exists mcp_docs_terms_doc on mcp_docs_terms(doc_id);
+create or replace function mcp_docs_section_terms() returns trigger language plpgsql as $$
+begin
+    insert into mcp_docs_terms {TERMS_OF.format(sections="new_sections")};
+    return null;
+end $$;
+drop trigger if exists mcp_docs_section_terms on mcp_docs_sections;
+create trigger mcp_docs_section_terms after insert on mcp_docs_sections referencing new table as new_sections
+    for each statement execute function mcp_docs_section_terms();
+"""
+_SCHEMA += TERMS_SCHEMA
+
 # Indexes a cold load drops first and builds once after it (Database.build_deferred_indexes): maintaining the GIN
 # index row by row is most of what a cold load costs the server. The indexes the load itself reads (names and links,
 # to resolve links batch by batch; the primary keys) stay. `_SCHEMA` creates them too, so a writer killed mid-load
@@ -152,6 +201,11 @@ DEFERRED_INDEXES = {
     ),
     "mcp_docs_doc_tags_doc": "create index if not exists mcp_docs_doc_tags_doc on mcp_docs_doc_tags(doc_id)",
     "mcp_docs_chunks_doc": "create index if not exists mcp_docs_chunks_doc on mcp_docs_chunks(doc_id)",
+    "mcp_docs_terms_lexeme": (
+        "create index if not exists mcp_docs_terms_lexeme on mcp_docs_terms(lexeme, config) "
+        "include (doc_id, idx, tokens, tf, head_tf)"
+    ),
+    "mcp_docs_terms_doc": "create index if not exists mcp_docs_terms_doc on mcp_docs_terms(doc_id)",
 }
 # BM25 extensions a server may have (ParadeDB's pg_search, VectorChord-bm25): looked for when a library opens.
 BM25_EXTENSIONS = ("pg_search", "vchord_bm25")
@@ -379,7 +433,13 @@ class Database:
                     conn.execute(f"drop table if exists mcp_docs_{table} cascade")
             conn.execute(_SCHEMA)
             if upgrade:
-                _upgrade_in_place(conn, version, self.where)
+                if version is not None and version < TERMS_FROM_VERSION:
+                    _upgrade_in_place(conn, version, self.where)  # 5 -> 6: every document read again
+                else:
+                    log.warning("the index in %s has schema version %s: adding its term table", self.where, version)
+                # the same rows the trigger writes, from the sections already stored (a document the next sync
+                # rewrites loses them by the cascade and gets them again from the trigger)
+                conn.execute(f"insert into mcp_docs_terms {TERMS_OF.format(sections='mcp_docs_sections')}")
             stored_root = conn.execute("select value from mcp_docs_meta where key = 'root'").fetchone()
             documents = conn.execute("select count(*) from mcp_docs_documents").fetchone()
             if stored_root and stored_root[0] != root and documents and documents[0]:
@@ -390,6 +450,8 @@ class Database:
             self.set_meta(conn, "schema_version", str(PG_SCHEMA_VERSION))
             self.set_meta(conn, "root", root)
             self.set_meta(conn, "writer", f"{socket.gethostname()} pid {os.getpid()}")
+        if upgrade:  # the visibility map and statistics the term index's index-only scans need (autocommit)
+            conn.execute("vacuum (analyze) mcp_docs_terms")
 
     def lock_writer(self) -> None:
         """Take the one writer's lock (a session advisory lock, released when this process ends or closes it);
@@ -482,7 +544,9 @@ class Database:
             conn.execute(f"set local maintenance_work_mem = '{BUILD_MEMORY}'")
             for statement in DEFERRED_INDEXES.values():
                 conn.execute(statement)
-        self.run(lambda c: c.execute("vacuum (analyze) mcp_docs_documents, mcp_docs_sections"))  # autocommit
+        self.run(
+            lambda c: c.execute("vacuum (analyze) mcp_docs_documents, mcp_docs_sections, mcp_docs_terms")
+        )  # autocommit
 
     def text_configs(self) -> set[str]:
         return {str(r[0]) for r in self.rows("select cfgname from pg_ts_config")}

@@ -30,8 +30,9 @@ from ...query_text import MAX_QUERY_TERMS, QUERY_STOPWORDS, spaced_words
 from ...search.ranking import Bonus
 from ...settings import Settings
 from ..api import CommitListener, Progress, SectionHit, SyncReport, coverage_note, unavailable_reason
+from ..embedded.records import document_from_row
 from ..embedded.vector_store import QUERY_CACHE_SIZE
-from .catalog import PgCatalog, _under
+from .catalog import DOC_COLUMNS, PgCatalog, _under
 from .database import BM25_EXTENSIONS, Database, text_config
 from .letter_pairs import pair_words
 from .sync import PgWriter, vector_text
@@ -61,6 +62,9 @@ LENGTH_B = 0.75
 HEAD_TF = 2.0
 # Weights of the D, C, B, A labels (ts_rank): the title and heading path (A) count more than the body (B).
 RANK_WEIGHTS = "{0.1, 0.2, 0.4, 1.0}"
+# BM25's inputs of a one-lexeme word from the writer's term table (False: from ts_rank over every matching tsvector,
+# the same figures at ~4x the database time; kept to compare)
+TERM_TABLE = True
 EMBED_STOP_SECONDS = 10.0  # a closing store waits this long for the embedding thread (it stops between batches)
 
 
@@ -261,13 +265,25 @@ class PostgresStore:
         # Without a filter, the best `limit` sections are cut before their text and document are joined (every
         # matching section was joined, then most dropped); a filter needs the documents' folder and tags first.
         ranked = "r" if where else "(select * from r order by r.score desc, r.doc_id, r.idx limit %s) r"
+        # In a collection of several languages the search then reads each result's document row (its front matter
+        # names its translations, search/languages.py): they come with the ranking too, instead of a round trip each.
+        records = (", " + ", ".join(f"d.{c.strip()}" for c in DOC_COLUMNS.split(","))) if len(languages) > 1 else ""
         rows = self.db.rows(
             queries + "select s.doc_id, s.idx, d.title, s.heading, s.heading_path, s.line_start, s.line_end, s.body, "
-            f"d.tags, r.score from {ranked} join mcp_docs_sections s on s.doc_id = r.doc_id and s.idx = r.idx "
+            # what the same search asks next (`PgCatalog.named_languages`, `count`), read in this round trip
+            f"d.tags, r.score, d.language, (select count(*) from mcp_docs_documents), d.lang{records} "
+            f"from {ranked} join mcp_docs_sections s on s.doc_id = r.doc_id and s.idx = r.idx "
             f"join mcp_docs_documents d on d.id = s.doc_id {where} "
             "order by r.score desc, s.doc_id, s.idx limit %s",
             [*params, *([] if where else [max(1, limit)]), *args, max(1, limit)],
         )
+        if rows:
+            self.catalog.remember(
+                {r[0]: r[10] for r in rows},
+                int(rows[0][11]),
+                {r[0]: r[12] for r in rows},
+                {r[0]: document_from_row(r[13:]) for r in rows} if records else None,
+            )
         return [SectionHit(r[0], float(r[9]), _section(r)) for r in rows]
 
 
@@ -281,7 +297,8 @@ def _idf_ranked_sections(rank: str) -> str:
     """The `r` CTE (doc_id, idx, score) of the per-word ranking: one tsquery per word and language, each weighted
     by its IDF over the sections (BM25's idea, which ts_rank lacks), so a rare word found counts for more than a
     common one; with LENGTH_K, each word's rank is also normalised by the section's length against the average,
-    as BM25's k1 and b do (`rank` then is the unnormalised, saturating term frequency)."""
+    as BM25's k1 and b do (`rank` then is the unnormalised, saturating term frequency). With BM25 and TERM_TABLE,
+    a one-lexeme word's term frequencies come from the term table rather than from ts_rank (the same numbers)."""
     idf = "ln(1 + (n.total - m.df + 0.5) / (m.df + 0.5))"
     score = f"{idf} * m.r"
     if RANK_FUNCTION == "bm25":
@@ -298,10 +315,24 @@ def _idf_ranked_sections(rank: str) -> str:
         rank = "x.every"
     if RANK_FUNCTION == "bm25" or LENGTH_K is not None:
         k, b = float(LENGTH_K or 1.2), float(LENGTH_B)
-        score = f"{idf} * m.r * {k + 1} / (m.r + {k} * (1 - {b} + {b} * m.tokens / greatest(n.avg_tokens, 1)))"
+        # `::float8`: the length term in floating point, not numeric (a numeric product per matching section was
+        # most of the ranking's time; b·tokens is exact either way, so the scores are the same)
+        score = f"{idf} * m.r * {k + 1} / (m.r + {k} * (1 - {b} + {b}::float8 * m.tokens / greatest(n.avg_tokens, 1)))"
+    # A word stemmed to one lexeme (nearly every word) reads its sections' term frequencies, lengths and its document
+    # frequency from the writer's term table (one index-only scan, `database.TERMS_SCHEMA`): the same numbers ts_rank
+    # gives back below, without detoasting and ranking each matching section's tsvector. A word the parser splits
+    # into several lexemes ('http/json', 'otel_sdk'), an AND of them, is ranked from the tsvector as before.
+    from_terms = RANK_FUNCTION == "bm25" and TERM_TABLE
+    terms = (
+        f"select t.doc_id, t.idx, t.tokens, (t.tf + {float(HEAD_TF) - 1}::float8 * t.head_tf) as r, "
+        "count(*) over (partition by q.word)::float8 as df from q join mcp_docs_terms t on t.lexeme = q.lexeme "
+        "and t.config = q.cfg where q.lexeme is not null union all "
+    )
     return (
-        "with q as materialized (select row_number() over () as word, c::regconfig as cfg, "
-        "plainto_tsquery(c::regconfig, w) as query from unnest(%s::text[]) c cross join unnest(%s::text[]) w), "
+        "with q as materialized (select word, cfg, query, case when numnode(query) = 1 then "
+        "(tsvector_to_array(to_tsvector(cfg, w)))[1] end as lexeme from (select row_number() over () as word, "
+        "c::regconfig as cfg, w, plainto_tsquery(c::regconfig, w) as query "
+        "from unnest(%s::text[]) c cross join unnest(%s::text[]) w) p), "
         # the writer records both after each sync (`PgWriter.save_statistics`); counted here when it has not yet
         "n as materialized (select coalesce((select value::float8 from mcp_docs_meta where key = 'sections'), "
         "(select count(*)::float8 from mcp_docs_sections)) as total, "
@@ -310,9 +341,10 @@ def _idf_ranked_sections(rank: str) -> str:
         # each word's matching sections, ranked, and how many there are (its document frequency): one index scan
         # per word gives both (counting them first, then ranking them, read every match twice)
         # (`materialized` and `offset 0`: each ts_rank is computed once per section, not again wherever it is used)
-        f"m as materialized (select s.doc_id, s.idx, s.tokens, {rank} as r, "
+        f"m as materialized ({terms if from_terms else ''}select s.doc_id, s.idx, s.tokens, {rank} as r, "
         "count(*) over (partition by q.word)::float8 as df from q join mcp_docs_sections s on s.config = q.cfg "
-        f"and s.tsv @@ q.query cross join lateral (select {ranks} offset 0) x where numnode(q.query) > 0), "
+        f"and s.tsv @@ q.query cross join lateral (select {ranks} offset 0) x where numnode(q.query) > "
+        f"{1 if from_terms else 0}), "
         f"r as (select m.doc_id, m.idx, sum({score}) as score from m cross join n group by m.doc_id, m.idx) "
     )
 
