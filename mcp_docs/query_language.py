@@ -186,6 +186,23 @@ def writes_query_script(text: str) -> ScriptWriters | None:
     return ScriptWriters(frozenset(next(c for s, _, c in _SCRIPT_PATTERNS if s == name)))
 
 
+# A section in a language not written in the query's script scores this share of its keyword score. Its own
+# words are in another script; the query's matched only the names and commands it borrows, and a page in
+# Japanese or Thai holds few words of the query's script, so BM25 weighs those many times: on the tldr pages
+# "extract a tar.gz archive" found the Japanese, Chinese and Korean tar pages at 94 and the English one at 53
+# (35th section), and "sync" on the Obsidian help vault the Thai and Khmer Sync pages at 17 (the English at 14).
+OTHER_SCRIPT_SHARE = 0.5
+
+
+def languages_outside_query_script(text: str, languages: Iterable[str]) -> list[str]:
+    """Those of the collection's `languages` that do not write the query's script (none when the script is not
+    clear, or the collection writes one script)."""
+    writers = writes_query_script(text)
+    if writers is None:
+        return []
+    return [code for code in languages if code and not writers.write(code)]
+
+
 def _identifier_choice(text: str, candidates: list[str]) -> str | None:
     """The identifier's choice among a few languages of one script, when it is sure enough of it."""
     if sum(1 for c in text if c.isalpha()) < QUERY_MIN_LETTERS:

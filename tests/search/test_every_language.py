@@ -162,3 +162,35 @@ def test_a_page_and_its_translations_in_suffixed_folders_are_one_answer(tldr_sty
     assert ids[0] == "pages/common/tar.md", ids
     assert not any(i.endswith("tar.md") for i in ids[1:]), ids
     assert result.note is not None and "pages.ja/common/tar.md" in result.note
+
+
+SCRIPTS = {
+    "notes/compose.md": "# Running services with Compose\n\nCompose starts every service a project describes, in the "
+    "order their dependencies need, and keeps their logs together so that a failing container is easy to find. "
+    "Most days you start the whole project, follow its logs for a while and stop it again when you are done. "
+    "A project file lists the services, their images, ports, volumes and networks; environment files keep "
+    "secrets out of it, and profiles turn optional services on when you ask for them.\n\n"
+    "`docker compose up --detach`\n\n`docker compose logs --follow`\n\n`docker compose down`\n",
+    "メモ/コンポーズ.md": "# コンポーズの使い方\n\nプロジェクトのサービスを依存関係の順に起動し、ログをまとめて表示します。"
+    "失敗したコンテナを見つけやすくなります。毎日の作業では、プロジェクト全体を起動してしばらくログを追い、終わったら停止します。\n\n"
+    "`docker compose up --detach`\n\n`docker compose logs --follow`\n\n`docker compose down`\n",
+    "メモ/ボリューム.md": "# ボリュームの管理\n\n名前付きボリュームはコンテナを削除してもデータを残します。定期的にバックアップを取りましょう。\n",
+    "notes/volumes.md": "# Managing volumes\n\nNamed volumes keep their data when a container is removed. Back them up "
+    "regularly, and prune the ones no container uses any more.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def two_scripts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
+    yield from keyword_library(tmp_path_factory, "two-scripts", SCRIPTS)
+
+
+def test_a_query_in_latin_letters_finds_the_page_written_in_them_first(two_scripts: Library) -> None:
+    # The Japanese note's own words are Japanese: its word fields hold only the commands, so BM25 weighed
+    # "docker compose" there far above the English note, whose commands sit in a paragraph of English.
+    ids = [r.id for r in two_scripts.search("docker compose", mode="keyword").results]
+    assert ids[0] == "notes/compose.md", ids
+    assert "メモ/コンポーズ.md" in ids  # still found, after it
+    # and the other way round: a question in Japanese finds the Japanese note first
+    ids = [r.id for r in two_scripts.search("コンポーズのログ docker", mode="keyword").results]
+    assert ids[0] == "メモ/コンポーズ.md", ids

@@ -33,7 +33,7 @@ import tantivy
 from ...errors import IndexBusy
 from ...index.hits import RankedSection
 from ...language import cjk_terms, marked_words
-from ...query_language import query_language
+from ...query_language import OTHER_SCRIPT_SHARE, languages_outside_query_script, query_language
 from ...query_text import (
     CODE_MARK,
     IDENTIFIER,
@@ -252,6 +252,19 @@ class FullTextIndex:
         only = tantivy.Query.const_score_query(tantivy.Query.boolean_query(langs), 0.0)
         return tantivy.Query.boolean_query([(tantivy.Occur.Must, query), (tantivy.Occur.Must, only)])
 
+    def _damped_in_languages(self, query: tantivy.Query, codes: list[str], share: float) -> tantivy.Query:
+        """`query`, its score multiplied by `share` in sections of the languages `codes` (one branch matches)."""
+        langs = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, "lang", code)) for code in codes]
+        )
+        inside = tantivy.Query.boolean_query([(tantivy.Occur.Must, query), (tantivy.Occur.MustNot, langs)])
+        outside = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, query), (tantivy.Occur.Must, tantivy.Query.const_score_query(langs, 0.0))]
+        )
+        return tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, inside), (tantivy.Occur.Should, tantivy.Query.boost_query(outside, share))]
+        )
+
     # -- writing ---------------------------------------------------------------------
     def begin(self) -> None:
         """Take the single writer; raises IndexBusy if another process holds it."""
@@ -404,6 +417,9 @@ class FullTextIndex:
         for gram in grams:
             should.append((tantivy.Occur.Should, tantivy.Query.term_query(schema, "cjk", gram)))
         query = should[0][1] if len(should) == 1 else tantivy.Query.boolean_query(should)
+        elsewhere = languages_outside_query_script(text, present)
+        if elsewhere:
+            query = self._damped_in_languages(query, elsewhere, OTHER_SCRIPT_SHARE)
         filters: list[tuple[tantivy.Occur, tantivy.Query]] = []
         if folder:
             filters.append(
