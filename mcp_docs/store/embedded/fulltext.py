@@ -39,6 +39,8 @@ from ...query_text import (
     MAX_QUERY_TERMS,
     QUERY_STOPWORDS,
     WORD,
+    WORD_TOKENIZER_PATTERN,
+    fold_marks,
     identifiers,
     spaced_words,
 )
@@ -55,7 +57,9 @@ log = logging.getLogger(__name__)
 # the root's language, and so its stemmer, until indexed again.
 # 10: languages named by py3langid (Czech was Portuguese, Thai English), Thai/Lao/Khmer/Myanmar letter pairs in
 # `cjk`, languages without a stemmer unstemmed (UNSTEMMED_MARK): every document is detected and indexed again once.
-FULLTEXT_SCHEMA_VERSION = "10"
+# 11: words with combining marks whole (Devanagari, Tamil, ... were cut at each virama and nukta), Arabic/Hebrew
+# vowel marks and Latin accents of decomposed text folded (word_text): every document is indexed again once.
+FULLTEXT_SCHEMA_VERSION = "11"
 WRITER_HEAP_BYTES = 64 * 1024 * 1024
 # A language without a stemmer (Czech, Thai, Ukrainian, ...) is lowercased and accent-folded, not stemmed, and each
 # of its words is marked (Snowball stemmers have no suffix of digits, so the root's leaves it whole): its words
@@ -102,11 +106,23 @@ def ancestor_folders(folder: str) -> list[str]:
 
 @cache
 def _analyzer(language: str | None) -> tantivy.TextAnalyzer:
-    builder = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(tantivy.Filter.remove_long(40))
+    builder = tantivy.TextAnalyzerBuilder(_word_tokenizer()).filter(tantivy.Filter.remove_long(40))
     builder = builder.filter(tantivy.Filter.lowercase())
     if language:
         builder = builder.filter(tantivy.Filter.stemmer(language))
     return builder.filter(tantivy.Filter.ascii_fold()).build()
+
+
+def _word_tokenizer() -> tantivy.Tokenizer:
+    """Words as query_text.WORD reads them: letters and digits with their combining marks. Tantivy's `simple`
+    tokenizer cut a word at each mark that is not alphabetic to Rust (virama, nukta): 'संपीड़न' was 'संपीड', 'न'.
+    For text without combining marks its tokens are `simple`'s."""
+    return tantivy.Tokenizer.regex(WORD_TOKENIZER_PATTERN)
+
+
+def word_text(text: str) -> str:
+    """`text` as the word fields index it, and as a query's words are analysed (query_text.fold_marks)."""
+    return fold_marks(text)
 
 
 def _build_schema() -> tantivy.Schema:
@@ -237,6 +253,7 @@ class FullTextIndex:
         'sampl' in French ones, where English 'sampling' also ends up, so each term must only match its own."""
         root = _stemming(self.language)
         terms: dict[str, list[str]] = {}
+        word = word_text(word)
         for code in languages:
             for term in root.analyze(self._pre_stemmed(word, code)):
                 terms.setdefault(term, []).append(code)
@@ -296,14 +313,15 @@ class FullTextIndex:
             doc.add_bytes("heading_path", s.heading_path.encode())
             doc.add_unsigned("line_start", s.line_start)
             doc.add_unsigned("line_end", s.line_end)
-            head_stem = self._pre_stemmed(head_text, s.lang)
-            body_stem = self._pre_stemmed(s.body, s.lang)
+            head_words, body_words = word_text(head_text), word_text(s.body)
+            head_stem = self._pre_stemmed(head_words, s.lang)
+            body_stem = self._pre_stemmed(body_words, s.lang)
             doc.add_text("head_stem", head_stem)
             doc.add_text("body_stem", body_stem)
             if terms is not None:
                 terms.update(root.analyze(head_stem))
                 terms.update(root.analyze(body_stem))
-            doc.add_text("fold", f"{head_text}\n{s.body}")
+            doc.add_text("fold", f"{head_words}\n{body_words}")
             doc.add_text("lang", s.lang)
             grams = cjk_terms(f"{head_text}\n{s.body}", letters=True)
             if grams:
@@ -321,6 +339,7 @@ class FullTextIndex:
         """The words of a document's path (folders and file name, without the extension), as the stemmed
         fields analyse the document's text."""
         words = " ".join(WORD.findall(doc_id.rsplit(".", 1)[0] if "." in doc_id.rsplit("/", 1)[-1] else doc_id))
+        words = word_text(words)
         return _stemming(self.language).analyze(self._pre_stemmed(words, lang))
 
     def reload(self) -> None:
@@ -375,7 +394,7 @@ class FullTextIndex:
         analysed: dict[str, dict[str, list[str]]] = {}
         self._last_query.value = (text, present, analysed)  # query_signals reads it in the same search
         for word in words:
-            for term in fold.analyze(word):
+            for term in fold.analyze(word_text(word)):
                 should.append(
                     (tantivy.Occur.Should, _weighted(tantivy.Query.term_query(schema, "fold", term), FOLD_BOOST))
                 )
