@@ -34,8 +34,9 @@ __all__ = ["Database", "redact", "text_config"]  # `redact` here too: older call
 # Bump when the tables change: a writer rebuilds an older index (it is a cache of the root), readers refuse.
 # 2: one links row per (document, target) with its count; 3: mcp_docs_documents.language (issue 29);
 # 4: each links row's resolved target, indexed (backlinks); 5: Thai/Lao/Khmer/Myanmar letter pairs in the
-# sections' tsvector (pg_letter_pairs.py)
-PG_SCHEMA_VERSION = 5
+# sections' tsvector (pg_letter_pairs.py); 6: the tsvector of decomposed text composed, and Arabic/Hebrew vowel
+# marks folded (letter_pairs.word_text)
+PG_SCHEMA_VERSION = 6
 CONNECT_SECONDS = 5
 STATEMENT_MS = 30_000  # a reader's query that takes longer is cancelled: one tool error, not a hung request
 WRITER_LOCK_KEY = 0x6D63_7064_6F63  # pg_advisory_lock key of the one writer ('mcpdoc')
