@@ -164,10 +164,11 @@ MARKS = (
     "\U0001e01b-\U0001e021\U0001e023-\U0001e024\U0001e026-\U0001e02a\U0001e130-\U0001e136\U0001e2ae"
     "\U0001e2ec-\U0001e2ef\U0001e8d0-\U0001e8d6\U0001e944-\U0001e94a\U000e0100-\U000e01ef"
 )
-WORD = re.compile(rf"(?:[^\W_]|[{MARKS}])+", re.UNICODE)
+# A word starts with a letter or digit: a mark after a symbol (the variation selector of an emoji, U+FE0F) is no word.
+WORD = re.compile(rf"[^\W_](?:[^\W_]|[{MARKS}])*", re.UNICODE)
 # The same words for Tantivy's regex tokenizer (Rust regex syntax): its `simple` tokenizer keeps Rust's alphanumeric
 # characters, which hold some marks (most vowel signs: Other_Alphabetic) but not viramas or nuktas.
-WORD_TOKENIZER_PATTERN = r"[\p{Alphabetic}\p{N}\p{M}]+"
+WORD_TOKENIZER_PATTERN = r"[\p{Alphabetic}\p{N}][\p{Alphabetic}\p{N}\p{M}]*"
 # Marks that only add vowels or accents to a word that reads the same without them: Arabic harakat, Hebrew niqqud
 # and cantillation, and the combining diacritics of Latin, Greek and Cyrillic text (after NFC, those left without a
 # precomposed letter). They are dropped for the index and the query alike, as Tantivy's ascii_fold drops accents;

@@ -65,6 +65,7 @@ def test_arabic_and_hebrew_vowel_marks_are_folded_as_accents_are() -> None:
         "Le collecteur reçoit des données : « traces », métriques, journaux (l'exportateur).",
         "東京都の天気 서울 날씨 ٢٠٢٤ ½ ² Ⅻ x²",
         "Привет, мир! Γειά σου κόσμε",
+        "⚠️ Warning ✔️ done",  # a variation selector (a mark) after a symbol starts no word
     ],
 )
 def test_text_without_combining_marks_has_the_simple_tokenizers_terms(text: str) -> None:
