@@ -13,7 +13,7 @@ import pytest
 import tantivy
 
 from mcp_docs.query_text import MARKS, WORD, fold_marks, query_words
-from mcp_docs.store.embedded.fulltext import _analyzer, _stemming, _word_tokenizer
+from mcp_docs.store.embedded.fulltext import _analyzer, _stem_terms_of, _stemming, _word_tokenizer
 
 MARKED_WORDS = [
     "संपीड़न",  # Hindi: nukta, virama (in the anusvara's place: a sign), vowel sign
@@ -80,3 +80,9 @@ def test_the_written_out_marks_are_every_combining_mark() -> None:
     for code in range(0x0300, sys.maxunicode + 1):
         char = chr(code)
         assert bool(listed.match(char)) == unicodedata.category(char).startswith("M"), hex(code)
+
+
+@pytest.mark.parametrize("text", ["Tail sampling, naïve café and C++ ⚠️", "फ़ाइलों का संपीड़न", "𑀅𑀲𑁄𑀓 Brahmi"])
+def test_a_documents_term_set_is_the_indexs_terms(text: str) -> None:
+    # the term sets take Tantivy's faster `simple` tokenizer for text without a combining mark: the same terms
+    assert _stem_terms_of(text, "en") == _stemming("en").analyze(text)

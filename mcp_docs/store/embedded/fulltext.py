@@ -34,6 +34,7 @@ from ...errors import IndexBusy
 from ...index.hits import RankedSection
 from ...language import STOPWORDS, cjk_terms, query_language_beyond_stopwords
 from ...query_text import (
+    ANY_MARK,
     CODE_MARK,
     IDENTIFIER,
     MAX_QUERY_TERMS,
@@ -118,6 +119,23 @@ def _word_tokenizer() -> tantivy.Tokenizer:
     tokenizer cut a word at each mark that is not alphabetic to Rust (virama, nukta): 'संपीड़न' was 'संपीड', 'न'.
     For text without combining marks its tokens are `simple`'s."""
     return tantivy.Tokenizer.regex(WORD_TOKENIZER_PATTERN)
+
+
+@cache
+def _simple_analyzer(language: str | None) -> tantivy.TextAnalyzer:
+    """_analyzer with Tantivy's `simple` tokenizer: the same terms for text without a combining mark, 3-4 times
+    faster (the regex tokenizer made a cold keyword index of the OTel English pages 1.21x the CPU)."""
+    builder = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(tantivy.Filter.remove_long(40))
+    builder = builder.filter(tantivy.Filter.lowercase())
+    if language:
+        builder = builder.filter(tantivy.Filter.stemmer(language))
+    return builder.filter(tantivy.Filter.ascii_fold()).build()
+
+
+def _stem_terms_of(text: str, code: str) -> list[str]:
+    """The stemmed fields' terms of `text` (the document's term set), by the faster analyzer when it can."""
+    language = STEMMER_LANGUAGES[code]
+    return (_analyzer(language) if ANY_MARK.search(text) else _simple_analyzer(language)).analyze(text)
 
 
 def word_text(text: str) -> str:
@@ -301,7 +319,6 @@ class FullTextIndex:
         """Index `sections`; with `terms`, also collect there their terms in the stemmed fields (the
         document's term set, document_signals.py)."""
         writer = self._w()
-        root = _stemming(self.language)
         for s in sections:
             head_text = f"{s.title}\n{s.heading_path.replace(' > ', chr(10))}" if s.heading_path != s.title else s.title
             doc = tantivy.Document()
@@ -319,8 +336,8 @@ class FullTextIndex:
             doc.add_text("head_stem", head_stem)
             doc.add_text("body_stem", body_stem)
             if terms is not None:
-                terms.update(root.analyze(head_stem))
-                terms.update(root.analyze(body_stem))
+                terms.update(_stem_terms_of(head_stem, self.language))
+                terms.update(_stem_terms_of(body_stem, self.language))
             doc.add_text("fold", f"{head_words}\n{body_words}")
             doc.add_text("lang", s.lang)
             grams = cjk_terms(f"{head_text}\n{s.body}", letters=True)
