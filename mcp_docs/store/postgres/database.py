@@ -37,12 +37,14 @@ __all__ = ["Database", "redact", "text_config"]  # `redact` here too: older call
 # 4: each links row's resolved target, indexed (backlinks); 5: Thai/Lao/Khmer/Myanmar letter pairs in the
 # sections' tsvector (pg_letter_pairs.py); 6: one vector per document (mcp_docs_doc_chunks), chunks that failed
 # to embed, the model recorded (vector_writes.py); 7: mcp_docs_terms, each section's term frequencies (kept by a
-# trigger), so a keyword search reads BM25's inputs from one index instead of ranking every matching tsvector
-PG_SCHEMA_VERSION = 7
-# Older versions upgraded in place, their vectors kept (`_upgrade_in_place`); older still are rebuilt.
-UPGRADED_IN_PLACE = (5, 6)
-# The last version without the term table: its upgrade only fills the table from the stored tsvectors.
-TERMS_FROM_VERSION = 6
+# trigger), so a keyword search reads BM25's inputs from one index instead of ranking every matching tsvector;
+# 8: the tsvector of decomposed text composed, and Arabic/Hebrew vowel marks folded (letter_pairs.word_text)
+PG_SCHEMA_VERSION = 8
+# Older versions upgraded in place, their vectors kept (`_upgrade_in_place`: every document read again, which
+# also writes its tsvector from the folded text); older still are rebuilt.
+UPGRADED_IN_PLACE = (5, 6, 7)
+# The first version with the term table: an older one gets it filled from the stored tsvectors at once.
+TERMS_FROM_VERSION = 7
 CONNECT_SECONDS = 5
 STATEMENT_MS = 30_000  # a reader's query that takes longer is cancelled: one tool error, not a hung request
 WRITER_LOCK_KEY = 0x6D63_7064_6F63  # pg_advisory_lock key of the one writer ('mcpdoc')
@@ -433,13 +435,11 @@ class Database:
                     conn.execute(f"drop table if exists mcp_docs_{table} cascade")
             conn.execute(_SCHEMA)
             if upgrade:
+                _upgrade_in_place(conn, version, self.where)  # every document read again by the next sync
                 if version is not None and version < TERMS_FROM_VERSION:
-                    _upgrade_in_place(conn, version, self.where)  # 5 -> 6: every document read again
-                else:
-                    log.warning("the index in %s has schema version %s: adding its term table", self.where, version)
-                # the same rows the trigger writes, from the sections already stored (a document the next sync
-                # rewrites loses them by the cascade and gets them again from the trigger)
-                conn.execute(f"insert into mcp_docs_terms {TERMS_OF.format(sections='mcp_docs_sections')}")
+                    # the same rows the trigger writes, from the sections already stored (a document the next
+                    # sync rewrites loses them by the cascade and gets them again from the trigger)
+                    conn.execute(f"insert into mcp_docs_terms {TERMS_OF.format(sections='mcp_docs_sections')}")
             stored_root = conn.execute("select value from mcp_docs_meta where key = 'root'").fetchone()
             documents = conn.execute("select count(*) from mcp_docs_documents").fetchone()
             if stored_root and stored_root[0] != root and documents and documents[0]:
@@ -553,9 +553,10 @@ class Database:
 
 
 def _upgrade_in_place(conn: psycopg.Connection[Any], version: int | None, where: str) -> None:
-    """Schema 5 → 6 (the new table and column came with `_SCHEMA`): every document is read again by the next sync,
-    which writes its document-level unit; the section chunks' vectors are kept (the writer keeps a vector whose text
-    did not change), so only the documents' own vectors are embedded."""
+    """Schema 5, 6 or 7 → 8 (new tables and columns came with `_SCHEMA`): every document is read again by the next
+    sync, which writes its document-level unit (from 5) and its sections' tsvectors from the folded text (from every
+    one); the section chunks' vectors are kept (the writer keeps a vector whose text did not change), so only the
+    documents' own vectors are embedded, and only from 5."""
     log.warning(
         "the index in %s has schema version %s: upgrading it to %d in place (every document is read again, its "
         "vectors kept)",

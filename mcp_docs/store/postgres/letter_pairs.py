@@ -14,6 +14,7 @@ agree whatever the language's configuration.
 from __future__ import annotations
 
 from ...language import SOUTHEAST_ASIAN_RUN, cjk_terms
+from ...query_text import fold_marks
 
 PREFIX = "sea"
 
@@ -34,6 +35,15 @@ def pair_suffix(text: str) -> str:
     body, so that the stored body stays the text itself."""
     words = pair_words(text, letters=True)
     return f"\n{' '.join(words)}" if words else ""
+
+
+def words_text(text: str) -> str | None:
+    """The text a section's body tsvector is built from when it is not the body itself: composed (NFC), without the
+    marks query_text.fold_marks drops (harakat, niqqud, the combining accents of a file saved decomposed), as a
+    query's words are. None when that is the body (most text): the body is not sent twice. PostgreSQL's parser
+    keeps a Devanagari or Tamil word whole with its marks (C.UTF-8); a decomposed 'é' was a word apart."""
+    folded = fold_marks(text)
+    return None if folded == text else folded
 
 
 def _token(term: str) -> str:

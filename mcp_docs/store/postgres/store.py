@@ -26,7 +26,7 @@ from ...index.embedding_worker import EmbeddingWorker
 from ...index.hits import RankedSection, VectorHit
 from ...index.language_mix import LanguageView
 from ...paths import Jail
-from ...query_text import MAX_QUERY_TERMS, QUERY_STOPWORDS, spaced_words
+from ...query_text import MAX_QUERY_TERMS, QUERY_STOPWORDS, fold_marks, spaced_words
 from ...search.ranking import Bonus
 from ...settings import Settings
 from ..api import CommitListener, Progress, SectionHit, SyncReport, coverage_note, unavailable_reason
@@ -242,7 +242,7 @@ class PostgresStore:
         self, query: str, limit: int, folder: str | None, tags: Sequence[str], languages: frozenset[str]
     ) -> list[SectionHit]:
         # Thai, Lao, Khmer and Myanmar runs by their letter pairs, not by the fragments the parser cuts them into
-        words = spaced_words(query) + pair_words(query)
+        words = [fold_marks(w) for w in spaced_words(query)] + pair_words(query)
         terms = [w for w in words if w not in QUERY_STOPWORDS] or words
         if not terms:
             return []

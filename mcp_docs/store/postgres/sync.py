@@ -29,13 +29,14 @@ from ...link_graph import PENDING_BATCH, LinkGraph
 from ...loader import content_hash, read_markdown
 from ...markdown import ParsedDocument
 from ...paths import Jail, printable
+from ...query_text import fold_marks
 from ...scan import Problem, ScannedFile, Scanner
 from ...settings import Settings
 from ..embedded.catalog import DocumentRecord, Fingerprint, LinkRecord, SectionRecord, document_row
 from ..embedded.sync import Progress, SyncReport, catalog_records, prepare, racy_safe, scan_paths
 from .catalog import PgCatalog, _under
 from .database import Database, text_config
-from .letter_pairs import pair_suffix, with_pairs
+from .letter_pairs import pair_suffix, with_pairs, words_text
 from .vector_writes import open_embedder
 from .vector_writes import vector_text as vector_text  # re-exported: store.py names it here
 
@@ -297,7 +298,7 @@ class PgWriter:
             cur.executemany(
                 "insert into mcp_docs_sections values (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s::regconfig,"
                 " setweight(to_tsvector(%s::regconfig, %s), 'A') || setweight(to_tsvector(%s::regconfig, %s), 'B'))",
-                [(*r[:11], r[10], r[11], r[10], r[9] + r[12]) for r in rows.sections],
+                [(*r[:11], r[10], r[11], r[10], (r[9] if r[13] is None else r[13]) + r[12]) for r in rows.sections],
             )
             cur.executemany("insert into mcp_docs_doc_tags values (%s, %s) on conflict do nothing", rows.tags)
             cur.executemany("insert into mcp_docs_links values (%s,%s,%s,%s,%s,%s,%s,%s,null)", rows.links)
@@ -324,8 +325,8 @@ class PgWriter:
         kept: dict[str, str],
     ) -> DocumentRows:
         """One document's rows for every table: the same for the row-by-row inserts and the bulk COPY. A section
-        row ends with its config, head text and the letter pairs of its body (store/postgres/letter_pairs.py),
-        from which the server computes its tsvector."""
+        row ends with its config, head text, the letter pairs of its body and its words' text when that is not the
+        body (store/postgres/letter_pairs.py), from which the server computes its tsvector."""
         config = text_config(doc.lang)
         if config not in self._configs:  # a server built without that language's dictionary
             config = "simple"
@@ -348,8 +349,9 @@ class PgWriter:
                     s.tokens,
                     bodies.get(s.idx, ""),
                     config,
-                    with_pairs(head_text(doc.title, s.heading_path)),  # Thai, Khmer...: their letter pairs too
+                    with_pairs(fold_marks(head_text(doc.title, s.heading_path))),  # Thai, Khmer...: letter pairs too
                     pair_suffix(bodies.get(s.idx, "")),
+                    words_text(bodies.get(s.idx, "")),
                 )
                 for s in sections
             ],
@@ -387,7 +389,7 @@ class PgWriter:
                 cur.execute(
                     "insert into mcp_docs_sections select doc_id, idx, heading, heading_path, level, line_start, "
                     "line_end, subtree_end, tokens, body, config, setweight(to_tsvector(config, head), 'A') || "
-                    "setweight(to_tsvector(config, body || pairs), 'B') from mcp_docs_load_sections"
+                    "setweight(to_tsvector(config, coalesce(words, body) || pairs), 'B') from mcp_docs_load_sections"
                 )
                 cur.execute("truncate mcp_docs_load_sections")
                 _copy(cur, "mcp_docs_doc_tags", None, (t for r in rows for t in r.tags))
@@ -457,7 +459,7 @@ _CHUNK_COLUMNS = "(doc_id, section_idx, hash, text, prefix_len)"
 _LOAD_SECTIONS_TABLE = (
     "create temporary table if not exists mcp_docs_load_sections (doc_id text, idx integer, heading text, "
     "heading_path text, level integer, line_start integer, line_end integer, subtree_end integer, tokens integer, "
-    "body text, config regconfig, head text, pairs text)"
+    "body text, config regconfig, head text, pairs text, words text)"
 )
 
 
