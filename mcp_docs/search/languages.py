@@ -62,8 +62,14 @@ def one_answer_per_translation(
         if key is not None:
             declared[doc_id] = key
     writers = writes_query_script(query)  # of versions none in the query's language: one in its script
-    counts = catalog.language_counts()
-    main = max(counts, key=lambda code: counts[code]) if counts else None
+    main: list[str | None] = []
+
+    def main_language() -> str | None:  # the collection's most frequent language, read once and only if asked
+        if not main:
+            counts = catalog.language_counts()
+            main.append(max(counts, key=lambda code: counts[code]) if counts else None)
+        return main[0]
+
     answers = translations.collapse(
         ids,
         language_of,
@@ -71,7 +77,7 @@ def one_answer_per_translation(
         same_page,
         declared,
         writers.write if writers is not None else None,
-        main,
+        main_language,
         lambda position: groups[position].score,
     )
     answers = answers[:limit]

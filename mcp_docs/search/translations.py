@@ -124,7 +124,7 @@ def collapse(
     same_page: Callable[[str, str], bool] | None = None,
     declared: Mapping[str, str] | None = None,
     fits_query: Callable[[str], bool] | None = None,
-    preferred: str | None = None,
+    preferred: Callable[[], str | None] | None = None,
     score_of: Callable[[int], float] | None = None,
 ) -> list[Answer]:
     """Documents best first → one entry per answer, in the order of each answer's best-ranked version.
@@ -183,16 +183,17 @@ def _fallback_version(
     ids: Sequence[str],
     language_of: Callable[[str], str],
     fits_query: Callable[[str], bool] | None,
-    preferred: str | None,
+    preferred: Callable[[], str | None] | None,
     score_of: Callable[[int], float] | None,
 ) -> int:
     """The version shown when none is in the query's language: of those written in the query's script (all, if
     none is), the one in `preferred` when it scores near the best, else the best-ranked."""
     fitting = [p for p in positions if fits_query is None or fits_query(language_of(ids[p]))] or positions
     best = fitting[0]
-    if preferred is None or score_of is None:
+    if preferred is None or score_of is None or len(fitting) == 1:
         return best
-    main = next((p for p in fitting if language_of(ids[p]) == preferred), None)
+    language = preferred()  # asked only here: most searches never need it (PostgreSQL: a round trip)
+    main = next((p for p in fitting if language_of(ids[p]) == language), None)
     if main is not None and score_of(main) >= PREFERRED_SHARE * score_of(best):
         return main
     return best

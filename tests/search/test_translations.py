@@ -210,12 +210,14 @@ def test_of_versions_that_tie_on_a_name_the_one_in_the_main_language_is_shown() 
     latin = writes_query_script("sync")
     assert latin is not None
     answers = collapse(
-        ids, langs.__getitem__, None, fits_query=latin.write, preferred="en", score_of=scores.__getitem__
+        ids, langs.__getitem__, None, fits_query=latin.write, preferred=lambda: "en", score_of=scores.__getitem__
     )
     # en/a.md scores 15 of the best Latin version's 16: shown. en/b.md scores half of fr/b.md's: the French one.
     assert [a.shown for a in answers] == ["en/a.md", "fr/b.md"]
     # a query in a known language is answered in it, whatever the main language
-    assert [a.shown for a in collapse(ids, langs.__getitem__, "no", preferred="en", score_of=scores.__getitem__)] == [
+    assert [
+        a.shown for a in collapse(ids, langs.__getitem__, "no", preferred=lambda: "en", score_of=scores.__getitem__)
+    ] == [
         "no/a.md",
         "fr/b.md",
     ]

@@ -13,6 +13,7 @@ import psycopg
 
 from mcp_docs.library import open_library
 from mcp_docs.settings import Settings
+from mcp_docs.store.postgres.database import TERMS_OF
 
 from ...index.test_marked_words import ABSENT, CASES, NOTES
 from ...server_fixtures import write
@@ -53,21 +54,23 @@ def test_a_word_with_marks_finds_its_note_alone(pg_server: tuple[str, Path], tmp
 
 
 def test_an_index_of_the_schema_before_is_rebuilt(pg_server: tuple[str, Path], tmp_path: Path) -> None:
-    """A database indexed before (schema 5) holds the decomposed note's tsvector with its marks: the writer rebuilds
-    it, every note indexed again."""
+    """A database indexed before (schema 7) holds the decomposed note's tsvector with its marks: the writer upgrades
+    it in place, every note read again."""
     root = tmp_path / "vault"
     for rel, text in NOTES.items():
         write(root, rel, text)
     url = new_database(pg_server[0])
     assert _index(root, url, "--embeddings", "none") == 0
-    with psycopg.connect(url, autocommit=True) as conn:  # the tsvectors as schema 5 built them, from the body as is
+    with psycopg.connect(url, autocommit=True) as conn:  # the tsvectors as schema 7 built them, from the body as is
         conn.execute(
             "update mcp_docs_sections set tsv = setweight(to_tsvector(config, heading_path), 'A') || "
             "setweight(to_tsvector(config, body), 'B')"
         )
+        conn.execute("delete from mcp_docs_terms")  # and the term table read from them
+        conn.execute(f"insert into mcp_docs_terms {TERMS_OF.format(sections='mcp_docs_sections')}")
     assert _found(url, tmp_path)[0]["décaféiné"] == []
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("update mcp_docs_meta set value = '5' where key = 'schema_version'")
+        conn.execute("update mcp_docs_meta set value = '7' where key = 'schema_version'")
     assert _index(root, url, "--embeddings", "none") == 0
     found, _ = _found(url, tmp_path)
     assert found["décaféiné"] == ["fr/coffee.md"]
