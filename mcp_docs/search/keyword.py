@@ -25,9 +25,17 @@ def keyword_documents(
     sources: SearchSources, request: SearchRequest, limit: int, max_documents: int
 ) -> list[DocumentGroup[RankedSection]]:
     """Keyword search's documents, best first, with the document signals; from its best `limit` sections."""
+    return keyword_documents_of(sources, request, limit, max_documents)[0]
+
+
+def keyword_documents_of(
+    sources: SearchSources, request: SearchRequest, limit: int, max_documents: int
+) -> tuple[list[DocumentGroup[RankedSection]], bool]:
+    """keyword_documents, and whether the `limit` sections were all taken (a deeper search may find more)."""
     hits = sources.keyword_hits(request.query, limit, request.folder, request.tags)
     # asked after the hits: a reading worker's store refreshes its languages while it searches
-    return group_keyword_hits(hits, max_documents, sources.document_bonus(request.query, by_key=True))
+    groups = group_keyword_hits(hits, max_documents, sources.document_bonus(request.query, by_key=True))
+    return groups, len(hits) >= limit
 
 
 def group_keyword_hits(

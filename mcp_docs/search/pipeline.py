@@ -11,19 +11,21 @@ Each step is a function of plain inputs, tested alone in tests/search/; this mod
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..embedders import EmbedderError
 from ..models import SearchMode, SearchResult
 from . import documents, keyword, languages, results
 from .mode import ModeChoice, choose_mode, embedder_failed
-from .request import SearchRequest, limits
+from .request import Limits, SearchRequest, deeper, limits
 from .reranking import rerank
 from .sources import SearchSources
 from .vectors import VectorRanking, rank_with_vectors
 
 if TYPE_CHECKING:
     from ..index.hits import RankedSection
+    from .ranking import DocumentGroup
 
 
 def search(sources: SearchSources, request: SearchRequest) -> SearchResult:
@@ -31,6 +33,43 @@ def search(sources: SearchSources, request: SearchRequest) -> SearchResult:
     query = request.query
     limit = limits(request.max_results, sources.languages)
     language = languages.query_language(query, sources.languages) if limit.several_languages else None
+    found = ranked_documents(sources, request, limit, language)
+    if found.merged and found.full and len(found.groups) < request.max_results and sources.reranker is None:
+        # a page in 36 languages is one answer: "Canvas" on the Obsidian help vault gave 2 of the 5 asked for
+        again = ranked_documents(sources, request, deeper(limit), language)
+        if len(again.groups) > len(found.groups):
+            found = again
+    groups = found.groups
+    if sources.embedding is not None:  # while embedding is under way, what searches return is embedded first
+        sources.embedding.searched_for(g.doc_id for g in groups)
+    named = sources.catalog.named_languages([g.doc_id for g in groups])
+    return SearchResult(
+        query=query,
+        mode_used=found.mode,
+        results=results.document_matches(groups, named, results.snippet_terms(query)),
+        index=results.index_info(sources.catalog, sources.vectors),
+        note=found.note,
+        reranked=found.reranked,
+    )
+
+
+@dataclass(frozen=True)
+class RankedDocuments:
+    """The documents of one search at one depth, best first, and what the result says of them."""
+
+    mode: SearchMode
+    groups: list[DocumentGroup[RankedSection]]
+    note: str | None
+    reranked: bool
+    merged: bool  # versions of a page in several languages were merged into one answer
+    full: bool  # every candidate section asked for was found: a deeper search may find more documents
+
+
+def ranked_documents(
+    sources: SearchSources, request: SearchRequest, limit: Limits, language: str | None
+) -> RankedDocuments:
+    """The steps from the mode to one answer per translation, worked to `limit`'s depths."""
+    query = request.query
     choice = choose_mode(request.mode, sources.vectors)
     found = VectorRanking([], 1.0, None, None)
     if choice.mode != "keyword":
@@ -38,10 +77,12 @@ def search(sources: SearchSources, request: SearchRequest) -> SearchResult:
     mode, note = choice.mode, choice.note
     shown = None
     ranked = found.ranked
+    full = len(ranked) >= limit.sections
     if mode == "keyword" and sources.reranker is None:  # grouped by key: only the shown sections are read
-        shown = keyword.keyword_documents(sources, request, limit.sections, limit.depth)
+        shown, full = keyword.keyword_documents_of(sources, request, limit.sections, limit.depth)
     elif mode == "keyword":
         ranked = keyword.keyword_sections(sources, request, limit.sections)
+        full = len(ranked) >= limit.sections
     if not ranked and not shown and sources.empty_note():
         note = sources.empty_note()  # not "vectors are not built yet": there is nothing to search
     outcome = rerank(sources.reranker, query, ranked)
@@ -60,22 +101,13 @@ def search(sources: SearchSources, request: SearchRequest) -> SearchResult:
     if groups and documents.keyword_leads(mode, found.covered, outcome.reranked):
         first = keyword.keyword_documents(sources, request, limit.sections, 1)
         groups = documents.lead_with_keyword(groups, first)
+    versions = None
     if limit.several_languages:
         groups, versions = languages.one_answer_per_translation(
             sources.catalog, groups, language, found.view, request.max_results, query
         )
         note = join_notes(note, versions)
-    if sources.embedding is not None:  # while embedding is under way, what searches return is embedded first
-        sources.embedding.searched_for(g.doc_id for g in groups)
-    named = sources.catalog.named_languages([g.doc_id for g in groups])
-    return SearchResult(
-        query=query,
-        mode_used=mode,
-        results=results.document_matches(groups, named, results.snippet_terms(query)),
-        index=results.index_info(sources.catalog, sources.vectors),
-        note=note,
-        reranked=outcome.reranked,
-    )
+    return RankedDocuments(mode, groups, note, outcome.reranked, versions is not None, full)
 
 
 def vector_step(

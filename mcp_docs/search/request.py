@@ -4,7 +4,7 @@ the later steps work to)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..markdown import normalize_tag
 from ..models import SearchMode
@@ -19,6 +19,9 @@ MAX_CANDIDATES = 2000
 # In a collection of several languages, documents are grouped this many times deeper (at most) so that the list
 # still holds max_results answers once a page and its translations are merged into one.
 MAX_LANGUAGE_DEPTH = 4
+# When merging a page's versions still left fewer answers than asked (a page in 36 languages), the search runs once
+# more this many times deeper.
+DEEPER = 4
 
 
 @dataclass(frozen=True)
@@ -76,3 +79,8 @@ def limits(max_results: int, languages: frozenset[str]) -> Limits:
         depth=max_results * min(len(languages), MAX_LANGUAGE_DEPTH) if several else max_results,
         several_languages=several,
     )
+
+
+def deeper(limit: Limits) -> Limits:
+    """`limit` DEEPER times deeper: more sections per side and more documents grouped."""
+    return replace(limit, sections=min(limit.sections * DEEPER, MAX_CANDIDATES), depth=limit.depth * DEEPER)

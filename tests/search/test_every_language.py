@@ -194,3 +194,34 @@ def test_a_query_in_latin_letters_finds_the_page_written_in_them_first(two_scrip
     # and the other way round: a question in Japanese finds the Japanese note first
     ids = [r.id for r in two_scripts.search("コンポーズのログ docker", mode="keyword").results]
     assert ids[0] == "メモ/コンポーズ.md", ids
+
+
+LANGS = ("en", "fr", "de", "es", "it", "nl", "pt", "sv", "fi", "pl", "cs", "tr")
+PAGES = {"boards": 10, "cards": 1, "arrows": 1, "groups": 1}  # sections naming the word, per version: 120 of one page
+MANY = {
+    f"{code}/{name}.md": f"---\nlang: {code}\npermalink: {name}\n---\n# {name.title()}\n\n"
+    + "".join(
+        f"## Part {i}\n\n"
+        + (
+            f"Canvas, canvas: a canvas of {name}.\n\n"
+            if name == "boards"
+            else f"One canvas among many other words about {name}, written out at some length ({i}).\n\n"
+        )
+        for i in range(sections)
+    )
+    for code in LANGS
+    for name, sections in PAGES.items()
+}
+
+
+@pytest.fixture(scope="module")
+def many_versions(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
+    yield from keyword_library(tmp_path_factory, "many-versions", MANY)
+
+
+def test_a_page_in_many_languages_still_leaves_room_for_the_answers_asked_for(many_versions: Library) -> None:
+    # The 120 sections of the twelve versions of one page filled the candidates: merged into one answer, the
+    # search gave 1 of the 4 asked for. It now looks deeper once.
+    result = many_versions.search("canvas", mode="keyword", max_results=4)
+    pages = {r.id.split("/")[1] for r in result.results}
+    assert pages == {"boards.md", "cards.md", "arrows.md", "groups.md"}, [r.id for r in result.results]
