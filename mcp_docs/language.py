@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from .settings import STEMMER_LANGUAGES, normalize_language
@@ -187,16 +187,23 @@ def query_language_beyond_stopwords(query: str, languages: Iterable[str]) -> str
     if not others or len(_LETTER.findall(query)) < QUERY_MIN_LETTERS:
         return None
     wanted = others | {code for code in languages if code in LANGUAGE_NAMES}
-    shares: dict[str, float] = {}
-    for label, probability in _identifier().rank(query[:SAMPLE_CHARS]):  # a query is bounded, not its caller
-        code = VARIETIES.get(label, label)
-        if code in wanted:
-            shares[code] = shares.get(code, 0.0) + float(probability)
+    shares = identifier_shares(query, wanted)
     total = sum(shares.values())
     if not total:
         return None
     code, best = max(shares.items(), key=lambda item: item[1])
     return code if code in others and best >= QUERY_MIN_PROBABILITY * total else None
+
+
+def identifier_shares(text: str, wanted: Collection[str]) -> dict[str, float]:
+    """The identifier's probability of each language of `wanted` for `text` (its first SAMPLE_CHARS: a query is
+    bounded, not its caller), a variety counted as its language (VARIETIES)."""
+    shares: dict[str, float] = {}
+    for label, probability in _identifier().rank(text[:SAMPLE_CHARS]):
+        code = VARIETIES.get(label, label)
+        if code in wanted:
+            shares[code] = shares.get(code, 0.0) + float(probability)
+    return shares
 
 
 def asks_identifier(languages: Iterable[str]) -> bool:

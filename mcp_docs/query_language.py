@@ -23,8 +23,7 @@ from .language import (
     LANGUAGE_NAMES,
     QUERY_MIN_LETTERS,
     STOPWORDS,
-    VARIETIES,
-    _identifier,
+    identifier_shares,
     query_language_beyond_stopwords,
 )
 from .query_text import query_words
@@ -207,11 +206,7 @@ def _identifier_choice(text: str, candidates: list[str]) -> str | None:
     """The identifier's choice among a few languages of one script, when it is sure enough of it."""
     if sum(1 for c in text if c.isalpha()) < QUERY_MIN_LETTERS:
         return None
-    shares: dict[str, float] = {}
-    for label, probability in _identifier().rank(text[:1000]):
-        code = VARIETIES.get(label, label)
-        if code in candidates:
-            shares[code] = shares.get(code, 0.0) + float(probability)
+    shares = identifier_shares(text, candidates)
     total = sum(shares.values())
     if not total:
         return None
