@@ -14,7 +14,7 @@ agree whatever the language's configuration.
 from __future__ import annotations
 
 from ...language import SOUTHEAST_ASIAN_RUN, cjk_terms
-from ...query_text import fold_marks
+from ...query_text import fold_marks, spaced_text
 
 PREFIX = "sea"
 
@@ -26,8 +26,10 @@ def pair_words(text: str, letters: bool = False) -> list[str]:
 
 
 def with_pairs(text: str) -> str:
-    """`text` for `to_tsvector`, followed by its runs' pair tokens (none: `text` unchanged)."""
-    return text + pair_suffix(text)
+    """`text` for `to_tsvector`, its Thai, Lao, Khmer and Myanmar runs as their pair tokens only (none: `text`
+    unchanged). The parser's fragments of those runs were never searched (a query's runs are its pairs), and
+    only made their sections longer (`bm25_length`)."""
+    return (spaced_text(text) if SOUTHEAST_ASIAN_RUN.search(text) else text) + pair_suffix(text)
 
 
 def pair_suffix(text: str) -> str:
@@ -42,8 +44,18 @@ def words_text(text: str) -> str | None:
     marks query_text.fold_marks drops (harakat, niqqud, the combining accents of a file saved decomposed), as a
     query's words are. None when that is the body (most text): the body is not sent twice. PostgreSQL's parser
     keeps a Devanagari or Tamil word whole with its marks (C.UTF-8); a decomposed 'é' was a word apart."""
-    folded = fold_marks(text)
+    folded = fold_marks(spaced_text(text))  # Thai, Khmer...: their pairs alone (`pair_suffix`), as in Tantivy
     return None if folded == text else folded
+
+
+def bm25_length(text: str, tokens: int) -> int:
+    """A section's length for BM25's normalisation: its `tokens` (the estimate of its text) without its Thai, Lao,
+    Khmer and Myanmar runs, which the word terms no longer hold (the embedded store's word fields do not either,
+    query_text.spaced_text). A Thai page's 'Canvas' then weighs as a word of a short page, not of one ten times
+    longer: "Canvas คืออะไร" ranked 22 other languages' Canvas pages above the Thai one. The same estimate (about
+    four UTF-8 bytes a token, tokens.py), so the other sections' lengths are their tokens unchanged."""
+    runs = sum(len(run.encode("utf-8")) for run in SOUTHEAST_ASIAN_RUN.findall(text))
+    return max(1, tokens - runs // 4) if runs else tokens
 
 
 def _token(term: str) -> str:
