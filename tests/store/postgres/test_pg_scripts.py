@@ -106,6 +106,7 @@ FIRST = {
     "extract a tar.gz archive": "pages/tar.md",
     "tar.gz archive": "pages/tar.md",  # the Japanese page's commands alone matched: first on PostgreSQL before
     "Canvas คืออะไร": "th/ปลั๊กอิน/Canvas.md",
+    "tarアーカイブを展開": "pages.ja/tar.md",  # a Japanese sentence is one word to PostgreSQL's parser: found nothing
     "टिप्पणियाँ": "hi/टिप्पणियाँ.md",
     "व्यवस्थित": "hi/टिप्पणियाँ.md",
 }
