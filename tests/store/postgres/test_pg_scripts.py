@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -22,6 +23,7 @@ import pytest
 from mcp_docs.library import Library, open_library
 from mcp_docs.settings import Settings
 from mcp_docs.store.postgres.database import TERMS_OF
+from mcp_docs.store.postgres.store import PostgresStore
 
 from ...server_fixtures import write
 from .conftest import new_database
@@ -175,3 +177,25 @@ def test_an_index_of_schema_8_is_upgraded_in_place(pg_server: tuple[str, Path], 
         assert conn.execute("select value from mcp_docs_meta where key = 'schema_version'").fetchone() == ("9",)
     with open_library(settings, read_only=True) as lib:
         assert lib.keyword_hits(question, 10, None, [])[0].section.doc_id == FIRST[question]
+
+
+def test_the_other_script_share_costs_no_statement_of_its_own(
+    library: Library, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL the sections' languages are read in the ranking statement: the ranking stays one statement.
+    (The search of a page with translations then reads their section counts, one more, as before this change.)"""
+    if not isinstance(library.store, PostgresStore):
+        pytest.skip("the embedded store runs no SQL")
+    library.search("tar.gz archive", mode="keyword")  # what a first search reads once (the collection's languages)
+    statements: list[str] = []
+    execute = psycopg.Connection.execute
+
+    def counted(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        statements.append(str(query))
+        return execute(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Connection, "execute", counted)
+    hits = library.keyword_hits("tar.gz archive", 10, None, [])
+    assert [h.section.doc_id for h in hits][:2] == ["pages/tar.md", "pages.ja/tar.md"]
+    assert len(statements) == 1, statements
+    assert "d.lang = any(" in statements[0]  # the damped ranking ran (its languages as one parameter)
