@@ -14,6 +14,8 @@ agree whatever the language's configuration.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ...language import NO_SPACE_RUN, SOUTHEAST_ASIAN_RUN, cjk_terms
 from ...query_text import fold_marks, spaced_text
 
@@ -61,5 +63,8 @@ def bm25_length(text: str, tokens: int) -> int:
     return max(1, tokens - runs // 4) if runs else tokens
 
 
+# A few thousand pairs make up most of a language's text: each spelled once (on the Obsidian help vault the spelling
+# was most of the writer's time for these texts once the CJK runs had their pairs too).
+@lru_cache(maxsize=1 << 16)
 def _token(term: str) -> str:
     return PREFIX + "".join(f"{ord(c):05x}" for c in term)
