@@ -113,9 +113,11 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         action="store_true",
         help="search the index as it is, without a sync (and so without embedding more meanwhile): a frozen copy",
     )
+    ap.add_argument("--store", choices=("embedded", "postgres"), default="embedded")
+    ap.add_argument("--database-url", help="with --store postgres: the database to index --root into and search")
     args = ap.parse_args(argv)
 
-    from mcp_docs.library import Library
+    from mcp_docs.library import Library, open_library
     from mcp_docs.settings import Settings
 
     require(args.root / "en", "Obsidian help vault")
@@ -125,7 +127,13 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     rows_out = []
     for mode in [m.strip() for m in args.modes.split(",") if m.strip()]:
         emb = "none" if mode == "keyword" else args.embeddings
-        lib = Library(Settings.load(args.root, args.index_dir, embeddings=emb), read_only=args.read_only)
+        if args.store == "postgres":  # the same questions through the PostgreSQL store (synced as a writer)
+            settings = Settings.load(
+                args.root, args.index_dir, embeddings=emb, store="postgres", database_url=args.database_url
+            )
+            lib = open_library(settings, read_only=args.read_only)
+        else:
+            lib = Library(Settings.load(args.root, args.index_dir, embeddings=emb), read_only=args.read_only)
         if not args.read_only:
             lib.sync()
         rows, misses, lat = run(lib, questions, mode, pages)

@@ -38,11 +38,13 @@ __all__ = ["Database", "redact", "text_config"]  # `redact` here too: older call
 # sections' tsvector (pg_letter_pairs.py); 6: one vector per document (mcp_docs_doc_chunks), chunks that failed
 # to embed, the model recorded (vector_writes.py); 7: mcp_docs_terms, each section's term frequencies (kept by a
 # trigger), so a keyword search reads BM25's inputs from one index instead of ranking every matching tsvector;
-# 8: the tsvector of decomposed text composed, and Arabic/Hebrew vowel marks folded (letter_pairs.word_text)
-PG_SCHEMA_VERSION = 8
+# 8: the tsvector of decomposed text composed, and Arabic/Hebrew vowel marks folded (letter_pairs.word_text);
+# 9: Thai/Lao/Khmer/Myanmar runs only as their letter pairs in the tsvector, and each section's length for BM25
+# without them (mcp_docs_sections.length, letter_pairs.bm25_length), as the embedded store's word fields
+PG_SCHEMA_VERSION = 9
 # Older versions upgraded in place, their vectors kept (`_upgrade_in_place`: every document read again, which
 # also writes its tsvector from the folded text); older still are rebuilt.
-UPGRADED_IN_PLACE = (5, 6, 7)
+UPGRADED_IN_PLACE = (5, 6, 7, 8)
 # The first version with the term table: an older one gets it filled from the stored tsvectors at once.
 TERMS_FROM_VERSION = 7
 CONNECT_SECONDS = 5
@@ -99,8 +101,10 @@ create table if not exists mcp_docs_sections (
     body text not null,
     config regconfig not null,
     tsv tsvector not null,
+    length integer,
     primary key (doc_id, idx)
 );
+alter table mcp_docs_sections add column if not exists length integer;
 create index if not exists mcp_docs_sections_tsv on mcp_docs_sections using gin(tsv);
 create table if not exists mcp_docs_doc_tags (
     doc_id text not null references mcp_docs_documents(id) on delete cascade,
@@ -167,7 +171,8 @@ create index if not exists mcp_docs_doc_chunks_hash on mcp_docs_doc_chunks(hash)
 # insert); a section is only ever deleted with its document, which the foreign key's cascade follows.
 TERMS_OF = (
     "select s.config, t.lexeme, s.doc_id, s.idx, cardinality(t.positions), "
-    "coalesce(cardinality(array_positions(t.weights, 'A')), 0), s.tokens from {sections} s cross join unnest(s.tsv) t"
+    "coalesce(cardinality(array_positions(t.weights, 'A')), 0), coalesce(s.length, s.tokens) "
+    "from {sections} s cross join unnest(s.tsv) t"
 )
 TERMS_SCHEMA = f"""
 create table if not exists mcp_docs_terms (
@@ -553,9 +558,9 @@ class Database:
 
 
 def _upgrade_in_place(conn: psycopg.Connection[Any], version: int | None, where: str) -> None:
-    """Schema 5, 6 or 7 → 8 (new tables and columns came with `_SCHEMA`): every document is read again by the next
-    sync, which writes its document-level unit (from 5) and its sections' tsvectors from the folded text (from every
-    one); the section chunks' vectors are kept (the writer keeps a vector whose text did not change), so only the
+    """Schema 5, 6, 7 or 8 → 9 (new tables and columns came with `_SCHEMA`): every document is read again by the
+    next sync, which writes its document-level unit (from 5), its sections' tsvectors from the folded text (from 5,
+    6 and 7) and without the Thai/Khmer runs' fragments, and their BM25 lengths (from every one); the section chunks' vectors are kept (the writer keeps a vector whose text did not change), so only the
     documents' own vectors are embedded, and only from 5."""
     log.warning(
         "the index in %s has schema version %s: upgrading it to %d in place (every document is read again, its "

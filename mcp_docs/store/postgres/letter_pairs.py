@@ -1,7 +1,8 @@
-"""Thai, Lao, Khmer and Myanmar words inside a sentence, for PostgreSQL's text search.
+"""Thai, Lao, Khmer and Myanmar words inside a sentence, and Chinese, Japanese and Korean ones, for PostgreSQL's
+text search.
 
 These scripts write no spaces between words, and PostgreSQL's text-search parser cuts their runs at each vowel
-sign and tone mark: a word inside a sentence matched none of the fragments (the embedded store indexes these
+sign and tone mark (a CJK sentence it keeps as one word): a word inside a sentence matched none of the fragments (the embedded store indexes these
 runs as letter pairs, store/embedded/fulltext.py). Here each section's runs add their letter pairs, and its single letters,
 to the text its tsvector is built from, and a query's runs are searched by their pairs, as in Tantivy.
 
@@ -13,21 +14,27 @@ agree whatever the language's configuration.
 
 from __future__ import annotations
 
-from ...language import SOUTHEAST_ASIAN_RUN, cjk_terms
-from ...query_text import fold_marks
+from functools import lru_cache
+
+from ...language import NO_SPACE_RUN, SOUTHEAST_ASIAN_RUN, cjk_terms
+from ...query_text import fold_marks, spaced_text
 
 PREFIX = "sea"
 
 
 def pair_words(text: str, letters: bool = False) -> list[str]:
-    """The letter pairs of every Thai, Lao, Khmer or Myanmar run of `text`, each as one token; with `letters` (a
-    section, not a query), every letter of a longer run as well."""
-    return [_token(term) for run in SOUTHEAST_ASIAN_RUN.findall(text) for term in cjk_terms(run, letters=letters)]
+    """The letter pairs of every Chinese, Japanese, Korean, Thai, Lao, Khmer or Myanmar run of `text`, each as one
+    token; with `letters` (a section, not a query), every letter of a longer run as well. The CJK runs too, as the
+    embedded store's `cjk` field: the parser keeps a Chinese or Japanese sentence as one word, which no question
+    matched (every Chinese and Japanese question of the Obsidian help's multilingual evaluation found nothing)."""
+    return [_token(term) for run in NO_SPACE_RUN.findall(text) for term in cjk_terms(run, letters=letters)]
 
 
 def with_pairs(text: str) -> str:
-    """`text` for `to_tsvector`, followed by its runs' pair tokens (none: `text` unchanged)."""
-    return text + pair_suffix(text)
+    """`text` for `to_tsvector`, its Thai, Lao, Khmer and Myanmar runs as their pair tokens only (none: `text`
+    unchanged). The parser's fragments of those runs were never searched (a query's runs are its pairs), and
+    only made their sections longer (`bm25_length`)."""
+    return (spaced_text(text) if SOUTHEAST_ASIAN_RUN.search(text) else text) + pair_suffix(text)
 
 
 def pair_suffix(text: str) -> str:
@@ -42,9 +49,22 @@ def words_text(text: str) -> str | None:
     marks query_text.fold_marks drops (harakat, niqqud, the combining accents of a file saved decomposed), as a
     query's words are. None when that is the body (most text): the body is not sent twice. PostgreSQL's parser
     keeps a Devanagari or Tamil word whole with its marks (C.UTF-8); a decomposed 'é' was a word apart."""
-    folded = fold_marks(text)
+    folded = fold_marks(spaced_text(text))  # Thai, Khmer...: their pairs alone (`pair_suffix`), as in Tantivy
     return None if folded == text else folded
 
 
+def bm25_length(text: str, tokens: int) -> int:
+    """A section's length for BM25's normalisation: its `tokens` (the estimate of its text) without its Thai, Lao,
+    Khmer and Myanmar runs, which the word terms no longer hold (the embedded store's word fields do not either,
+    query_text.spaced_text). A Thai page's 'Canvas' then weighs as a word of a short page, not of one ten times
+    longer: "Canvas คืออะไร" ranked 22 other languages' Canvas pages above the Thai one. The same estimate (about
+    four UTF-8 bytes a token, tokens.py), so the other sections' lengths are their tokens unchanged."""
+    runs = sum(len(run.encode("utf-8")) for run in SOUTHEAST_ASIAN_RUN.findall(text))
+    return max(1, tokens - runs // 4) if runs else tokens
+
+
+# A few thousand pairs make up most of a language's text: each spelled once (on the Obsidian help vault the spelling
+# was most of the writer's time for these texts once the CJK runs had their pairs too).
+@lru_cache(maxsize=1 << 16)
 def _token(term: str) -> str:
     return PREFIX + "".join(f"{ord(c):05x}" for c in term)

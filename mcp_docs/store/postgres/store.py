@@ -26,6 +26,7 @@ from ...index.embedding_worker import EmbeddingWorker
 from ...index.hits import RankedSection, VectorHit
 from ...index.language_mix import LanguageView
 from ...paths import Jail
+from ...query_language import OTHER_SCRIPT_SHARE, languages_outside_query_script
 from ...query_text import MAX_QUERY_TERMS, QUERY_STOPWORDS, fold_marks, spaced_words
 from ...search.ranking import Bonus
 from ...settings import Settings
@@ -250,9 +251,12 @@ class PostgresStore:
         where, args = _filters("d", folder, tags)
         terms = terms[:MAX_QUERY_TERMS]
         rank = f"{RANK_FUNCTION}('{RANK_WEIGHTS}', s.tsv, q.query, {int(RANK_NORMALIZATION)})"
+        # as in the embedded store: a section in a language that does not write the query's script scores
+        # OTHER_SCRIPT_SHARE of its keyword score (query_language.py); none in a collection of one script
+        elsewhere = languages_outside_query_script(query, languages)
         if IDF_WEIGHTING:
-            queries = _idf_ranked_sections(rank)
-            params: list[Any] = [configs, terms]
+            queries = _idf_ranked_sections(rank, damped=bool(elsewhere))
+            params: list[Any] = [configs, terms, *([elsewhere] if elsewhere else [])]
         else:
             queries = (
                 "with q as materialized (select c::regconfig as cfg, websearch_to_tsquery(c::regconfig, %s) as query "
@@ -293,12 +297,14 @@ def _frequency(rank: str) -> str:
     return f"(case when {rank} > 0 then round(1 / greatest(1.64493406685 * (1 - {rank}), 1e-9) - 0.5) else 0 end)"
 
 
-def _idf_ranked_sections(rank: str) -> str:
+def _idf_ranked_sections(rank: str, damped: bool = False) -> str:
     """The `r` CTE (doc_id, idx, score) of the per-word ranking: one tsquery per word and language, each weighted
     by its IDF over the sections (BM25's idea, which ts_rank lacks), so a rare word found counts for more than a
     common one; with LENGTH_K, each word's rank is also normalised by the section's length against the average,
     as BM25's k1 and b do (`rank` then is the unnormalised, saturating term frequency). With BM25 and TERM_TABLE,
-    a one-lexeme word's term frequencies come from the term table rather than from ts_rank (the same numbers)."""
+    a one-lexeme word's term frequencies come from the term table rather than from ts_rank (the same numbers).
+    With `damped`, one more parameter (after the configurations and words): the languages whose sections score
+    OTHER_SCRIPT_SHARE (`_damped_scores`)."""
     idf = "ln(1 + (n.total - m.df + 0.5) / (m.df + 0.5))"
     score = f"{idf} * m.r"
     if RANK_FUNCTION == "bm25":
@@ -337,15 +343,33 @@ def _idf_ranked_sections(rank: str) -> str:
         "n as materialized (select coalesce((select value::float8 from mcp_docs_meta where key = 'sections'), "
         "(select count(*)::float8 from mcp_docs_sections)) as total, "
         "coalesce((select value::float8 from mcp_docs_meta where key = 'average_tokens'), "
-        "(select avg(tokens)::float8 from mcp_docs_sections), 1) as avg_tokens), "
+        "(select avg(coalesce(length, tokens))::float8 from mcp_docs_sections), 1) as avg_tokens), "
         # each word's matching sections, ranked, and how many there are (its document frequency): one index scan
         # per word gives both (counting them first, then ranking them, read every match twice)
         # (`materialized` and `offset 0`: each ts_rank is computed once per section, not again wherever it is used)
-        f"m as materialized ({terms if from_terms else ''}select s.doc_id, s.idx, s.tokens, {rank} as r, "
+        f"m as materialized ({terms if from_terms else ''}select s.doc_id, s.idx, coalesce(s.length, s.tokens) "
+        f"as tokens, {rank} as r, "
         "count(*) over (partition by q.word)::float8 as df from q join mcp_docs_sections s on s.config = q.cfg "
         f"and s.tsv @@ q.query cross join lateral (select {ranks} offset 0) x where numnode(q.query) > "
-        f"{1 if from_terms else 0}), "
-        f"r as (select m.doc_id, m.idx, sum({score}) as score from m cross join n group by m.doc_id, m.idx) "
+        f"{1 if from_terms else 0}), " + (_damped_scores(score) if damped else _scores(score))
+    )
+
+
+def _scores(score: str) -> str:
+    """The `r` CTE: each matching section's BM25 score, the sum of its words'."""
+    return f"r as (select m.doc_id, m.idx, sum({score}) as score from m cross join n group by m.doc_id, m.idx) "
+
+
+def _damped_scores(score: str) -> str:
+    """The `r` CTE where a section of a language in the statement's last parameter (those that do not write the
+    query's script) scores OTHER_SCRIPT_SHARE of its sum, as the embedded store's `_damped_in_languages` does: a
+    Japanese or Thai page's words are the few names and commands it borrows, so BM25 weighs a Latin query's words
+    many times there. Each matching section's language is read from its document row (a primary-key lookup)
+    before the best are cut, in the same statement."""
+    return (
+        f"r as (select m.doc_id, m.idx, sum({score}) * (case when d.lang = any(%s::text[]) then "
+        f"{float(OTHER_SCRIPT_SHARE)} else 1 end) as score from m cross join n join mcp_docs_documents d "
+        "on d.id = m.doc_id group by m.doc_id, m.idx, d.lang) "
     )
 
 

@@ -36,7 +36,7 @@ from ..embedded.catalog import DocumentRecord, Fingerprint, LinkRecord, SectionR
 from ..embedded.sync import Progress, SyncReport, catalog_records, prepare, racy_safe, scan_paths
 from .catalog import PgCatalog, _under
 from .database import Database, text_config
-from .letter_pairs import pair_suffix, with_pairs, words_text
+from .letter_pairs import bm25_length, pair_suffix, with_pairs, words_text
 from .vector_writes import open_embedder
 from .vector_writes import vector_text as vector_text  # re-exported: store.py names it here
 
@@ -297,8 +297,11 @@ class PgWriter:
         with conn.cursor() as cur:
             cur.executemany(
                 "insert into mcp_docs_sections values (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s::regconfig,"
-                " setweight(to_tsvector(%s::regconfig, %s), 'A') || setweight(to_tsvector(%s::regconfig, %s), 'B'))",
-                [(*r[:11], r[10], r[11], r[10], (r[9] if r[13] is None else r[13]) + r[12]) for r in rows.sections],
+                " setweight(to_tsvector(%s::regconfig, %s), 'A') || setweight(to_tsvector(%s::regconfig, %s), 'B'), %s)",
+                [
+                    (*r[:11], r[10], r[11], r[10], (r[9] if r[13] is None else r[13]) + r[12], r[14])
+                    for r in rows.sections
+                ],
             )
             cur.executemany("insert into mcp_docs_doc_tags values (%s, %s) on conflict do nothing", rows.tags)
             cur.executemany("insert into mcp_docs_links values (%s,%s,%s,%s,%s,%s,%s,%s,null)", rows.links)
@@ -326,7 +329,8 @@ class PgWriter:
     ) -> DocumentRows:
         """One document's rows for every table: the same for the row-by-row inserts and the bulk COPY. A section
         row ends with its config, head text, the letter pairs of its body and its words' text when that is not the
-        body (store/postgres/letter_pairs.py), from which the server computes its tsvector."""
+        body (store/postgres/letter_pairs.py), from which the server computes its tsvector, then its length for BM25
+        (`letter_pairs.bm25_length`)."""
         config = text_config(doc.lang)
         if config not in self._configs:  # a server built without that language's dictionary
             config = "simple"
@@ -352,6 +356,7 @@ class PgWriter:
                     with_pairs(fold_marks(head_text(doc.title, s.heading_path))),  # Thai, Khmer...: letter pairs too
                     pair_suffix(bodies.get(s.idx, "")),
                     words_text(bodies.get(s.idx, "")),
+                    bm25_length(bodies.get(s.idx, ""), s.tokens),
                 )
                 for s in sections
             ],
@@ -389,7 +394,7 @@ class PgWriter:
                 cur.execute(
                     "insert into mcp_docs_sections select doc_id, idx, heading, heading_path, level, line_start, "
                     "line_end, subtree_end, tokens, body, config, setweight(to_tsvector(config, head), 'A') || "
-                    "setweight(to_tsvector(config, coalesce(words, body) || pairs), 'B') from mcp_docs_load_sections"
+                    "setweight(to_tsvector(config, coalesce(words, body) || pairs), 'B'), length from mcp_docs_load_sections"
                 )
                 cur.execute("truncate mcp_docs_load_sections")
                 _copy(cur, "mcp_docs_doc_tags", None, (t for r in rows for t in r.tags))
@@ -431,7 +436,7 @@ class PgWriter:
         """What BM25 needs of the whole collection (the number of sections, their average length), recorded after
         each sync that changed the index, so that a search reads two rows instead of counting every section."""
         total, average = conn.execute(
-            "select count(*), coalesce(avg(tokens), 1) from mcp_docs_sections"
+            "select count(*), coalesce(avg(coalesce(length, tokens)), 1) from mcp_docs_sections"
         ).fetchone() or (0, 1)
         conn.execute(
             "insert into mcp_docs_meta(key, value) values ('sections', %s), ('average_tokens', %s) "
@@ -459,7 +464,7 @@ _CHUNK_COLUMNS = "(doc_id, section_idx, hash, text, prefix_len)"
 _LOAD_SECTIONS_TABLE = (
     "create temporary table if not exists mcp_docs_load_sections (doc_id text, idx integer, heading text, "
     "heading_path text, level integer, line_start integer, line_end integer, subtree_end integer, tokens integer, "
-    "body text, config regconfig, head text, pairs text, words text)"
+    "body text, config regconfig, head text, pairs text, words text, length integer)"
 )
 
 
