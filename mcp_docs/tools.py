@@ -264,6 +264,8 @@ class DocsTools:
                 text = outline(doc.parsed) + self.links.outline_lines(doc.id, doc.parsed.links)
             else:
                 text = summary(doc.parsed)
+            if read_mode != "full" and not doc.parsed.sections:
+                notes.append("The note has no sections: read_section has nothing to read in it.")
         if heading:
             notes.append(
                 f"'#{printable(heading, HEADING_CHARS)}' names a section: "
