@@ -419,9 +419,9 @@ class DocsTools:
                 raise FileNotFoundError(doc_id)
             path = found
         except PathOutsideRoot as exc:
-            raise PathRefused(f"Refused: {exc}") from exc
+            raise PathRefused(f"Refused: {exc}{_relative_hint(doc_id)}") from exc
         except FileNotFoundError:
-            raise DocumentNotFound(self._unknown_id_message(doc_id)) from None
+            raise DocumentNotFound(self._unknown_id_message(doc_id) + _relative_hint(doc_id)) from None
         if path == jail.root or self.library.is_folder(path):
             raise ToolInputError(
                 f"'{printable(doc_id)}' is a folder, not a document: use list_documents(folder='{printable(doc_id)}')."
@@ -537,6 +537,17 @@ class DocsTools:
 
 
 RESOURCE_PREFIX = "docs://"
+
+
+def _relative_hint(doc_id: str) -> str:
+    """What to do with a relative link copied from a document: an agent has no note to read it from, and
+    '../setup.md' read from the root is refused or names another file; the linking note's outline has the id."""
+    if not doc_id.startswith(("./", "../", ".\\", "..\\")):
+        return ""
+    return (
+        " A relative link is relative to the document it is written in: that document's outline "
+        "(read_document(id, mode='outline'), 'Links to') lists the id it leads to."
+    )
 
 
 def _from_resource_uri(doc_id: str) -> str:
