@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .errors import SectionAmbiguous, SectionNotFound
+from .inline import clean_inline
 from .markdown import HEADING_SEPARATOR, Section, clip_heading
 from .models import HEADING_PATH_CHARS
 from .paths import printable
@@ -60,7 +61,30 @@ def _norm_path(text: str) -> str:
 
 def match_section(sections: tuple[Section, ...] | list[Section], wanted: str, doc_id: str) -> Section:
     """Heading path, then exact heading, then a unique partial match; case is ignored, and accents too when
-    nothing matches with them ('reunions' finds 'Réunions', but 'Réunions' is preferred to 'Reunions')."""
+    nothing matches with them ('reunions' finds 'Réunions', but 'Réunions' is preferred to 'Reunions').
+
+    A heading copied as the file writes it ('### `date()`', '**Setup**') is tried as the parser keeps it
+    (plain text) when nothing matches it as written."""
+    try:
+        return _match_as_written(sections, wanted, doc_id)
+    except SectionNotFound:
+        plain = _plain_heading_path(wanted)
+        if plain == wanted.strip() or not plain:
+            raise
+        try:
+            return _match_as_written(sections, plain, doc_id)
+        except SectionNotFound:
+            pass
+        raise
+
+
+def _plain_heading_path(wanted: str) -> str:
+    """`wanted` with each heading's inline Markdown (code marks, emphasis, links) and leading hashes removed."""
+    parts = [clean_inline(_LEADING_HASHES.sub("", part.strip())).strip() for part in wanted.split(">")]
+    return HEADING_SEPARATOR.join(p for p in parts if p)
+
+
+def _match_as_written(sections: tuple[Section, ...] | list[Section], wanted: str, doc_id: str) -> Section:
     if not sections:
         raise SectionNotFound(f"'{printable(doc_id, ID_CHARS)}' has no sections: read it with read_document.")
     query = _as_parsed(wanted.strip()[:MAX_WANTED_HEADING_CHARS])
