@@ -469,22 +469,44 @@ class DocsTools:
     def _stored_folder(self, folder: str) -> str:
         """`folder` as the index spells it: a name typed in NFC finds a folder macOS wrote decomposed (NFD), and
         the other way round, as links and ids do. Asks the catalog only for a non-ASCII name not found as is."""
-        if folder.isascii() or self._folder_exists(folder):
+        if not folder or self._folder_exists(folder):
             return folder
         wanted = unicodedata.normalize("NFC", folder)
         depth = wanted.count("/") + 1
+        # Else case is ignored, as for ids and links ('fr/édition' for 'fr/Édition'), when one folder fits.
+        same_case, any_case = None, set()
         for stored in self.library.catalog.folders():
             prefix = "/".join(stored.split("/")[:depth])
             if unicodedata.normalize("NFC", prefix) == wanted:
-                return prefix
-        return folder
+                same_case = prefix
+            elif unicodedata.normalize("NFC", prefix).casefold() == wanted.casefold():
+                any_case.add(prefix)
+        if same_case is not None:
+            return same_case
+        return any_case.pop() if len(any_case) == 1 else folder
+
+    def _nearest_parent(self, folder: str) -> str:
+        """The deepest folder above `folder` that holds documents ('' when none does)."""
+        parts = folder.split("/")[:-1]
+        while parts:
+            parent = self._stored_folder("/".join(parts))
+            if self._folder_exists(parent):
+                return parent
+            parts.pop()
+        return ""
 
     def _folder_exists(self, folder: str) -> bool:
         return self.library.folder_exists(folder)
 
     def _folder_missing_message(self, folder: str) -> str:
-        top = [p for p, _ in self.library.catalog.subfolders("", None)]
         msg = f"No folder '{printable(folder)}'."
+        parent = self._nearest_parent(folder)
+        if parent:  # 'fr/Editing': the folders of 'fr', where the user was looking, not the 36 of the root
+            under = [p for p, _ in self.library.catalog.subfolders(parent, None)]
+            if under:
+                return f"{msg} Folders under '{printable(parent)}': {clip_list(under, LISTED_CHARS, ID_CHARS)}."
+            return f"{msg} '{printable(parent)}' has no subfolders: list_documents(folder='{printable(parent)}')."
+        top = [p for p, _ in self.library.catalog.subfolders("", None)]
         return msg + (
             " Top-level folders: " + clip_list(top, LISTED_CHARS, ID_CHARS) + "."
             if top
