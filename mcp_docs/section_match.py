@@ -150,8 +150,37 @@ def match_anchor(
     by_id = [s for s in sections if s.level and _heading_id(lines, s) == key]
     if len(by_id) == 1:
         return AnchorMatch(by_id[0])
-    by_slug = [s for s in sections if s.level and slugs(s.heading) == slugs(fragment)]
+    by_slug = _by_anchor(sections, lines, fragment, slugs)
     return AnchorMatch(by_slug[0]) if len(by_slug) == 1 and not by_id else None
+
+
+def _by_anchor(
+    sections: Sequence[Section], lines: Sequence[str], fragment: str, slugs: Callable[[str], str]
+) -> list[Section]:
+    """The sections whose anchor is `fragment`, numbered as GitHub numbers repeated headings ('notes', then
+    'notes-1'), from the heading as written (the parser names the second 'Notes (2)'); a '-' left at either end
+    by a dropped emoji ('🚀 Quick start': GitHub '-quick-start', Hugo 'quick-start') is optional."""
+    wanted = slugs(fragment).strip("-")
+    seen: dict[str, int] = {}
+    found = []
+    for s in sections:
+        if not s.level:
+            continue
+        written = lines[s.line_start - 1] if 0 < s.line_start <= len(lines) else s.heading
+        base = slugs(_written_heading(written) or s.heading)
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        if (base if n == 0 else f"{base}-{n}").strip("-") == wanted:
+            found.append(s)
+    return found
+
+
+def _written_heading(line: str) -> str:
+    """An ATX heading line's text as the parser reads it (no hashes, no explicit id, no inline Markdown)."""
+    text = _LEADING_HASHES.sub("", line.strip())
+    if text == line.strip():  # not an ATX heading (setext: the line is the text)
+        return clean_inline(text)
+    return clean_inline(_HEADING_ID.sub("", text).rstrip("#").strip())
 
 
 def _heading_id(lines: Sequence[str], section: Section) -> str | None:
