@@ -157,12 +157,14 @@ def match_anchor(
 def _by_anchor(
     sections: Sequence[Section], lines: Sequence[str], fragment: str, slugs: Callable[[str], str]
 ) -> list[Section]:
-    """The sections whose anchor is `fragment`, numbered as GitHub numbers repeated headings ('notes', then
-    'notes-1'), from the heading as written (the parser names the second 'Notes (2)'); a '-' left at either end
-    by a dropped emoji ('🚀 Quick start': GitHub '-quick-start', Hugo 'quick-start') is optional."""
+    """The sections whose anchor is `fragment`: a repeated heading's as GitHub numbers it ('notes-1' for the
+    second '## Notes', from the heading as written: the parser names it 'Notes (2)'), else any with that
+    anchor (two make it ambiguous, as before); a '-' left at either end by a dropped emoji ('🚀 Quick start':
+    GitHub '-quick-start', Hugo 'quick-start') is optional."""
     wanted = slugs(fragment).strip("-")
+    numbered = slugs(fragment) == fragment.casefold()  # an anchor as written, not a heading's text ('`date()`')
     seen: dict[str, int] = {}
-    found = []
+    plain, by_number = [], []
     for s in sections:
         if not s.level:
             continue
@@ -170,9 +172,11 @@ def _by_anchor(
         base = slugs(_written_heading(written) or s.heading)
         n = seen.get(base, 0)
         seen[base] = n + 1
-        if (base if n == 0 else f"{base}-{n}").strip("-") == wanted:
-            found.append(s)
-    return found
+        if base.strip("-") == wanted:
+            plain.append(s)
+        elif numbered and n and f"{base}-{n}".strip("-") == wanted:
+            by_number.append(s)
+    return by_number or plain
 
 
 def _written_heading(line: str) -> str:
