@@ -17,6 +17,7 @@ import hashlib
 import json
 import logging
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -431,12 +432,22 @@ class DocsTools:
     def _resolve_link(self, target: Target) -> str | None:
         resolution = self.links.resolve(target)
         if resolution.ambiguous:
-            shown = clip_list(resolution.candidates, LISTED_CHARS, ID_CHARS)
+            shown = clip_list(self._main_language_first(resolution.candidates), LISTED_CHARS, ID_CHARS)
             raise ToolInputError(
                 f"'{printable(describe(target))}' names {len(resolution.candidates)} documents: "
                 f"pass one of these ids: {shown}."
             )
         return resolution.id
+
+    def _main_language_first(self, ids: Sequence[str]) -> list[str]:
+        """Candidates in the collection's main language first: 'tar' names 16 tldr pages, the English one
+        (`pages/common/tar.md`) last in id order ('/' sorts after '.'), where the list might be cut."""
+        counts = self.library.language_counts
+        if not counts or len(ids) < 2:
+            return list(ids)
+        main = max(counts, key=lambda code: counts[code])
+        languages = self.library.catalog.languages_of(list(ids))
+        return sorted(ids, key=lambda i: languages.get(i) != main)  # stable: id order otherwise
 
     def _require_root(self) -> None:
         if not self.library.jail.root.is_dir():
