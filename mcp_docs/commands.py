@@ -24,7 +24,7 @@ from .settings import Settings
 from .store.api import SyncReport
 from .store.embedded.read_only_media import writable
 from .store.registry import store_kind
-from .terminal import json_safe, json_text_safe, terminal_safe
+from .terminal import json_safe, json_text_safe, name_safe, terminal_safe
 
 if TYPE_CHECKING:
     from .tools import DocsTools
@@ -220,7 +220,8 @@ def cmd_index(args: argparse.Namespace, settings: Settings | None) -> int:
                 console.print(f"[yellow]{empty}[/]", highlight=False)
             for problem in report.skipped[:20]:
                 console.print(
-                    f"  skipped [yellow]{_shown(problem.path)}[/]: {_shown(problem.kind)} — {_shown(problem.detail)}",
+                    f"  skipped [yellow]{_shown(name_safe(problem.path))}[/]: {_shown(problem.kind)} — "
+                    f"{_shown(name_safe(problem.detail))}",
                     highlight=False,
                 )
             if len(report.skipped) > 20:
@@ -394,19 +395,20 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
         if problems:
             table = Table("skipped file", "why", "detail", title=f"{plural(len(problems), 'file')} skipped")
             for p in problems[:ROWS_SHOWN]:
-                table.add_row(*_cells(p.path, p.kind, p.detail))
+                table.add_row(*_cells(name_safe(p.path), p.kind, name_safe(p.detail)))
             _print_capped(console, table, len(problems))
         if warnings:
             table = Table("document", "warning", title=f"{plural(len(warnings), 'document')} indexed with warnings")
             for path, ws in warnings[:ROWS_SHOWN]:
-                table.add_row(*_cells(path, "; ".join(ws)))
+                table.add_row(*_cells(name_safe(path), "; ".join(ws)))
             _print_capped(console, table, len(warnings))
         if broken:
             title = f"{plural(len(broken_links), 'broken link')} to {plural(len(broken), 'target')}, most notes first"
             table = Table("link", "notes", "first in (line)", "why", title=title)
             for t in broken[:ROWS_SHOWN]:
                 first = t.links[0]
-                table.add_row(*_cells(t.target, f"{t.notes:,}", f"{first.id} ({first.line})", t.reason))
+                where = f"{name_safe(first.id)} ({first.line})"
+                table.add_row(*_cells(name_safe(t.target), f"{t.notes:,}", where, t.reason))
             _print_capped(console, table, len(broken))
         if problems or warnings or broken:  # the tables push the lines above off screen: the gist again, last
             gist = [plural(info.documents, "document")]

@@ -11,7 +11,8 @@ or what an agent passes as an id. It resolves, in this order, to
    reaches `en/Plugins/Canvas.md`, not the shorter `da/Plugin/Canvas.md`), then the shortest path; only a tie
    after all three is ambiguous (an agent's target has no linking note: there, any second candidate makes it
    ambiguous and every candidate is named);
-3. a front-matter alias, case-insensitive.
+3. a front-matter alias, case-insensitive, also one holding a '/' (Obsidian Publish keeps a note's old paths
+   as aliases, `How to/Internal link`) when no path goes by that name.
 
 Names are compared in one Unicode form (NFC, casefolded): `[[Café]]` reaches a file whose name macOS wrote
 decomposed (NFD). A URL of any scheme (`obsidian://`, `zotero:`, `mailto:`) is not a link to a note.
@@ -314,14 +315,23 @@ def resolve(
             found = _by_path(posixpath.normpath(posixpath.join(base, path)), docs, extensions)
             if found is None:
                 ends = sorted(d for d in docs if fold(_no_ext(d, extensions)).endswith("/" + fold(rel)))
-                return _pick(ends, source, languages)
+                if ends:
+                    return _pick(ends, source, languages)
+        if found is None and target.kind == "wiki" and not path.startswith((".", "/")):
+            # An alias may hold a '/': Obsidian Publish keeps a note's old paths as aliases and redirects them
+            # ('How to/Internal link'). No path by that name: the alias, as an alias without '/' resolves.
+            return _pick(_aliased(by_kind[ALIAS], path), source, languages)
         return Resolution(found)  # a path that leads nowhere is not a name
     files = sorted({n.doc_id for n in by_kind[FILE]})
     if files:
         return _pick(files, source, languages)
+    return _pick(_aliased(by_kind[ALIAS], path), source, languages)
+
+
+def _aliased(aliases: list[Name], path: str) -> list[str]:
+    """The documents with `path` as one of their aliases (compared folded, as a whole)."""
     wanted = fold(path)
-    aliased = sorted({n.doc_id for n in by_kind[ALIAS] if fold(n.alias) == wanted})
-    return _pick(aliased, source, languages)
+    return sorted({n.doc_id for n in aliases if fold(n.alias) == wanted})
 
 
 def _no_ext(doc_id: str, extensions: Sequence[str]) -> str:

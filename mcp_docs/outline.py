@@ -10,9 +10,13 @@ from typing import Protocol
 
 from .markdown import ParsedDocument
 from .models import HEADING_CHARS
+from .render import plural
 from .snippets import clip
 
 SUMMARY_LINE_CHARS = 160
+# Said instead of an empty list of sections: an agent reading 'Sections (lines, ~tokens):' and nothing after it
+# cannot tell an empty note from a cut reply.
+NO_SECTIONS = "No sections: the note holds no text."
 
 
 class OutlinedSection(Protocol):
@@ -51,6 +55,8 @@ def outline(parsed: ParsedDocument) -> str:
 
 def outline_of(title: str, n_lines: int, sections: Sequence[OutlinedSection]) -> str:
     """`outline` from a parse or from the catalog's section rows (the same fields)."""
+    if not sections:
+        return f"{clip(title, HEADING_CHARS)} — {plural(n_lines, 'line')}. {NO_SECTIONS}\n"
     total = sum(s.tokens for s in sections)
     lines = [f"{clip(title, HEADING_CHARS)} — {n_lines} lines, ~{_size(total)} tokens. Sections (lines, ~tokens):"]
     for s, tokens in zip(sections, _subtree_tokens(sections), strict=False):
@@ -83,6 +89,8 @@ def _first_lines(body: str, limit: int = SUMMARY_LINE_CHARS) -> str:
 
 def summary(parsed: ParsedDocument) -> str:
     """Headings with the first lines of each section."""
+    if not parsed.sections and not parsed.summary:
+        return f"{clip(parsed.title, HEADING_CHARS)} — {plural(len(parsed.lines), 'line')}. {NO_SECTIONS}\n"
     lines = [f"{clip(parsed.title, HEADING_CHARS)} — {len(parsed.lines)} lines"]
     explicit = parsed.front_matter.get("summary") or parsed.front_matter.get("description")
     if explicit and parsed.summary:

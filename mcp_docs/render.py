@@ -7,7 +7,6 @@ straight to `read_section`, short snippets, and how to continue.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable, Sequence
 
 from .models import (
@@ -20,6 +19,7 @@ from .models import (
     SectionMatch,
 )
 from .snippets import clip
+from .terminal import name_safe, shell_word
 
 # A 5-document search renders to ~1,450 characters (OpenTelemetry questions; benchmarks/REPORT.md, "Answer-first
 # results"): each document's lead section with its snippet (why it matched), its other sections by heading path and
@@ -41,8 +41,8 @@ def cli_next_step(result: SearchResult) -> str:
     top = result.results[0]
     # Quoted for a POSIX shell: names with spaces are the rule in note vaults, a heading may hold '$' or '`', and
     # an id that begins with '-' would be read as an option ('./-x.md' names the same document).
-    doc = shlex.quote(f"./{top.id}" if top.id.startswith("-") else top.id)
-    section = f" --section {shlex.quote(top.sections[0].heading_path)}" if top.sections else ""
+    doc = shell_word(f"./{top.id}" if top.id.startswith("-") else top.id)
+    section = f" --section {shell_word(top.sections[0].heading_path)}" if top.sections else ""
     return f"Next: mcp-docs read {doc}{section} for the text, or mcp-docs read {doc} --mode outline."
 
 
@@ -57,7 +57,9 @@ def render_search(result: SearchResult, next_step: Callable[[SearchResult], str]
     languages = _language_marks(result.results)
     for rank, doc in enumerate(result.results, start=1):
         tags = f" [{', '.join(doc.tags[:6])}]" if doc.tags else ""
-        lines.append(f"{rank}. {doc.id} — {clip(doc.title, TITLE_CHARS)}{tags}{languages(doc.language)}")
+        # a name may hold a newline ('a\nb.md'): escaped, it stays on its line (the structured id is exact)
+        title = name_safe(clip(doc.title, TITLE_CHARS))
+        lines.append(f"{rank}. {name_safe(doc.id)} — {title}{tags}{languages(doc.language)}")
         if not doc.sections:
             continue
         lead, *others = doc.sections
@@ -83,7 +85,7 @@ def _where(section: SectionMatch) -> str:
 
 
 def render_list(result: ListResult) -> str:
-    where = result.folder or "(root)"
+    where = name_safe(result.folder) or "(root)"
     lines = [
         f"{where}: {result.total} document{'s' if result.total != 1 else ''}"
         + (f", showing {len(result.documents)}" if len(result.documents) != result.total else "")
@@ -91,12 +93,12 @@ def render_list(result: ListResult) -> str:
     if result.note:
         lines.append(f"note: {result.note}")
     if result.folders:
-        lines.append("folders: " + ", ".join(f"{f.path}/ ({f.documents})" for f in result.folders))
+        lines.append("folders: " + ", ".join(f"{name_safe(f.path)}/ ({f.documents})" for f in result.folders))
     languages = _language_marks(result.documents)
     for d in result.documents:
         tags = f" [{', '.join(d.tags[:6])}]" if d.tags else ""
         size = f"{d.sections} sections, {d.size_bytes} B, {d.modified[:10]}"
-        line = f"- {d.id} — {clip(d.title, 100)}{tags}{languages(d.language)} ({size})"
+        line = f"- {name_safe(d.id)} — {name_safe(clip(d.title, 100))}{tags}{languages(d.language)} ({size})"
         if d.summary:
             line += f": {clip(d.summary, 120)}"
         lines.append(line)
@@ -112,11 +114,13 @@ def _continuation(truncated: bool, next_offset: int | None, total: int) -> str:
 
 
 def render_read_document(result: ReadDocumentResult) -> str:
-    return _render_read(f"{result.id} — {result.title} ({result.mode}", result)
+    return _render_read(f"{name_safe(result.id)} — {name_safe(result.title)} ({result.mode}", result)
 
 
 def render_read_section(result: ReadSectionResult) -> str:
-    return _render_read(f"{result.id} § {result.heading_path} (L{result.line_start}-{result.line_end}", result)
+    return _render_read(
+        f"{name_safe(result.id)} § {result.heading_path} (L{result.line_start}-{result.line_end}", result
+    )
 
 
 def _render_read(head: str, result: ReadDocumentResult | ReadSectionResult) -> str:

@@ -173,7 +173,7 @@ class Scanner:
 
     def _consider_folder_link(self, path: Path, rel: str, result: ScanResult) -> None:
         try:
-            self.jail.check_servable(path, folder=True)
+            real = self.jail.check_servable(path, folder=True)
         except PathOutsideRoot:
             result.problems.append(Problem(rel, "outside_root", "folder link leads outside the root: not followed"))
         except NotServed:
@@ -183,6 +183,8 @@ class Scanner:
                 result.problems.append(Problem(rel, "excluded_link", EXCLUDED_LINK))
         except OSError as exc:
             result.problems.append(Problem(rel, "unreadable", str(exc.strerror or exc)))
+        else:
+            result.problems.append(Problem(rel, "folder_link", _inside_folder_link(real, path, self.jail.root)))
 
     def _consider_file(self, path: Path, rel: str, st: os.stat_result, is_link: bool, result: ScanResult) -> None:
         if is_link:  # never indexed under its own name: its target is indexed where it is, or may not be served
@@ -201,3 +203,12 @@ class Scanner:
                 result.problems.append(Problem(rel, "duplicate_link", f"link to {target}, indexed there"))
             return
         result.files.append(ScannedFile(rel, path, st.st_size, st.st_mtime_ns))
+
+
+def _inside_folder_link(real: str, link: Path, root: Path) -> str:
+    """Why a folder link inside the root is not followed, in the words `status` shows: its files are already
+    indexed where they really are, and following it could only index them twice or loop (`loop -> .`)."""
+    target = Path(real).relative_to(root).as_posix()
+    if target == "." or os.fspath(link.parent).startswith(real + os.sep) or os.fspath(link.parent) == real:
+        return f"folder link to {'the root' if target == '.' else target}, a folder it sits in (a loop): not followed"
+    return f"folder link to {target}, indexed there: not followed"

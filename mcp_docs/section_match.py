@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .errors import SectionAmbiguous, SectionNotFound
+from .inline import clean_inline
 from .markdown import HEADING_SEPARATOR, Section, clip_heading
 from .models import HEADING_PATH_CHARS
 from .paths import printable
@@ -60,7 +61,30 @@ def _norm_path(text: str) -> str:
 
 def match_section(sections: tuple[Section, ...] | list[Section], wanted: str, doc_id: str) -> Section:
     """Heading path, then exact heading, then a unique partial match; case is ignored, and accents too when
-    nothing matches with them ('reunions' finds 'Réunions', but 'Réunions' is preferred to 'Reunions')."""
+    nothing matches with them ('reunions' finds 'Réunions', but 'Réunions' is preferred to 'Reunions').
+
+    A heading copied as the file writes it ('### `date()`', '**Setup**') is tried as the parser keeps it
+    (plain text) when nothing matches it as written."""
+    try:
+        return _match_as_written(sections, wanted, doc_id)
+    except SectionNotFound:
+        plain = _plain_heading_path(wanted)
+        if plain == wanted.strip() or not plain:
+            raise
+        try:
+            return _match_as_written(sections, plain, doc_id)
+        except SectionNotFound:
+            pass
+        raise
+
+
+def _plain_heading_path(wanted: str) -> str:
+    """`wanted` with each heading's inline Markdown (code marks, emphasis, links) and leading hashes removed."""
+    parts = [clean_inline(_LEADING_HASHES.sub("", part.strip())).strip() for part in wanted.split(">")]
+    return HEADING_SEPARATOR.join(p for p in parts if p)
+
+
+def _match_as_written(sections: tuple[Section, ...] | list[Section], wanted: str, doc_id: str) -> Section:
     if not sections:
         raise SectionNotFound(f"'{printable(doc_id, ID_CHARS)}' has no sections: read it with read_document.")
     query = _as_parsed(wanted.strip()[:MAX_WANTED_HEADING_CHARS])
@@ -126,8 +150,41 @@ def match_anchor(
     by_id = [s for s in sections if s.level and _heading_id(lines, s) == key]
     if len(by_id) == 1:
         return AnchorMatch(by_id[0])
-    by_slug = [s for s in sections if s.level and slugs(s.heading) == slugs(fragment)]
+    by_slug = _by_anchor(sections, lines, fragment, slugs)
     return AnchorMatch(by_slug[0]) if len(by_slug) == 1 and not by_id else None
+
+
+def _by_anchor(
+    sections: Sequence[Section], lines: Sequence[str], fragment: str, slugs: Callable[[str], str]
+) -> list[Section]:
+    """The sections whose anchor is `fragment`: a repeated heading's as GitHub numbers it ('notes-1' for the
+    second '## Notes', from the heading as written: the parser names it 'Notes (2)'), else any with that
+    anchor (two make it ambiguous, as before); a '-' left at either end by a dropped emoji ('🚀 Quick start':
+    GitHub '-quick-start', Hugo 'quick-start') is optional."""
+    wanted = slugs(fragment).strip("-")
+    numbered = slugs(fragment) == fragment.casefold()  # an anchor as written, not a heading's text ('`date()`')
+    seen: dict[str, int] = {}
+    plain, by_number = [], []
+    for s in sections:
+        if not s.level:
+            continue
+        written = lines[s.line_start - 1] if 0 < s.line_start <= len(lines) else s.heading
+        base = slugs(_written_heading(written) or s.heading)
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        if base.strip("-") == wanted:
+            plain.append(s)
+        elif numbered and n and f"{base}-{n}".strip("-") == wanted:
+            by_number.append(s)
+    return by_number or plain
+
+
+def _written_heading(line: str) -> str:
+    """An ATX heading line's text as the parser reads it (no hashes, no explicit id, no inline Markdown)."""
+    text = _LEADING_HASHES.sub("", line.strip())
+    if text == line.strip():  # not an ATX heading (setext: the line is the text)
+        return clean_inline(text)
+    return clean_inline(_HEADING_ID.sub("", text).rstrip("#").strip())
 
 
 def _heading_id(lines: Sequence[str], section: Section) -> str | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 
 # CSI / OSC / other escape sequences, then any remaining C0/C1 control character except \n and \t.
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
@@ -31,6 +32,32 @@ def terminal_safe(text: str) -> str:
     return _BIDI.sub("", _CONTROL.sub("", _ANSI.sub("", text)))
 
 
+# What may not appear raw in a name printed on one line: every C0/C1 control (newline and tab included: a file
+# may be named 'a\nb.md', which printed raw splits the line that lists it into two), DEL, bidi controls and the
+# Unicode line separators.
+_NAME_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+_NAME_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    return _NAME_ESCAPES.get(ch) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def name_safe(name: str) -> str:
+    """A file name, id or folder for one line of text output, its control characters shown as escapes
+    ('a\\nb.md'), so the name stays on its line and is seen to hold them; JSON output keeps the name exact."""
+    return _NAME_UNSAFE.sub(lambda m: _escape(m.group()), name)
+
+
+def shell_word(text: str) -> str:
+    """`text` quoted for a POSIX shell on one line: shlex.quote, or bash's $'...' when it holds a control
+    character (a newline inside '...' would split the command that is meant to be copied)."""
+    if not _NAME_UNSAFE.search(text):
+        return shlex.quote(text)
+    return "$'" + name_safe(text.replace("\\", "\\\\").replace("'", "\\'")) + "'"
+
+
 def json_safe(value: object) -> str:
     """`value` as one line of JSON, readable (non-ASCII kept) but with no character a terminal would act on."""
     return json_text_safe(json.dumps(value, ensure_ascii=False))
@@ -43,4 +70,4 @@ def json_text_safe(text: str) -> str:
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-__all__ = ["json_safe", "json_text_safe", "terminal_safe"]
+__all__ = ["json_safe", "json_text_safe", "name_safe", "shell_word", "terminal_safe"]

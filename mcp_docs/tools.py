@@ -17,6 +17,7 @@ import hashlib
 import json
 import logging
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -264,6 +265,8 @@ class DocsTools:
                 text = outline(doc.parsed) + self.links.outline_lines(doc.id, doc.parsed.links)
             else:
                 text = summary(doc.parsed)
+            if read_mode != "full" and not doc.parsed.sections:
+                notes.append("The note has no sections: read_section has nothing to read in it.")
         if heading:
             notes.append(
                 f"'#{printable(heading, HEADING_CHARS)}' names a section: "
@@ -417,9 +420,9 @@ class DocsTools:
                 raise FileNotFoundError(doc_id)
             path = found
         except PathOutsideRoot as exc:
-            raise PathRefused(f"Refused: {exc}") from exc
+            raise PathRefused(f"Refused: {exc}{_relative_hint(doc_id)}") from exc
         except FileNotFoundError:
-            raise DocumentNotFound(self._unknown_id_message(doc_id)) from None
+            raise DocumentNotFound(self._unknown_id_message(doc_id) + _relative_hint(doc_id)) from None
         if path == jail.root or self.library.is_folder(path):
             raise ToolInputError(
                 f"'{printable(doc_id)}' is a folder, not a document: use list_documents(folder='{printable(doc_id)}')."
@@ -429,12 +432,22 @@ class DocsTools:
     def _resolve_link(self, target: Target) -> str | None:
         resolution = self.links.resolve(target)
         if resolution.ambiguous:
-            shown = clip_list(resolution.candidates, LISTED_CHARS, ID_CHARS)
+            shown = clip_list(self._main_language_first(resolution.candidates), LISTED_CHARS, ID_CHARS)
             raise ToolInputError(
                 f"'{printable(describe(target))}' names {len(resolution.candidates)} documents: "
                 f"pass one of these ids: {shown}."
             )
         return resolution.id
+
+    def _main_language_first(self, ids: Sequence[str]) -> list[str]:
+        """Candidates in the collection's main language first: 'tar' names 16 tldr pages, the English one
+        (`pages/common/tar.md`) last in id order ('/' sorts after '.'), where the list might be cut."""
+        counts = self.library.language_counts
+        if not counts or len(ids) < 2:
+            return list(ids)
+        main = max(counts, key=lambda code: counts[code])
+        languages = self.library.catalog.languages_of(list(ids))
+        return sorted(ids, key=lambda i: languages.get(i) != main)  # stable: id order otherwise
 
     def _require_root(self) -> None:
         if not self.library.jail.root.is_dir():
@@ -467,22 +480,44 @@ class DocsTools:
     def _stored_folder(self, folder: str) -> str:
         """`folder` as the index spells it: a name typed in NFC finds a folder macOS wrote decomposed (NFD), and
         the other way round, as links and ids do. Asks the catalog only for a non-ASCII name not found as is."""
-        if folder.isascii() or self._folder_exists(folder):
+        if not folder or self._folder_exists(folder):
             return folder
         wanted = unicodedata.normalize("NFC", folder)
         depth = wanted.count("/") + 1
+        # Else case is ignored, as for ids and links ('fr/édition' for 'fr/Édition'), when one folder fits.
+        same_case, any_case = None, set()
         for stored in self.library.catalog.folders():
             prefix = "/".join(stored.split("/")[:depth])
             if unicodedata.normalize("NFC", prefix) == wanted:
-                return prefix
-        return folder
+                same_case = prefix
+            elif unicodedata.normalize("NFC", prefix).casefold() == wanted.casefold():
+                any_case.add(prefix)
+        if same_case is not None:
+            return same_case
+        return any_case.pop() if len(any_case) == 1 else folder
+
+    def _nearest_parent(self, folder: str) -> str:
+        """The deepest folder above `folder` that holds documents ('' when none does)."""
+        parts = folder.split("/")[:-1]
+        while parts:
+            parent = self._stored_folder("/".join(parts))
+            if self._folder_exists(parent):
+                return parent
+            parts.pop()
+        return ""
 
     def _folder_exists(self, folder: str) -> bool:
         return self.library.folder_exists(folder)
 
     def _folder_missing_message(self, folder: str) -> str:
-        top = [p for p, _ in self.library.catalog.subfolders("", None)]
         msg = f"No folder '{printable(folder)}'."
+        parent = self._nearest_parent(folder)
+        if parent:  # 'fr/Editing': the folders of 'fr', where the user was looking, not the 36 of the root
+            under = [p for p, _ in self.library.catalog.subfolders(parent, None)]
+            if under:
+                return f"{msg} Folders under '{printable(parent)}': {clip_list(under, LISTED_CHARS, ID_CHARS)}."
+            return f"{msg} '{printable(parent)}' has no subfolders: list_documents(folder='{printable(parent)}')."
+        top = [p for p, _ in self.library.catalog.subfolders("", None)]
         return msg + (
             " Top-level folders: " + clip_list(top, LISTED_CHARS, ID_CHARS) + "."
             if top
@@ -535,6 +570,17 @@ class DocsTools:
 
 
 RESOURCE_PREFIX = "docs://"
+
+
+def _relative_hint(doc_id: str) -> str:
+    """What to do with a relative link copied from a document: an agent has no note to read it from, and
+    '../setup.md' read from the root is refused or names another file; the linking note's outline has the id."""
+    if not doc_id.startswith(("./", "../", ".\\", "..\\")):
+        return ""
+    return (
+        " A relative link is relative to the document it is written in: that document's outline "
+        "(read_document(id, mode='outline'), 'Links to') lists the id it leads to."
+    )
 
 
 def _from_resource_uri(doc_id: str) -> str:

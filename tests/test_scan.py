@@ -62,6 +62,7 @@ def test_links_are_reported_never_indexed_under_their_own_name(tree: Path, tmp_p
         "dangling.md": "dangling_link",
         "up": "outside_root",
         "drafts-link": "excluded_link",
+        "b-link": "folder_link",  # followed, b's files would be indexed twice: status says why it is not
     }
 
 
