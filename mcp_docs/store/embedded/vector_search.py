@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import apsw
 import numpy as np
@@ -30,6 +31,7 @@ QUERY_CACHE_SIZE = 256
 READER_REFRESH_SECONDS = 5.0
 # Documents a search keeps to (True) or leaves out (False), by id; None: no such filter.
 DocFilter = tuple[bool, Sequence[str]] | None
+T = TypeVar("T")
 
 
 def _by_language(chunks: Iterable[tuple[int, str, str]]) -> dict[str, list[int]]:
@@ -38,6 +40,71 @@ def _by_language(chunks: Iterable[tuple[int, str, str]]) -> dict[str, list[int]]
     for cid, _, lang in chunks:
         out.setdefault(lang, []).append(cid)
     return out
+
+
+# numpy's cosines and sqlite-vec's differ in the last float32 bits: the candidates SQLite scores exactly are those
+# within this of the limit-th nearest, so the nearest by SQLite's own distance are always among them.
+CANDIDATE_MARGIN = 1e-4
+
+
+@dataclass(frozen=True)
+class DocumentVectors:
+    """The document-level vectors, unit length, one row per embedded document unit, and which of those documents
+    still have a section waiting for its vector: what `_document_hits` scans, read once per change of the file."""
+
+    unit_ids: np.ndarray  # doc_chunks.id of each row
+    row_of: dict[str, int]  # document id -> row
+    unit: np.ndarray  # (rows, dim) float32, each row divided by its norm (0 rows stay 0)
+    waiting: np.ndarray  # bool per row: the document has a chunk without its vector
+
+    @classmethod
+    def read(cls, conn: apsw.Connection) -> DocumentVectors:
+        ids: list[int] = []
+        doc_ids: list[str] = []
+        blobs: list[bytes] = []
+        for unit_id, doc_id, blob in conn.execute(
+            "select u.id, u.doc_id, v.embedding from doc_chunks u join doc_vec v on v.chunk_id = u.id "
+            "where u.embedded = 1 order by u.id"
+        ):
+            ids.append(int(unit_id))
+            doc_ids.append(str(doc_id))
+            blobs.append(bytes(blob))  # the vec0 column holds float32 blobs
+        waiting_docs = {str(r[0]) for r in conn.execute("select distinct doc_id from chunks where embedded = 0")}
+        matrix = (
+            np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
+            if blobs
+            else np.zeros((0, 1), dtype=np.float32)
+        )
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        unit = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+        return cls(
+            unit_ids=np.asarray(ids, dtype=np.int64),
+            row_of={doc_id: row for row, doc_id in enumerate(doc_ids)},
+            unit=unit,
+            waiting=np.fromiter((d in waiting_docs for d in doc_ids), dtype=bool, count=len(doc_ids)),
+        )
+
+    def rows_of(self, doc_ids: Iterable[str]) -> np.ndarray:
+        """A mask of the rows of these documents."""
+        mask = np.zeros(len(self.unit_ids), dtype=bool)
+        rows = [row for d in doc_ids if (row := self.row_of.get(d)) is not None]
+        mask[rows] = True
+        return mask
+
+    def nearest(self, query: np.ndarray, allowed: np.ndarray, limit: int) -> list[int]:
+        """The unit ids of the allowed rows nearest the query: the `limit` nearest and any within CANDIDATE_MARGIN
+        of the last of them (ties and float32 rounding: SQLite orders them by its own distances)."""
+        count = int(allowed.sum())
+        if count == 0 or limit <= 0:
+            return []
+        q = np.asarray(query, dtype=np.float32)
+        norm = float(np.linalg.norm(q))
+        sims = self.unit @ (q / norm if norm > 0 else q)
+        sims = np.where(allowed, sims, -np.inf)
+        if count <= limit:
+            return [int(i) for i in self.unit_ids[allowed]]
+        cut = np.partition(sims, len(sims) - limit)[len(sims) - limit]  # the limit-th largest
+        return [int(i) for i in self.unit_ids[sims >= cut - CANDIDATE_MARGIN]]
 
 
 class VectorQueries:
@@ -58,6 +125,7 @@ class VectorQueries:
         def chosen_for(self) -> LanguageMix | None: ...
         def embedded_chunks(self) -> int: ...
         def pending_sections(self) -> int: ...
+        def _kept(self, name: str, compute: Callable[[], T]) -> T: ...
 
     # -- search -------------------------------------------------------------------------------
     def embed_query(self, text: str) -> np.ndarray:
@@ -267,20 +335,39 @@ class VectorQueries:
     ) -> list[VectorHit]:
         """The nearest document-level vectors of the documents whose sections still wait for theirs (exact
         distances: at most one per document, a few thousand at most while they matter); [] once every section
-        has its vectors, so a fully embedded index ranks by sections alone, as before."""
+        has its vectors, so a fully embedded index ranks by sections alone, as before.
+
+        The vectors and which documents wait are kept between searches (DocumentVectors, until the file changes);
+        numpy picks the few nearest, and SQLite scores those as before (the same distances, to the bit). Scoring
+        all 6,280 in SQL, with a subquery per document, took 85 % of a hybrid search on the Obsidian help vault."""
         conn = self._conn()
         if not self._doc_vec_exists(conn) or self.pending_sections() == 0:
             return []
-        where, args = self._filter_sql(folder, tags, docs)
+        kept = self._kept("document_vectors", lambda: DocumentVectors.read(conn))
+        allowed = kept.waiting
+        if docs is not None:
+            allowed = allowed & kept.rows_of(docs[1]) if docs[0] else allowed & ~kept.rows_of(docs[1])
+        if folder or tags:
+            where, args = self._filter_sql(folder, tags)
+            allowed = allowed & kept.rows_of(
+                [
+                    str(r[0])
+                    for r in conn.execute(
+                        "select c.doc_id from docs d join doc_chunks c on c.doc_id = d.doc_id where " + where, args
+                    )
+                ]
+            )
+        candidates = kept.nearest(query, allowed, limit)
+        if not candidates:
+            return []
         rows: list[tuple[Any, ...]] = conn.execute(
             "select u.doc_id, u.section_idx, u.text, u.prefix_len, d.title, d.tags, s.heading, s.heading_path, "
             "s.line_start, s.line_end, vec_distance_cosine(v.embedding, ?) as dist "
-            "from doc_chunks u join doc_vec v on v.chunk_id = u.id join docs d on d.doc_id = u.doc_id "
-            "join sections s on s.doc_id = u.doc_id and s.idx = u.section_idx "
-            "where u.embedded = 1 and exists (select 1 from chunks p where p.doc_id = u.doc_id and p.embedded = 0)"
-            + (f" and {where.replace('c.doc_id', 'u.doc_id')}" if where else "")
-            + " order by dist limit ?",
-            (np.ascontiguousarray(query, dtype=np.float32), *args, limit),
+            "from json_each(?) j join doc_chunks u on u.id = j.value join doc_vec v on v.chunk_id = u.id "
+            "join docs d on d.doc_id = u.doc_id join sections s on s.doc_id = u.doc_id and s.idx = u.section_idx "
+            "where u.embedded = 1 and exists (select 1 from chunks p where p.doc_id = u.doc_id and p.embedded = 0) "
+            "order by dist limit ?",
+            (np.ascontiguousarray(query, dtype=np.float32), json.dumps(candidates), limit),
         ).fetchall()
         return [
             VectorHit(
