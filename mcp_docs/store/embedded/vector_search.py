@@ -9,7 +9,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import apsw
@@ -52,36 +52,54 @@ class DocumentVectors:
     """The document-level vectors, unit length, one row per embedded document unit, and which of those documents
     still have a section waiting for its vector: what `_document_hits` scans, read once per change of the file."""
 
+    model: str | None  # the embedder's model id: another model's vectors are other vectors
+    units: list[tuple[int, str, str]]  # (doc_chunks.id, document id, text hash) of each row
     unit_ids: np.ndarray  # doc_chunks.id of each row
     row_of: dict[str, int]  # document id -> row
     unit: np.ndarray  # (rows, dim) float32, each row divided by its norm (0 rows stay 0)
     waiting: np.ndarray  # bool per row: the document has a chunk without its vector
 
     @classmethod
-    def read(cls, conn: apsw.Connection) -> DocumentVectors:
-        ids: list[int] = []
-        doc_ids: list[str] = []
+    def read(cls, conn: apsw.Connection, model: str | None, last: DocumentVectors | None) -> DocumentVectors:
+        """What the file holds now; `last`'s matrix again when the embedded units are the same (the same ids and
+        texts, of the same model: the same vectors), as after a batch of section chunks, so that a search while
+        the worker embeds sections reads only which documents still wait (~20 ms, not ~90 ms on the Obsidian
+        help vault)."""
+        units = [
+            (int(r[0]), str(r[1]), str(r[2]))
+            for r in conn.execute("select id, doc_id, hash from doc_chunks where embedded = 1 order by id")
+        ]
+        if last is None or last.model != model or last.units != units:
+            last = cls._read_vectors(conn, model)
+        waiting_docs = {str(r[0]) for r in conn.execute("select distinct doc_id from chunks where embedded = 0")}
+        waiting = np.fromiter(
+            (doc_id in waiting_docs for _, doc_id, _ in last.units), dtype=bool, count=len(last.units)
+        )
+        return replace(last, waiting=waiting)
+
+    @classmethod
+    def _read_vectors(cls, conn: apsw.Connection, model: str | None) -> DocumentVectors:
+        units: list[tuple[int, str, str]] = []
         blobs: list[bytes] = []
-        for unit_id, doc_id, blob in conn.execute(
-            "select u.id, u.doc_id, v.embedding from doc_chunks u join doc_vec v on v.chunk_id = u.id "
+        for unit_id, doc_id, digest, blob in conn.execute(
+            "select u.id, u.doc_id, u.hash, v.embedding from doc_chunks u join doc_vec v on v.chunk_id = u.id "
             "where u.embedded = 1 order by u.id"
         ):
-            ids.append(int(unit_id))
-            doc_ids.append(str(doc_id))
+            units.append((int(unit_id), str(doc_id), str(digest)))
             blobs.append(bytes(blob))  # the vec0 column holds float32 blobs
-        waiting_docs = {str(r[0]) for r in conn.execute("select distinct doc_id from chunks where embedded = 0")}
         matrix = (
             np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
             if blobs
             else np.zeros((0, 1), dtype=np.float32)
         )
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        unit = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
         return cls(
-            unit_ids=np.asarray(ids, dtype=np.int64),
-            row_of={doc_id: row for row, doc_id in enumerate(doc_ids)},
-            unit=unit,
-            waiting=np.fromiter((d in waiting_docs for d in doc_ids), dtype=bool, count=len(doc_ids)),
+            model=model,
+            units=units,
+            unit_ids=np.asarray([u[0] for u in units], dtype=np.int64),
+            row_of={doc_id: row for row, (_, doc_id, _) in enumerate(units)},
+            unit=np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0),
+            waiting=np.zeros(len(units), dtype=bool),
         )
 
     def rows_of(self, doc_ids: Iterable[str]) -> np.ndarray:
@@ -117,6 +135,7 @@ class VectorQueries:
         _state_lock: threading.Lock
         _query_cache: dict[str, np.ndarray]
         _centroids: tuple[tuple[str, ...], int, float, dict[str, np.ndarray]] | None
+        _last_document_vectors: DocumentVectors | None
 
         def _conn(self) -> apsw.Connection: ...
         def _vec_exists(self, conn: apsw.Connection | None = None) -> bool: ...
@@ -343,7 +362,7 @@ class VectorQueries:
         conn = self._conn()
         if not self._doc_vec_exists(conn) or self.pending_sections() == 0:
             return []
-        kept = self._kept("document_vectors", lambda: DocumentVectors.read(conn))
+        kept = self._kept("document_vectors", lambda: self._read_document_vectors(conn))
         allowed = kept.waiting
         if docs is not None:
             allowed = allowed & kept.rows_of(docs[1]) if docs[0] else allowed & ~kept.rows_of(docs[1])
@@ -386,6 +405,15 @@ class VectorQueries:
             for r in rows
             if r[10] is not None
         ]
+
+    def _read_document_vectors(self, conn: apsw.Connection) -> DocumentVectors:
+        model = self.embedder.model_id if self.embedder is not None else None
+        with self._state_lock:
+            last = self._last_document_vectors
+        kept = DocumentVectors.read(conn, model, last)
+        with self._state_lock:
+            self._last_document_vectors = kept
+        return kept
 
     def _chunk_hits(
         self, query: np.ndarray, limit: int, folder: str | None, tags: Sequence[str], docs: DocFilter = None

@@ -54,7 +54,7 @@ from .sqlite_tx import immediate_transaction
 from .vector_search import EXACT_FILTER_MAX as EXACT_FILTER_MAX  # re-exported: tests and the PostgreSQL store
 from .vector_search import MAX_K as MAX_K
 from .vector_search import QUERY_CACHE_SIZE as QUERY_CACHE_SIZE
-from .vector_search import READER_REFRESH_SECONDS, VectorQueries
+from .vector_search import READER_REFRESH_SECONDS, DocumentVectors, VectorQueries
 from .vector_search import DocFilter as DocFilter
 from .vector_writes import FAILED as FAILED  # re-exported: the worker and the tests name them here
 from .vector_writes import VectorWrites
@@ -182,6 +182,7 @@ class VectorStore(VectorWrites, VectorQueries):
         # what search keeps between searches (vector_search.DocumentVectors, the counts) is keyed by it.
         self._generation = 0
         self._by_generation: dict[str, tuple[int, Any]] = {}
+        self._last_document_vectors: DocumentVectors | None = None  # the matrix again while the same units
         self.last_rate: float | None = None  # chunks/s of the last embedding run
         conn = self._conn()
         # A damaged page would otherwise surface later, as a raw error in the middle of a search.

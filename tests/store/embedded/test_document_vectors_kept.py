@@ -65,8 +65,12 @@ def test_document_vectors_added_or_sections_done_are_seen_by_the_next_search(
         assert document_ids(store, KITTY)[0] == "pets/cats.md"  # the new document vector is used at once
         assert lib.search(KITTY, mode="semantic").results[0].id == "pets/cats.md"
 
+        before = store._last_document_vectors
         embed_units(store, {"pets/cats.md"}, sections=True)  # its sections now stand for it
         assert "pets/cats.md" not in document_ids(store, KITTY)
+        # a batch of sections changes which documents wait, not the document vectors: those are not read again
+        assert before is not None and store._last_document_vectors is not None
+        assert store._last_document_vectors.unit is before.unit
         found = lib.search(KITTY, mode="semantic").results[0]
         assert found.id == "pets/cats.md" and found.sections[0].heading == "Sleeping"  # a section, not the lead
 
