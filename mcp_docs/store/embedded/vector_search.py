@@ -9,7 +9,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import apsw
@@ -58,6 +58,7 @@ class DocumentVectors:
     row_of: dict[str, int]  # document id -> row
     unit: np.ndarray  # (rows, dim) float32, each row divided by its norm (0 rows stay 0)
     waiting: np.ndarray  # bool per row: the document has a chunk without its vector
+    _last_query: tuple[bytes, np.ndarray] | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def read(cls, conn: apsw.Connection, model: str | None, last: DocumentVectors | None) -> DocumentVectors:
@@ -109,18 +110,28 @@ class DocumentVectors:
         mask[rows] = True
         return mask
 
+    def cosines(self, query: np.ndarray) -> np.ndarray:
+        """The query's cosine with every row, remembered for the last query: with a language view one search asks
+        once per language (32 times on the Obsidian help vault), and a matrix product is slow on a loaded machine."""
+        q = np.ascontiguousarray(query, dtype=np.float32)
+        key = q.tobytes()
+        last = self._last_query
+        if last is not None and last[0] == key:
+            return last[1]
+        norm = float(np.linalg.norm(q))
+        sims = self.unit @ (q / norm if norm > 0 else q)
+        object.__setattr__(self, "_last_query", (key, sims))  # frozen but for this memo; one assignment: atomic
+        return sims
+
     def nearest(self, query: np.ndarray, allowed: np.ndarray, limit: int) -> list[int]:
         """The unit ids of the allowed rows nearest the query: the `limit` nearest and any within CANDIDATE_MARGIN
         of the last of them (ties and float32 rounding: SQLite orders them by its own distances)."""
         count = int(allowed.sum())
         if count == 0 or limit <= 0:
             return []
-        q = np.asarray(query, dtype=np.float32)
-        norm = float(np.linalg.norm(q))
-        sims = self.unit @ (q / norm if norm > 0 else q)
-        sims = np.where(allowed, sims, -np.inf)
         if count <= limit:
             return [int(i) for i in self.unit_ids[allowed]]
+        sims = np.where(allowed, self.cosines(query), -np.inf)
         cut = np.partition(sims, len(sims) - limit)[len(sims) - limit]  # the limit-th largest
         return [int(i) for i in self.unit_ids[sims >= cut - CANDIDATE_MARGIN]]
 
