@@ -274,13 +274,15 @@ class VectorStore(VectorWrites, VectorQueries):
                 self._generation += 1
 
     def generation(self) -> int:
-        """A number that changes whenever the vectors file may have changed: a write of this process, or a commit
-        another connection made (another thread's or another process's: SQLite's data_version, per connection).
-        The first look of each thread counts as a change; a cache keyed by it is at worst rebuilt once too often."""
-        seen = self._conn().execute("pragma data_version").fetchone()
-        version = int(seen[0]) if seen else 0
-        if getattr(self._local, "data_version", None) != version:
-            self._local.data_version = version
+        """A number that changes whenever the vectors file may have changed: a write of this process (`_write`), a
+        commit another connection made (another thread's or another process's: SQLite's data_version, per
+        connection), or any row this thread's connection changed by another path (its total_changes). The first
+        look of each thread counts as a change; a cache keyed by it is at worst rebuilt once too often."""
+        conn = self._conn()
+        row = conn.execute("pragma data_version").fetchone()
+        seen = (int(row[0]) if row else 0, conn.total_changes())
+        if getattr(self._local, "seen", None) != seen:
+            self._local.seen = seen
             with self._state_lock:
                 self._generation += 1
         return self._generation
