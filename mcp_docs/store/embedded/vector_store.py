@@ -33,11 +33,10 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import apsw
 import numpy as np
@@ -55,12 +54,13 @@ from .sqlite_tx import immediate_transaction
 from .vector_search import EXACT_FILTER_MAX as EXACT_FILTER_MAX  # re-exported: tests and the PostgreSQL store
 from .vector_search import MAX_K as MAX_K
 from .vector_search import QUERY_CACHE_SIZE as QUERY_CACHE_SIZE
-from .vector_search import READER_REFRESH_SECONDS, VectorQueries
+from .vector_search import READER_REFRESH_SECONDS, DocumentVectors, VectorQueries
 from .vector_search import DocFilter as DocFilter
 from .vector_writes import FAILED as FAILED  # re-exported: the worker and the tests name them here
 from .vector_writes import VectorWrites
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 VECTORS_SCHEMA_VERSION = "1"
 # Bump when chunking changes; the catalog schema is part of it (a parser change shows there).
@@ -178,6 +178,11 @@ class VectorStore(VectorWrites, VectorQueries):
         self._query_cache: dict[str, np.ndarray] = {}
         # (languages, embedded chunks, when) → each language's mean chunk vector (language_centroids)
         self._centroids: tuple[tuple[str, ...], int, float, dict[str, np.ndarray]] | None = None
+        # Bumped by every write of this process and whenever a connection sees another's commit (generation()):
+        # what search keeps between searches (vector_search.DocumentVectors, the counts) is keyed by it.
+        self._generation = 0
+        self._by_generation: dict[str, tuple[int, Any]] = {}
+        self._last_document_vectors: DocumentVectors | None = None  # the matrix again while the same units
         self.last_rate: float | None = None  # chunks/s of the last embedding run
         conn = self._conn()
         # A damaged page would otherwise surface later, as a raw error in the middle of a search.
@@ -257,8 +262,43 @@ class VectorStore(VectorWrites, VectorQueries):
                 self._connections.append(conn)
         return conn
 
-    def _write(self) -> AbstractContextManager[apsw.Connection]:
-        return immediate_transaction(self._write_lock, self._conn())
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[apsw.Connection]:
+        try:
+            with immediate_transaction(self._write_lock, self._conn()) as conn:
+                yield conn
+        finally:
+            # after the commit: a search on this thread's connection (whose data_version does not move for its
+            # own writes) must not keep what it read before
+            with self._state_lock:
+                self._generation += 1
+
+    def generation(self) -> int:
+        """A number that changes whenever the vectors file may have changed: a write of this process (`_write`), a
+        commit another connection made (another thread's or another process's: SQLite's data_version, per
+        connection), or any row this thread's connection changed by another path (its total_changes). The first
+        look of each thread counts as a change; a cache keyed by it is at worst rebuilt once too often."""
+        conn = self._conn()
+        row = conn.execute("pragma data_version").fetchone()
+        seen = (int(row[0]) if row else 0, conn.total_changes())
+        if getattr(self._local, "seen", None) != seen:
+            self._local.seen = seen
+            with self._state_lock:
+                self._generation += 1
+        return self._generation
+
+    def _kept(self, name: str, compute: Callable[[], T]) -> T:
+        """`compute()`, kept until the file changes (generation): counts and matrices search would otherwise read
+        again on every search (a full scan of 52k chunks for a count; 6k document vectors)."""
+        generation = self.generation()
+        kept = self._by_generation.get(name)
+        if kept is not None and kept[0] == generation:
+            return cast(T, kept[1])
+        value = compute()
+        with self._state_lock:
+            if self._generation == generation:  # nothing was written while it was read
+                self._by_generation[name] = (generation, value)
+        return value
 
     def _meta(self, key: str) -> str | None:
         row = self._conn().execute("select value from meta where key = ?", (key,)).fetchone()
@@ -403,7 +443,9 @@ class VectorStore(VectorWrites, VectorQueries):
         return self.pending_sections() + self.pending_documents()
 
     def pending_sections(self) -> int:
-        return _count(self._conn(), "select count(*) from chunks where embedded = 0")
+        return self._kept(
+            "pending_sections", lambda: _count(self._conn(), "select count(*) from chunks where embedded = 0")
+        )
 
     def pending_documents(self) -> int:
         return _count(self._conn(), "select count(*) from doc_chunks where embedded = 0")
@@ -450,7 +492,9 @@ class VectorStore(VectorWrites, VectorQueries):
         self._chunk_stats = (chunks + added, documents + len(batch))
 
     def embedded_chunks(self) -> int:
-        return _count(self._conn(), "select count(*) from chunks where embedded = 1")
+        return self._kept(
+            "embedded_chunks", lambda: _count(self._conn(), "select count(*) from chunks where embedded = 1")
+        )
 
     def ready(self) -> bool:
         """True when vector search can answer: an embedder and at least some vectors."""
