@@ -164,9 +164,7 @@ def collapse(
         # the best-ranked version in the query's language, whichever variant of it (`pt`, `pt-br`)
         shown_rank = min((p for p in versions.values() if language_of(ids[p]) == query_language), default=-1)
         if shown_rank < 0:
-            shown_rank = _fallback_version(
-                [p for p in sorted(versions.values())], ids, language_of, fits_query, preferred, score_of
-            )
+            shown_rank = _fallback_version(sorted(versions.values()), ids, language_of, fits_query, preferred, score_of)
         others = tuple(ids[p] for p in sorted(versions.values()) if p != shown_rank)
         answers.append(Answer(ids[shown_rank], position, shown_rank, others))
     return answers
