@@ -37,7 +37,7 @@ from .catalog import DOC_COLUMNS, PgCatalog, _under
 from .database import BM25_EXTENSIONS, Database, text_config
 from .letter_pairs import pair_words
 from .sync import PgWriter, vector_text
-from .vector_writes import PgVectorWrites, follow_languages, open_embedder, with_document_hits
+from .vector_writes import PgVectorWrites, follow_languages, open_embedder, vector_hit, with_document_hits
 
 log = logging.getLogger(__name__)
 
@@ -451,18 +451,7 @@ class PgVectors(PgVectorWrites):
             key = (r[0], int(r[1]))
             if key in hits:
                 continue
-            hits[key] = VectorHit(
-                doc_id=r[0],
-                section_idx=int(r[1]),
-                similarity=float(r[2]),
-                title=r[5],
-                heading=r[7],
-                heading_path=r[8],
-                line_start=r[9],
-                line_end=r[10],
-                piece=r[3][r[4] :],
-                tags=_tags(r[6]),
-            )
+            hits[key] = vector_hit(r)
             if len(hits) >= limit:
                 break
         # a document's own vector where its sections still wait for theirs (vector_writes.py)

@@ -329,22 +329,25 @@ class PgVectorWrites:
             f"order by u.embedding::{cast} <=> %s::{cast} limit %s",
             [vector, *args, vector, limit],
         )
-        return [
-            VectorHit(
-                doc_id=r[0],
-                section_idx=int(r[1]),
-                similarity=float(r[2]),
-                title=r[5],
-                heading=r[7],
-                heading_path=r[8],
-                line_start=r[9],
-                line_end=r[10],
-                piece=r[3][r[4] :],
-                tags=tuple(json.loads(r[6])),
-                level="document",
-            )
-            for r in rows
-        ]
+        return [vector_hit(r, level="document") for r in rows]
+
+
+def vector_hit(r: Sequence[Any], level: str = "section") -> VectorHit:
+    """A hit from a row of (doc_id, section_idx, similarity, chunk text, prefix length, title, tags as JSON,
+    heading, heading_path, line_start, line_end), as the section and document-vector queries both select."""
+    return VectorHit(
+        doc_id=r[0],
+        section_idx=int(r[1]),
+        similarity=float(r[2]),
+        title=r[5],
+        heading=r[7],
+        heading_path=r[8],
+        line_start=r[9],
+        line_end=r[10],
+        piece=r[3][r[4] :],
+        tags=tuple(json.loads(r[6])),
+        level=level,
+    )
 
 
 def with_document_hits(sections: list[VectorHit], documents: list[VectorHit], limit: int) -> list[VectorHit]:
