@@ -36,3 +36,14 @@ class VectorHit:
     # "document": the document's own vector (title and lead, vector_store.py), standing in for its sections while
     # they wait for theirs; the hit points at its first section with text
     level: str = "section"
+
+
+def with_document_hits(sections: list[VectorHit], documents: list[VectorHit], limit: int) -> list[VectorHit]:
+    """One list, best first, for either store: a document's own vector where its sections still wait for theirs,
+    section vectors elsewhere (the better of the two for one section)."""
+    if not documents:
+        return sections
+    merged: dict[tuple[str, int], VectorHit] = {}
+    for hit in sorted([*sections, *documents], key=lambda h: -h.similarity):
+        merged.setdefault((hit.doc_id, hit.section_idx), hit)
+    return list(merged.values())[:limit]

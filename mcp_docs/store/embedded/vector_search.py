@@ -16,7 +16,7 @@ import apsw
 import numpy as np
 
 from ...embedders import Embedder, EmbedderError
-from ...index.hits import VectorHit
+from ...index.hits import VectorHit, with_document_hits
 from ...index.language_mix import CENTROID_SAMPLE, MIN_CENTROID_CHUNKS, LanguageView, language_shifts, merge
 from ...search import translations
 
@@ -351,14 +351,7 @@ class VectorQueries:
         self, query: np.ndarray, limit: int, folder: str | None, tags: Sequence[str], docs: DocFilter = None
     ) -> list[VectorHit]:
         sections = self._chunk_hits(query, limit, folder, tags, docs)
-        documents = self._document_hits(query, limit, folder, tags, docs)
-        if not documents:
-            return sections
-        # one list, best first: a document's own vector where its sections wait, section vectors elsewhere
-        merged: dict[tuple[str, int], VectorHit] = {}
-        for hit in sorted([*sections, *documents], key=lambda h: -h.similarity):
-            merged.setdefault((hit.doc_id, hit.section_idx), hit)
-        return list(merged.values())[:limit]
+        return with_document_hits(sections, self._document_hits(query, limit, folder, tags, docs), limit)
 
     def _document_hits(
         self, query: np.ndarray, limit: int, folder: str | None, tags: Sequence[str], docs: DocFilter = None

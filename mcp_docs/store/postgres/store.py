@@ -23,7 +23,7 @@ import numpy as np
 from ...embedders import Embedder, EmbedderError
 from ...errors import DatabaseUnavailable, IndexBusy
 from ...index.embedding_worker import EmbeddingWorker
-from ...index.hits import RankedSection, VectorHit
+from ...index.hits import RankedSection, VectorHit, with_document_hits
 from ...index.language_mix import LanguageView
 from ...paths import Jail
 from ...query_language import OTHER_SCRIPT_SHARE, languages_outside_query_script
@@ -37,7 +37,7 @@ from .catalog import DOC_COLUMNS, PgCatalog, _under
 from .database import BM25_EXTENSIONS, Database, text_config
 from .letter_pairs import pair_words
 from .sync import PgWriter, vector_text
-from .vector_writes import PgVectorWrites, follow_languages, open_embedder, vector_hit, with_document_hits
+from .vector_writes import PgVectorWrites, follow_languages, open_embedder, vector_hit
 
 log = logging.getLogger(__name__)
 

@@ -350,17 +350,6 @@ def vector_hit(r: Sequence[Any], level: str = "section") -> VectorHit:
     )
 
 
-def with_document_hits(sections: list[VectorHit], documents: list[VectorHit], limit: int) -> list[VectorHit]:
-    """One list, best first: a document's own vector where its sections wait, section vectors elsewhere (as
-    vector_search.VectorQueries._section_hits on the embedded store)."""
-    if not documents:
-        return sections
-    merged: dict[tuple[str, int], VectorHit] = {}
-    for hit in sorted([*sections, *documents], key=lambda h: -h.similarity):
-        merged.setdefault((hit.doc_id, hit.section_idx), hit)
-    return list(merged.values())[:limit]
-
-
 def _forget_vectors(conn: Any) -> None:
     """Another model's vectors: every chunk and unit waits again (a failed text may pass with the new model)."""
     conn.execute("drop index if exists mcp_docs_chunks_hnsw")
