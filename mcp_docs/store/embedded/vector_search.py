@@ -392,23 +392,7 @@ class VectorQueries:
             "order by dist limit ?",
             (np.ascontiguousarray(query, dtype=np.float32), json.dumps(candidates), limit),
         ).fetchall()
-        return [
-            VectorHit(
-                doc_id=r[0],
-                section_idx=r[1],
-                similarity=1.0 - float(r[10]),
-                title=r[4],
-                heading=r[6],
-                heading_path=r[7],
-                line_start=r[8],
-                line_end=r[9],
-                piece=r[2][r[3] :],
-                tags=tuple(json.loads(r[5])),
-                level="document",
-            )
-            for r in rows
-            if r[10] is not None
-        ]
+        return [document_hit(r) for r in rows if r[10] is not None]
 
     def _read_document_vectors(self, conn: apsw.Connection) -> DocumentVectors:
         model = self.embedder.model_id if self.embedder is not None else None
@@ -461,3 +445,21 @@ class VectorQueries:
             if len(hits) >= limit:
                 break
         return list(hits.values())
+
+
+def document_hit(r: Sequence[Any]) -> VectorHit:
+    """A document-vector hit from a row of (doc_id, section_idx, unit text, prefix length, title, tags as JSON,
+    heading, heading_path, line_start, line_end, distance), as the document-vector query selects it."""
+    return VectorHit(
+        doc_id=r[0],
+        section_idx=r[1],
+        similarity=1.0 - float(r[10]),
+        title=r[4],
+        heading=r[6],
+        heading_path=r[7],
+        line_start=r[8],
+        line_end=r[9],
+        piece=r[2][r[3] :],
+        tags=tuple(json.loads(r[5])),
+        level="document",
+    )

@@ -5,7 +5,6 @@ tmp dirs and the real MiniLM model."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import pytest
 from mcp_docs.index.hits import VectorHit
 from mcp_docs.library import Library
 from mcp_docs.settings import Settings
+from mcp_docs.store.embedded.vector_search import document_hit
 from mcp_docs.store.embedded.vector_store import DocFilter, VectorStore
 from tests.store.embedded.test_vector_store import minilm_loaded, open_lib, vault  # noqa: F401 (fixtures)
 
@@ -144,22 +144,7 @@ def straightforward(
         )
         .fetchall()
     )
-    return [
-        VectorHit(
-            doc_id=r[0],
-            section_idx=r[1],
-            similarity=1.0 - float(r[10]),
-            title=r[4],
-            heading=r[6],
-            heading_path=r[7],
-            line_start=r[8],
-            line_end=r[9],
-            piece=r[2][r[3] :],
-            tags=tuple(json.loads(r[5])),
-            level="document",
-        )
-        for r in rows
-    ]
+    return [document_hit(r) for r in rows]
 
 
 @pytest.fixture
