@@ -123,22 +123,36 @@ def _has_words(code: str) -> bool:
     return code in STOPWORDS or code in MORE_FUNCTION_WORDS
 
 
-def script_language(text: str, languages: frozenset[str]) -> str | None:
-    """What the query's script says: a language of `languages`, "" when its script is written by none of them
-    (no language at all), None when the query is in Latin letters (or mixes other scripts: undecided)."""
+_SCRIPT_CODES = {name: codes for name, _, codes in SCRIPTS}
+
+
+def _main_script(text: str, with_latin: bool) -> str | None:
+    """The script holding SCRIPT_SHARE of the query's letters (of those outside Latin, unless `with_latin`):
+    a name of SCRIPTS, "latin", or None (no such letter, or no script holds that share)."""
     counts: dict[str, int] = {}
     for name, pattern, _ in _SCRIPT_PATTERNS:
         n = len(pattern.findall(text))
         if n:
             counts[name] = n
+    if with_latin:
+        latin = sum(1 for c in text if c.isalpha() and (c.isascii() or "LATIN" in unicodedata.name(c, "")))
+        if latin:
+            counts["latin"] = latin
     if not counts:
         return None
     if "kana" in counts:  # Japanese writes Han and kana together
         counts["kana"] += counts.pop("han", 0)
     name, n = max(counts.items(), key=lambda item: item[1])
-    if n < SCRIPT_SHARE * sum(counts.values()):
+    return name if n >= SCRIPT_SHARE * sum(counts.values()) else None
+
+
+def script_language(text: str, languages: frozenset[str]) -> str | None:
+    """What the query's script says: a language of `languages`, "" when its script is written by none of them
+    (no language at all), None when the query is in Latin letters (or mixes other scripts: undecided)."""
+    name = _main_script(text, with_latin=False)
+    if name is None:
         return None
-    codes = next(c for s, _, c in _SCRIPT_PATTERNS if s == name)
+    codes = _SCRIPT_CODES[name]
     candidates = [code for code in codes if code in languages]
     if len(candidates) <= 1:
         return candidates[0] if candidates else ""
@@ -165,24 +179,12 @@ def writes_query_script(text: str) -> ScriptWriters | None:
     letter or mixes scripts evenly. A page found in several languages by a bare name ("Canvas") showed its
     Khmer version: the versions tie on the name, and a Khmer page's word fields hold little else, so BM25
     ranked it first."""
-    counts: dict[str, int] = {}
-    for name, pattern, _ in _SCRIPT_PATTERNS:
-        n = len(pattern.findall(text))
-        if n:
-            counts[name] = n
-    latin = sum(1 for c in text if c.isalpha() and (c.isascii() or "LATIN" in unicodedata.name(c, "")))
-    if latin:
-        counts["latin"] = latin
-    if not counts:
-        return None
-    if "kana" in counts:
-        counts["kana"] += counts.pop("han", 0)
-    name, n = max(counts.items(), key=lambda item: item[1])
-    if n < SCRIPT_SHARE * sum(counts.values()):
+    name = _main_script(text, with_latin=True)
+    if name is None:
         return None
     if name == "latin":
         return ScriptWriters(_WRITTEN_IN_OTHER_SCRIPTS, outside=True)
-    return ScriptWriters(frozenset(next(c for s, _, c in _SCRIPT_PATTERNS if s == name)))
+    return ScriptWriters(frozenset(_SCRIPT_CODES[name]))
 
 
 # A section in a language not written in the query's script scores this share of its keyword score. Its own
