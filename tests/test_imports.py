@@ -180,3 +180,16 @@ def test_the_storage_layers_use_only_the_pure_search_helpers(module: str) -> Non
         t for t in import_graph()[module] if t.startswith("mcp_docs.search") and t not in SEARCH_HELPERS_FOR_STORAGE
     )
     assert not wrong, f"{module} imports {wrong}"
+
+
+# The rooms issue: one idea per module, and no module past 600 lines (a longer one holds two ideas to split).
+MAX_MODULE_LINES = 600
+
+
+def test_no_module_is_longer_than_the_rooms_limit() -> None:
+    long = {
+        name: n
+        for name, path in _modules().items()
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"

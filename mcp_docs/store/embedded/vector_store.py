@@ -51,6 +51,7 @@ from .catalog import SQLITE_SUFFIXES, Catalog
 from .catalog_schema import SCHEMA_VERSION
 from .read_only_media import sqlite_reading_uri
 from .sqlite_tx import immediate_transaction
+from .vector_schema import VECTOR_SCHEMA
 from .vector_search import EXACT_FILTER_MAX as EXACT_FILTER_MAX  # re-exported: tests and the PostgreSQL store
 from .vector_search import MAX_K as MAX_K
 from .vector_search import QUERY_CACHE_SIZE as QUERY_CACHE_SIZE
@@ -65,52 +66,6 @@ T = TypeVar("T")
 VECTORS_SCHEMA_VERSION = "1"
 # Bump when chunking changes; the catalog schema is part of it (a parser change shows there).
 CHUNKER_VERSION = f"2/{SCHEMA_VERSION}"  # 2: a document-level unit per document (doc_chunks)
-
-_SCHEMA = """
-create table if not exists meta (key text primary key, value text not null);
-create table if not exists docs (
-    doc_id text primary key,
-    hash text not null,
-    title text not null,
-    folder text not null,
-    tags text not null
-);
-create index if not exists docs_folder on docs(folder);
-create table if not exists doc_tags (tag text not null, doc_id text not null, primary key (tag, doc_id)) without rowid;
-create index if not exists doc_tags_doc on doc_tags(doc_id);
-create table if not exists sections (
-    doc_id text not null,
-    idx integer not null,
-    heading text not null,
-    heading_path text not null,
-    line_start integer not null,
-    line_end integer not null,
-    primary key (doc_id, idx)
-) without rowid;
-create table if not exists chunks (
-    id integer primary key,
-    doc_id text not null,
-    section_idx integer not null,
-    ord integer not null,
-    hash text not null,
-    text text not null,
-    prefix_len integer not null,
-    embedded integer not null default 0
-);
-create index if not exists chunks_doc on chunks(doc_id);
-create index if not exists chunks_hash on chunks(hash);
-create index if not exists chunks_pending on chunks(id) where embedded = 0;
-create table if not exists doc_chunks (
-    id integer primary key,
-    doc_id text not null unique,
-    section_idx integer not null,
-    hash text not null,
-    text text not null,
-    prefix_len integer not null,
-    embedded integer not null default 0
-);
-create index if not exists doc_chunks_hash on doc_chunks(hash);
-"""
 
 
 def _count(conn: apsw.Connection, sql: str, params: Sequence[str] = ()) -> int:
@@ -193,7 +148,7 @@ class VectorStore(VectorWrites, VectorQueries):
             return
         integrity.check_if_changed(path, self._check)
         with self._write():
-            conn.execute(_SCHEMA)
+            conn.execute(VECTOR_SCHEMA)
         self._check_model()
 
     @classmethod
