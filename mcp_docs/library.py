@@ -23,7 +23,7 @@ from .models import IndexInfo, SearchMode, SearchResult
 from .paths import Jail
 from .render import plural
 from .rerank import make_reranker
-from .scan import Scanner, load_rules
+from .scan import Scanner, holds_wanted_file, load_rules
 from .search import pipeline, results
 from .search.ranking import Bonus
 from .search.request import search_request
@@ -170,6 +170,11 @@ class Library:
         skipped = len(self.catalog.problems())
         if skipped:
             return f"No document is indexed: all {plural(skipped, 'Markdown file')} were skipped (`mcp-docs status` says why)."
+        if holds_wanted_file(self.jail):
+            return (
+                f"No document is indexed yet: {self.settings.root} holds Markdown files, but no sync has committed "
+                "any (`mcp-docs index` builds the index; a server indexes the folder as it starts)."
+            )
         extensions = ", ".join(self.settings.extensions)
         return f"The folder {self.settings.root} holds no Markdown files (the files read end in {extensions})."
 

@@ -212,3 +212,24 @@ def _inside_folder_link(real: str, link: Path, root: Path) -> str:
     if target == "." or os.fspath(link.parent).startswith(real + os.sep) or os.fspath(link.parent) == real:
         return f"folder link to {'the root' if target == '.' else target}, a folder it sits in (a loop): not followed"
     return f"folder link to {target}, indexed there: not followed"
+
+
+def holds_wanted_file(jail: Jail, max_entries: int = 20_000) -> bool:
+    """Whether the root holds a file the rules serve, looking no further than the first one found.
+
+    An empty catalog means either an empty folder or one not indexed yet (a status before the first `index`, a
+    search while the first sync commits its first batch); telling the two apart must not cost a full scan of a
+    large tree, so past `max_entries` the folder is taken to hold some."""
+    rules = jail.rules
+    seen = 0
+    for folder, dirs, files in os.walk(jail.root):
+        rel_folder = Path(folder).relative_to(jail.root).as_posix()
+        rel_folder = "" if rel_folder == "." else rel_folder
+        for name in files:
+            if not rules.excludes(f"{rel_folder}/{name}" if rel_folder else name):
+                return True
+        dirs[:] = [d for d in dirs if not rules.excludes(f"{rel_folder}/{d}" if rel_folder else d, is_dir=True)]
+        seen += len(files) + len(dirs)
+        if seen > max_entries:
+            return True
+    return False

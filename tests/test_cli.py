@@ -176,6 +176,21 @@ def test_a_root_without_markdown_says_so_everywhere(tmp_path: Path) -> None:
     assert plainly in note
 
 
+def test_status_before_the_first_index_says_not_indexed_yet_not_no_markdown(tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    (root / "deep" / "er").mkdir(parents=True)
+    (root / "deep" / "er" / "note.md").write_text("# Note\n\nText.\n")
+    (root / "node_modules").mkdir()
+    (root / "node_modules" / "pkg.md").write_text("# Not served\n")
+    base = ["--root", str(root), "--index-dir", str(tmp_path / "i")]
+    out = " ".join(run("status", *base).stdout.split())
+    assert "No document is indexed yet" in out and "holds no Markdown files" not in out
+    # only files the rules exclude: the folder holds nothing to index, as before
+    (root / "deep" / "er" / "note.md").unlink()
+    out = " ".join(run("status", *base).stdout.split())
+    assert "holds no Markdown files" in out and "indexed yet" not in out
+
+
 def test_snippet_emphasis_is_bold_on_a_terminal_and_plain_when_piped(tmp_path: Path) -> None:
     root = tmp_path / "one"
     root.mkdir()
