@@ -386,7 +386,9 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
             console.print(f"languages   {library.languages_text()} (detected where a note has no lang:)")
         console.print(f"embeddings  {embeddings_line(settings.embeddings, info.pending_embeddings, vec)}")
         if vec:
-            console.print(f"vectors     {vector_summary(vec)}, model {vec['model']}", highlight=False)
+            # an empty index has nothing to count: "0 of 0 chunks embedded (100.0%)" read as done
+            summary = vector_summary(vec) if info.documents else "none yet (no document indexed)"
+            console.print(f"vectors     {summary}, model {vec['model']}", highlight=False)
             if vec.get("error"):
                 console.print(
                     f"            [yellow]error[/]: {_shown(str(vec['error']))} — keyword search works", highlight=False
@@ -450,9 +452,10 @@ def embeddings_line(embeddings: str, pending: int, vec: dict[str, object] | None
     if vec is None or vec.get("embedded") or vec.get("document_vectors") or vec.get("running"):
         return f"{embeddings}, pending {pending}"
     documents = vec.get("documents_to_embed") or vec.get("pending") or 0
+    what = f"the {documents:,} documents" if documents else "the documents once indexed"
     return (
         f"{embeddings} (MCP_DOCS_EMBEDDINGS, or the default), no vector stored yet: "
-        f"`mcp-docs index` or `mcp-docs serve` with this setting embeds the {documents:,} documents"
+        f"`mcp-docs index` or `mcp-docs serve` with this setting embeds {what}"
     )
 
 

@@ -183,8 +183,10 @@ def test_status_before_the_first_index_says_not_indexed_yet_not_no_markdown(tmp_
     (root / "node_modules").mkdir()
     (root / "node_modules" / "pkg.md").write_text("# Not served\n")
     base = ["--root", str(root), "--index-dir", str(tmp_path / "i")]
-    out = " ".join(run("status", *base).stdout.split())
+    out = " ".join(run("status", *base, env_extra={"MCP_DOCS_EMBEDDINGS": "local"}).stdout.split())
     assert "No document is indexed yet" in out and "holds no Markdown files" not in out
+    assert "0 of 0" not in out and "(100.0%)" not in out and "embeds the 0 documents" not in out
+    assert "vectors none yet (no document indexed)" in out
     # only files the rules exclude: the folder holds nothing to index, as before
     (root / "deep" / "er" / "note.md").unlink()
     out = " ".join(run("status", *base).stdout.split())
