@@ -75,9 +75,13 @@ def test_a_query_matcher_holds_only_the_marks_its_scripts_use() -> None:
     query; its words' own marks keep them whole."""
     from mcp_docs.snippets import _matcher
 
-    latin = _matcher(("install", "collector"))
+    latin = _matcher(("install", "collector"), True)
     assert latin is not None and len(latin.pattern) < 400, len(latin.pattern)
+    # a text with no combining mark (most sections) is matched without any in the class
+    plain = _matcher(("install", "collector"), False)
+    assert plain is not None and plain.pattern.isascii(), plain.pattern
+    assert make_snippet("Installing the Collector.", ["install", "collector"]) == "**Installing** the **Collector**."
     assert make_snippet("Un élève installé ici.", ["eleve"]) == "Un **élève** installé ici."
-    hindi = _matcher(("संग्रह",))
+    hindi = _matcher(("संग्रह",), True)
     assert hindi is not None and len(hindi.pattern) < 400, len(hindi.pattern)
     assert make_snippet("फ़ाइल संग्रहकर्ता है", ["संग्रह"]) == "फ़ाइल **संग्रहकर्ता** है"
