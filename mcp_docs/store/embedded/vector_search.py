@@ -9,7 +9,6 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import apsw
@@ -19,6 +18,7 @@ from ...embedders import Embedder, EmbedderError
 from ...index.hits import VectorHit, with_document_hits
 from ...index.language_mix import CENTROID_SAMPLE, MIN_CENTROID_CHUNKS, LanguageView, language_shifts, merge
 from ...search import translations
+from .vector_matrices import CHUNK_MATRIX_MAX_BYTES, ChunkVectors, DocumentVectors
 
 if TYPE_CHECKING:
     from ...index.model_choice import LanguageMix
@@ -29,6 +29,12 @@ MAX_K = 4096  # sqlite-vec's limit
 QUERY_CACHE_SIZE = 256
 # A reader looks again this often for what the writer changed (its refresh, the language centroids).
 READER_REFRESH_SECONDS = 5.0
+# The distances of the chunks listed (JSON ids), nearest first. A join from the list: `chunk_id in (select ...)`
+# made sqlite-vec read every vector of the table (3.6 ms against 0.36 for 60 ids among 9.6k).
+EXACT_DISTANCES = (
+    "select v.chunk_id, vec_distance_cosine(v.embedding, ?) as d from json_each(?) j "
+    "join vec v on v.chunk_id = j.value order by d, v.chunk_id limit ?"
+)
 # Documents a search keeps to (True) or leaves out (False), by id; None: no such filter.
 DocFilter = tuple[bool, Sequence[str]] | None
 T = TypeVar("T")
@@ -40,100 +46,6 @@ def _by_language(chunks: Iterable[tuple[int, str, str]]) -> dict[str, list[int]]
     for cid, _, lang in chunks:
         out.setdefault(lang, []).append(cid)
     return out
-
-
-# numpy's cosines and sqlite-vec's differ in the last float32 bits: the candidates SQLite scores exactly are those
-# within this of the limit-th nearest, so the nearest by SQLite's own distance are always among them.
-CANDIDATE_MARGIN = 1e-4
-
-
-@dataclass(frozen=True)
-class DocumentVectors:
-    """The document-level vectors, unit length, one row per embedded document unit, and which of those documents
-    still have a section waiting for its vector: what `_document_hits` scans, read once per change of the file."""
-
-    model: str | None  # the embedder's model id: another model's vectors are other vectors
-    units: list[tuple[int, str, str]]  # (doc_chunks.id, document id, text hash) of each row
-    unit_ids: np.ndarray  # doc_chunks.id of each row
-    row_of: dict[str, int]  # document id -> row
-    unit: np.ndarray  # (rows, dim) float32, each row divided by its norm (0 rows stay 0)
-    waiting: np.ndarray  # bool per row: the document has a chunk without its vector
-    _last_query: tuple[bytes, np.ndarray] | None = field(default=None, init=False, repr=False, compare=False)
-
-    @classmethod
-    def read(cls, conn: apsw.Connection, model: str | None, last: DocumentVectors | None) -> DocumentVectors:
-        """What the file holds now; `last`'s matrix again when the embedded units are the same (the same ids and
-        texts, of the same model: the same vectors), as after a batch of section chunks, so that a search while
-        the worker embeds sections reads only which documents still wait (~20 ms, not ~90 ms on the Obsidian
-        help vault)."""
-        units = [
-            (int(r[0]), str(r[1]), str(r[2]))
-            for r in conn.execute("select id, doc_id, hash from doc_chunks where embedded = 1 order by id")
-        ]
-        if last is None or last.model != model or last.units != units:
-            last = cls._read_vectors(conn, model)
-        waiting_docs = {str(r[0]) for r in conn.execute("select distinct doc_id from chunks where embedded = 0")}
-        waiting = np.fromiter(
-            (doc_id in waiting_docs for _, doc_id, _ in last.units), dtype=bool, count=len(last.units)
-        )
-        return replace(last, waiting=waiting)
-
-    @classmethod
-    def _read_vectors(cls, conn: apsw.Connection, model: str | None) -> DocumentVectors:
-        units: list[tuple[int, str, str]] = []
-        blobs: list[bytes] = []
-        for unit_id, doc_id, digest, blob in conn.execute(
-            "select u.id, u.doc_id, u.hash, v.embedding from doc_chunks u join doc_vec v on v.chunk_id = u.id "
-            "where u.embedded = 1 order by u.id"
-        ):
-            units.append((int(unit_id), str(doc_id), str(digest)))
-            blobs.append(bytes(blob))  # the vec0 column holds float32 blobs
-        matrix = (
-            np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
-            if blobs
-            else np.zeros((0, 1), dtype=np.float32)
-        )
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        return cls(
-            model=model,
-            units=units,
-            unit_ids=np.asarray([u[0] for u in units], dtype=np.int64),
-            row_of={doc_id: row for row, (_, doc_id, _) in enumerate(units)},
-            unit=np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0),
-            waiting=np.zeros(len(units), dtype=bool),
-        )
-
-    def rows_of(self, doc_ids: Iterable[str]) -> np.ndarray:
-        """A mask of the rows of these documents."""
-        mask = np.zeros(len(self.unit_ids), dtype=bool)
-        rows = [row for d in doc_ids if (row := self.row_of.get(d)) is not None]
-        mask[rows] = True
-        return mask
-
-    def cosines(self, query: np.ndarray) -> np.ndarray:
-        """The query's cosine with every row, remembered for the last query: with a language view one search asks
-        once per language (32 times on the Obsidian help vault), and a matrix product is slow on a loaded machine."""
-        q = np.ascontiguousarray(query, dtype=np.float32)
-        key = q.tobytes()
-        last = self._last_query
-        if last is not None and last[0] == key:
-            return last[1]
-        norm = float(np.linalg.norm(q))
-        sims = self.unit @ (q / norm if norm > 0 else q)
-        object.__setattr__(self, "_last_query", (key, sims))  # frozen but for this memo; one assignment: atomic
-        return sims
-
-    def nearest(self, query: np.ndarray, allowed: np.ndarray, limit: int) -> list[int]:
-        """The unit ids of the allowed rows nearest the query: the `limit` nearest and any within CANDIDATE_MARGIN
-        of the last of them (ties and float32 rounding: SQLite orders them by its own distances)."""
-        count = int(allowed.sum())
-        if count == 0 or limit <= 0:
-            return []
-        if count <= limit:
-            return [int(i) for i in self.unit_ids[allowed]]
-        sims = np.where(allowed, self.cosines(query), -np.inf)
-        cut = np.partition(sims, len(sims) - limit)[len(sims) - limit]  # the limit-th largest
-        return [int(i) for i in self.unit_ids[sims >= cut - CANDIDATE_MARGIN]]
 
 
 class VectorQueries:
@@ -174,18 +86,21 @@ class VectorQueries:
             self._query_cache[text] = vector
         return vector
 
-    def _filter_sql(self, folder: str | None, tags: Sequence[str], docs: DocFilter = None) -> tuple[str, list[Any]]:
+    def _filter_sql(
+        self, folder: str | None, tags: Sequence[str], docs: DocFilter = None, doc_id: str = "c.doc_id"
+    ) -> tuple[str, list[Any]]:
+        """The filters as a condition on `docs d` and the document id column `doc_id`, with its arguments."""
         where: list[str] = []
         args: list[Any] = []
         if docs is not None:
             inside, ids = docs
-            where.append(f"c.doc_id {'in' if inside else 'not in'} (select value from json_each(?))")
+            where.append(f"{doc_id} {'in' if inside else 'not in'} (select value from json_each(?))")
             args.append(json.dumps(ids))
         if folder:
             where.append("(d.folder = ? or substr(d.folder, 1, ?) = ?)")
             args += [folder, len(folder) + 1, folder + "/"]
         for tag in tags:
-            where.append("c.doc_id in (select doc_id from doc_tags where tag = ?)")
+            where.append(f"{doc_id} in (select doc_id from doc_tags where tag = ?)")
             args.append(tag)
         return " and ".join(where), args
 
@@ -198,6 +113,9 @@ class VectorQueries:
         conn = self._conn()
         q = np.ascontiguousarray(query, dtype=np.float32)
         k = max(1, min(int(k), MAX_K))
+        in_memory = self._chunk_vectors()
+        if in_memory is not None:
+            return self._knn_in_memory(in_memory, q, k, folder, tags, docs)
         if docs is not None and not docs[0] and not folder and not tags:
             # A language's search leaving out the other languages' few documents: listing every chunk of this
             # language to filter on (thousands) cost more than the search; the nearest k + (chunks left out) hold
@@ -237,11 +155,7 @@ class VectorQueries:
         if not allowed:
             return []
         if len(allowed) <= EXACT_FILTER_MAX:
-            rows: list[tuple[Any, ...]] = conn.execute(
-                "select chunk_id, vec_distance_cosine(embedding, ?) as d from vec "
-                "where chunk_id in (select value from json_each(?)) order by d limit ?",
-                (q, json.dumps(allowed), k),
-            ).fetchall()
+            rows: list[tuple[Any, ...]] = conn.execute(EXACT_DISTANCES, (q, json.dumps(allowed), k)).fetchall()
             return [(int(r[0]), float(r[1])) for r in rows if r[1] is not None]
         total = max(1, self.embedded_chunks())
         fetch = min(MAX_K, int(k * total / len(allowed) * 2) + k)
@@ -255,6 +169,35 @@ class VectorQueries:
                 if len(out) >= k:
                     break
         return out
+
+    def _chunk_vectors(self) -> ChunkVectors | None:
+        """The chunk vectors in memory (vector_matrices.ChunkVectors) once every section is embedded, while they fit
+        in CHUNK_MATRIX_MAX_BYTES; None while the worker embeds (each batch would mean reading them all again)."""
+        dim = self.embedder.dim if self.embedder is not None else None
+        if not dim or self.pending_sections() or self.embedded_chunks() * dim * 4 > CHUNK_MATRIX_MAX_BYTES:
+            return None
+        return self._kept("chunk_vectors", lambda: ChunkVectors.read(self._conn()))
+
+    def _knn_in_memory(
+        self, kept: ChunkVectors, q: np.ndarray, k: int, folder: str | None, tags: Sequence[str], docs: DocFilter
+    ) -> list[tuple[int, float]]:
+        """knn through the kept matrix: numpy picks the candidates, SQLite gives their distances (the same function
+        as the filtered search's, so the answers are those of sqlite-vec's own search)."""
+        allowed: np.ndarray | None = None
+        if docs is not None:
+            of_docs = kept.rows_of(docs[1])
+            allowed = of_docs if docs[0] else ~of_docs
+        if folder or tags:
+            where, args = self._filter_sql(folder, tags, doc_id="d.doc_id")
+            listed = kept.rows_of(
+                str(r[0]) for r in self._conn().execute(f"select d.doc_id from docs d where {where}", args)
+            )
+            allowed = listed if allowed is None else allowed & listed
+        candidates = kept.nearest(q, allowed, k)
+        if not candidates:
+            return []
+        rows: list[tuple[Any, ...]] = self._conn().execute(EXACT_DISTANCES, (q, json.dumps(candidates), k)).fetchall()
+        return [(int(r[0]), float(r[1])) for r in rows if r[1] is not None]
 
     def language_view(self, query: np.ndarray) -> LanguageView | None:
         """For a collection in several languages, where each document is and what each language's cosines gain for

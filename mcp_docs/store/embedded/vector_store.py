@@ -51,11 +51,12 @@ from .catalog import SQLITE_SUFFIXES, Catalog
 from .catalog_schema import SCHEMA_VERSION
 from .read_only_media import sqlite_reading_uri
 from .sqlite_tx import immediate_transaction
+from .vector_matrices import DocumentVectors
 from .vector_schema import VECTOR_SCHEMA
 from .vector_search import EXACT_FILTER_MAX as EXACT_FILTER_MAX  # re-exported: tests and the PostgreSQL store
 from .vector_search import MAX_K as MAX_K
 from .vector_search import QUERY_CACHE_SIZE as QUERY_CACHE_SIZE
-from .vector_search import READER_REFRESH_SECONDS, DocumentVectors, VectorQueries
+from .vector_search import READER_REFRESH_SECONDS, VectorQueries
 from .vector_search import DocFilter as DocFilter
 from .vector_writes import FAILED as FAILED  # re-exported: the worker and the tests name them here
 from .vector_writes import VectorWrites
