@@ -48,14 +48,14 @@ def _cosines(holder: object, unit: np.ndarray, query: np.ndarray) -> np.ndarray:
 def _nearest(ids: np.ndarray, cosines: Callable[[], np.ndarray], allowed: np.ndarray | None, limit: int) -> list[int]:
     """The ids of the allowed rows (all, for None) nearest the query: the `limit` nearest and any within
     CANDIDATE_MARGIN of the last of them (ties and float32 rounding: SQLite orders them by its own distances)."""
-    count = len(ids) if allowed is None else int(allowed.sum())
-    if count == 0 or limit <= 0:
+    rows = np.arange(len(ids)) if allowed is None else np.flatnonzero(allowed)
+    if len(rows) == 0 or limit <= 0:
         return []
-    if count <= limit:
-        return [int(i) for i in (ids if allowed is None else ids[allowed])]
-    sims = cosines() if allowed is None else np.where(allowed, cosines(), -np.inf)
+    if len(rows) <= limit:
+        return [int(i) for i in ids[rows]]
+    sims = cosines()[rows]  # only the allowed rows are ranked: one language's few hundred of 52k, say
     cut = np.partition(sims, len(sims) - limit)[len(sims) - limit]  # the limit-th largest
-    return [int(i) for i in ids[sims >= cut - CANDIDATE_MARGIN]]
+    return [int(i) for i in ids[rows[sims >= cut - CANDIDATE_MARGIN]]]
 
 
 # numpy's cosines and sqlite-vec's differ in the last float32 bits: the candidates SQLite scores exactly are those
@@ -136,34 +136,33 @@ class ChunkVectors:
     matrix product serves them all."""
 
     chunk_ids: np.ndarray  # chunks.id of each row
-    rows_by_doc: dict[str, list[int]]
+    code_of: dict[str, int]  # document id -> its number in doc_codes
+    doc_codes: np.ndarray  # the document number of each row
     unit: np.ndarray  # (rows, dim) float32, each row divided by its norm
     _last_query: tuple[bytes, np.ndarray] | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def read(cls, conn: apsw.Connection) -> ChunkVectors:
         ids: list[int] = []
-        rows_by_doc: dict[str, list[int]] = {}
+        code_of: dict[str, int] = {}
+        codes: list[int] = []
         blobs: list[bytes] = []
-        for row, (chunk_id, doc_id, blob) in enumerate(
-            conn.execute(
-                "select c.id, c.doc_id, v.embedding from chunks c join vec v on v.chunk_id = c.id "
-                "where c.embedded = 1 order by c.id"
-            )
+        for chunk_id, doc_id, blob in conn.execute(
+            "select c.id, c.doc_id, v.embedding from chunks c join vec v on v.chunk_id = c.id "
+            "where c.embedded = 1 order by c.id"
         ):
             ids.append(int(chunk_id))
-            rows_by_doc.setdefault(str(doc_id), []).append(row)
+            codes.append(code_of.setdefault(str(doc_id), len(code_of)))
             blobs.append(bytes(blob))
-        return cls(np.asarray(ids, dtype=np.int64), rows_by_doc, _unit(_matrix(blobs)))
+        return cls(np.asarray(ids, dtype=np.int64), code_of, np.asarray(codes, dtype=np.int64), _unit(_matrix(blobs)))
 
     def rows_of(self, doc_ids: Iterable[str]) -> np.ndarray:
-        """A mask of the rows of these documents' chunks."""
-        mask = np.zeros(len(self.chunk_ids), dtype=bool)
-        for doc_id in doc_ids:
-            rows = self.rows_by_doc.get(doc_id)
-            if rows:
-                mask[rows] = True
-        return mask
+        """A mask of the rows of these documents' chunks (a language's, asked once per language and search: one
+        lookup per document, then one pass over the rows)."""
+        wanted = np.zeros(len(self.code_of) + 1, dtype=bool)  # the last: documents without a chunk here
+        wanted[[self.code_of.get(d, -1) for d in doc_ids]] = True
+        wanted[-1] = False
+        return wanted[self.doc_codes]
 
     def nearest(self, query: np.ndarray, allowed: np.ndarray | None, limit: int) -> list[int]:
         """The chunk ids of the allowed rows nearest the query (_nearest)."""

@@ -404,7 +404,9 @@ class VectorStore(VectorWrites, VectorQueries):
         )
 
     def pending_documents(self) -> int:
-        return _count(self._conn(), "select count(*) from doc_chunks where embedded = 0")
+        return self._kept(
+            "pending_documents", lambda: _count(self._conn(), "select count(*) from doc_chunks where embedded = 0")
+        )
 
     def document_vectors(self) -> tuple[int, int]:
         """(documents with their own vector, documents to have one): counting those not chunked yet."""
