@@ -5,6 +5,7 @@ search answers as the SQL alone would."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
@@ -26,6 +27,19 @@ def _matrix(blobs: list[bytes]) -> np.ndarray:
     if not blobs:
         return np.zeros((0, 1), dtype=np.float32)
     return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
+
+
+def _vectors_of(conn: apsw.Connection, chunk_ids: list[int]) -> dict[int, bytes]:
+    """The vec table's float32 blobs of these chunks (a join from the list: sqlite-vec looks each up)."""
+    if not chunk_ids:
+        return {}
+    return {
+        int(cid): bytes(blob)
+        for cid, blob in conn.execute(
+            "select v.chunk_id, v.embedding from json_each(?) j join vec v on v.chunk_id = j.value",
+            (json.dumps(chunk_ids),),
+        )
+    }
 
 
 def _cosines(holder: object, unit: np.ndarray, query: np.ndarray) -> np.ndarray:
@@ -135,26 +149,47 @@ class ChunkVectors:
     language (32 times on the Obsidian help vault), and sqlite-vec reads the whole vector table each time; one
     matrix product serves them all."""
 
+    model: str | None  # the embedder's model id: another model's vectors are other vectors
     chunk_ids: np.ndarray  # chunks.id of each row
+    hashes: tuple[str, ...]  # chunks.hash (of the text embedded) of each row
     code_of: dict[str, int]  # document id -> its number in doc_codes
     doc_codes: np.ndarray  # the document number of each row
     unit: np.ndarray  # (rows, dim) float32, each row divided by its norm
     _last_query: tuple[bytes, np.ndarray] | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
-    def read(cls, conn: apsw.Connection) -> ChunkVectors:
-        ids: list[int] = []
+    def read(cls, conn: apsw.Connection, model: str | None, last: ChunkVectors | None) -> ChunkVectors:
+        """What the file holds now, reading only the vectors `last` lacks: a row of the same chunk id and text (of
+        the same model) is the same vector. After an edit a few chunks are new; reading all 52k vectors of the
+        Obsidian help vault again took ~0.9 s (the vec0 table is slow to read row by row), listing them ~30 ms."""
+        listed = [
+            (int(r[0]), str(r[1]), str(r[2]))
+            for r in conn.execute("select id, doc_id, hash from chunks where embedded = 1 order by id")
+        ]
+        old_rows: dict[tuple[int, str], int] = {}
+        if last is not None and last.model == model:
+            old_rows = {(int(c), h): row for row, (c, h) in enumerate(zip(last.chunk_ids, last.hashes, strict=True))}
+        reused = [old_rows.get((cid, digest), -1) for cid, _, digest in listed]
+        fresh = _vectors_of(conn, [cid for (cid, _, _), row in zip(listed, reused, strict=True) if row < 0])
+        rows = [(item, row) for item, row in zip(listed, reused, strict=True) if row >= 0 or item[0] in fresh]
+        old_at = np.fromiter((row for _, row in rows), dtype=np.int64, count=len(rows))
+        reuse = old_at >= 0
+        dim = next((len(blob) // 4 for blob in fresh.values()), last.unit.shape[1] if last is not None else 1)
+        unit = np.zeros((len(rows), dim), dtype=np.float32)
+        if last is not None and reuse.any():
+            unit[reuse] = last.unit[old_at[reuse]]
+        if not reuse.all():
+            unit[~reuse] = _unit(_matrix([fresh[cid] for (cid, _, _), row in rows if row < 0]))
         code_of: dict[str, int] = {}
-        codes: list[int] = []
-        blobs: list[bytes] = []
-        for chunk_id, doc_id, blob in conn.execute(
-            "select c.id, c.doc_id, v.embedding from chunks c join vec v on v.chunk_id = c.id "
-            "where c.embedded = 1 order by c.id"
-        ):
-            ids.append(int(chunk_id))
-            codes.append(code_of.setdefault(str(doc_id), len(code_of)))
-            blobs.append(bytes(blob))
-        return cls(np.asarray(ids, dtype=np.int64), code_of, np.asarray(codes, dtype=np.int64), _unit(_matrix(blobs)))
+        codes = [code_of.setdefault(doc_id, len(code_of)) for (_, doc_id, _), _ in rows]
+        return cls(
+            model=model,
+            chunk_ids=np.asarray([cid for (cid, _, _), _ in rows], dtype=np.int64),
+            hashes=tuple(digest for (_, _, digest), _ in rows),
+            code_of=code_of,
+            doc_codes=np.asarray(codes, dtype=np.int64),
+            unit=unit,
+        )
 
     def rows_of(self, doc_ids: Iterable[str]) -> np.ndarray:
         """A mask of the rows of these documents' chunks (a language's, asked once per language and search: one

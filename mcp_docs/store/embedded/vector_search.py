@@ -59,6 +59,7 @@ class VectorQueries:
         _query_cache: dict[str, np.ndarray]
         _centroids: tuple[tuple[str, ...], int, float, dict[str, np.ndarray]] | None
         _last_document_vectors: DocumentVectors | None
+        _last_chunk_vectors: ChunkVectors | None
 
         def _conn(self) -> apsw.Connection: ...
         def _vec_exists(self, conn: apsw.Connection | None = None) -> bool: ...
@@ -176,7 +177,16 @@ class VectorQueries:
         dim = self.embedder.dim if self.embedder is not None else None
         if not dim or self.pending_sections() or self.embedded_chunks() * dim * 4 > CHUNK_MATRIX_MAX_BYTES:
             return None
-        return self._kept("chunk_vectors", lambda: ChunkVectors.read(self._conn()))
+        return self._kept("chunk_vectors", self._read_chunk_vectors)
+
+    def _read_chunk_vectors(self) -> ChunkVectors:
+        model = self.embedder.model_id if self.embedder is not None else None
+        with self._state_lock:
+            last = self._last_chunk_vectors
+        kept = ChunkVectors.read(self._conn(), model, last)
+        with self._state_lock:
+            self._last_chunk_vectors = kept
+        return kept
 
     def _knn_in_memory(
         self, kept: ChunkVectors, q: np.ndarray, k: int, folder: str | None, tags: Sequence[str], docs: DocFilter

@@ -51,7 +51,7 @@ from .catalog import SQLITE_SUFFIXES, Catalog
 from .catalog_schema import SCHEMA_VERSION
 from .read_only_media import sqlite_reading_uri
 from .sqlite_tx import immediate_transaction
-from .vector_matrices import DocumentVectors
+from .vector_matrices import ChunkVectors, DocumentVectors
 from .vector_schema import VECTOR_SCHEMA
 from .vector_search import EXACT_FILTER_MAX as EXACT_FILTER_MAX  # re-exported: tests and the PostgreSQL store
 from .vector_search import MAX_K as MAX_K
@@ -139,6 +139,7 @@ class VectorStore(VectorWrites, VectorQueries):
         self._generation = 0
         self._by_generation: dict[str, tuple[int, Any]] = {}
         self._last_document_vectors: DocumentVectors | None = None  # the matrix again while the same units
+        self._last_chunk_vectors: ChunkVectors | None = None  # its rows again for the chunks still there
         self.last_rate: float | None = None  # chunks/s of the last embedding run
         conn = self._conn()
         # A damaged page would otherwise surface later, as a raw error in the middle of a search.

@@ -97,3 +97,39 @@ def test_the_matrix_follows_edits_and_stands_aside_while_the_worker_embeds(embed
     found = embedded.search(query, mode="semantic").results[0]
     assert found.id == "home/note01.md" and found.sections[0].heading == "Stripes"
     embedded.close()
+
+
+def test_after_an_edit_only_new_vectors_are_read_and_a_reused_chunk_id_is_not_taken_for_the_old_one(
+    embedded: Library, tmp_path: Path
+) -> None:
+    """SQLite gives a new row the highest id + 1: once the last chunks are deleted, a new chunk gets one of their
+    ids. The matrix keeps a row only for the same id *and* text."""
+    store = embedded.vectors
+    assert store is not None and embedded.embedding is not None
+    store.knn(store.embed_query("bread"), 5)  # the matrix, read whole
+    first = store._last_chunk_vectors
+    assert first is not None
+    newest = store._conn().execute("select doc_id, max(id) from chunks").fetchone()
+    (tmp_path / "vault" / str(newest[0])).unlink()
+    embedded.sync()
+    embedded.embedding.build()
+    (tmp_path / "vault" / "home" / "zebra.md").write_text(
+        "# Zebras\n\n## Stripes\n\nZebra stripes confuse the biting flies that land on horses.\n"
+    )
+    embedded.sync()
+    embedded.embedding.build()
+    reused = store._conn().execute("select count(*) from chunks where id <= ?", (int(newest[1]),)).fetchone()[0]
+    assert reused > len(first.chunk_ids) - 10  # the ids were given again (the premise of this test)
+    for text in ["zebra stripes and flies", "bread", "database backup"]:
+        query = store.embed_query(text)
+        assert store.knn(query, 30) == every_chunk_in_sql(store, query, 30, None, (), None)
+    kept = store._last_chunk_vectors
+    assert kept is not None and kept is not first
+    # the rows of chunks that stayed are the same vectors, carried over rather than read again
+    same = [row for row, cid in enumerate(first.chunk_ids) if cid in set(kept.chunk_ids.tolist())][:5]
+    assert same and all(
+        np.array_equal(first.unit[row], kept.unit[int(np.flatnonzero(kept.chunk_ids == first.chunk_ids[row])[0])])
+        for row in same
+    )
+    assert embedded.search("zebra stripes and flies", mode="semantic").results[0].id == "home/zebra.md"
+    embedded.close()
