@@ -35,6 +35,10 @@ def http_server(tmp_path_factory):
     base = tmp_path_factory.mktemp("http")
     port = free_port()
     proc = start_http(make_vault(base), base / "index", port, child_env(MCP_DOCS_TOKEN=TOKEN), "--no-watch")
+    # the server answers after 3 s even when its first sync is not over (a loaded machine): these tests read it
+    deadline = time.monotonic() + 60
+    while httpx2.get(f"http://127.0.0.1:{port}/health").json()["indexing"] and time.monotonic() < deadline:
+        time.sleep(0.1)
     yield f"http://127.0.0.1:{port}"
     stop(proc)
 

@@ -16,7 +16,7 @@ import pytest
 
 from mcp_docs.library import Library
 from mcp_docs.store.embedded.vector_store import DocFilter, VectorStore
-from tests.store.embedded.test_document_vectors_kept import write_many
+from tests.store.embedded.test_document_vectors_kept import FILTERS, write_many
 from tests.store.embedded.test_vector_store import minilm_loaded, open_lib  # noqa: F401 (fixtures)
 
 
@@ -52,18 +52,7 @@ def embedded(minilm_loaded: None, tmp_path: Path) -> Library:
 
 
 @pytest.mark.parametrize("k", [1, 5, 30, 90])
-@pytest.mark.parametrize(
-    ("folder", "tags", "docs"),
-    [
-        (None, (), None),
-        ("home", (), None),
-        (None, ("t1",), None),
-        ("work", ("t0",), None),
-        (None, (), (True, ["home/note03.md", "work/note06.md", "work/note08.md", "work/note04.md"])),
-        (None, (), (False, ["home/note03.md", "work/note06.md", "home/note05.md"])),
-        ("home", (), (False, ["home/note03.md"])),
-    ],
-)
+@pytest.mark.parametrize(("folder", "tags", "docs"), [*FILTERS, ("home", (), (False, ["home/note03.md"]))])
 def test_knn_in_memory_returns_what_scoring_every_chunk_does(
     embedded: Library, k: int, folder: str | None, tags: tuple[str, ...], docs: DocFilter
 ) -> None:

@@ -159,18 +159,19 @@ def many(minilm_loaded: None, tmp_path: Path) -> Library:
     return lib
 
 
+# (folder, tags, documents kept or left out) on write_many's notes: each filter search applies, and two at once
+FILTERS: list[tuple[str | None, tuple[str, ...], DocFilter]] = [
+    (None, (), None),
+    ("home", (), None),
+    (None, ("t1",), None),
+    ("work", ("t0",), None),
+    (None, (), (True, ["home/note03.md", "work/note06.md", "work/note08.md", "work/note04.md"])),
+    (None, (), (False, ["home/note03.md", "work/note06.md", "home/note05.md"])),
+]
+
+
 @pytest.mark.parametrize("limit", [1, 3, 10, 60])
-@pytest.mark.parametrize(
-    ("folder", "tags", "docs"),
-    [
-        (None, (), None),
-        ("home", (), None),
-        (None, ("t1",), None),
-        ("work", ("t0",), None),
-        (None, (), (True, ["home/note03.md", "work/note06.md", "work/note08.md", "work/note04.md"])),
-        (None, (), (False, ["home/note03.md", "work/note06.md", "home/note05.md"])),
-    ],
-)
+@pytest.mark.parametrize(("folder", "tags", "docs"), FILTERS)
 def test_the_kept_search_returns_exactly_what_scoring_every_document_does(
     many: Library, limit: int, folder: str | None, tags: tuple[str, ...], docs: DocFilter
 ) -> None:
