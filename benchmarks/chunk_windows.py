@@ -13,7 +13,8 @@ per section by each `--scorers` rule:
 - `maxmean:A`: (1 - A) × best + A × mean;
 - `maxdoc:B`: (1 - B) × best + B × the cosine of the document's own vector (title and lead,
   `chunking.document_chunk`), as stored in the index;
-- `top2`: the mean of the two best chunks (the best alone for a section of one).
+- `top2`: the mean of the two best chunks (the best alone for a section of one);
+- `first`: the section's first chunk alone (FirstP).
 
 Searches are the shipped pipeline (`Library.search`: BM25, the per-query keyword share, fusion, document signals,
 the language view) on a COPY of an embedded index, with one step replaced: the vector store's chunk KNN grouped to
@@ -136,6 +137,7 @@ def scorer(spec: str) -> Scorer:
         "max": best,
         "mean": mean,
         "top2": top2,
+        "first": lambda c, s, d: c[s],
         "maxmean": lambda c, s, d: (1 - w) * best(c, s, d) + w * mean(c, s, d),
         "maxdoc": lambda c, s, d: (1 - w) * best(c, s, d) + w * d,
     }
