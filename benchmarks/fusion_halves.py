@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.otel_quality import load_questions, score_result
+from benchmarks.otel_quality import QUESTIONS, load_questions, score_result
 from benchmarks.scifact import load_beir, ndcg_at_k
 
 SCIFACT = Path(__file__).resolve().parent.parent.parent / "shared" / "bench" / "scifact"
@@ -42,9 +42,9 @@ def scifact_questions(data: Path) -> list[Question]:
     return [(q, text, int(q) % 2 == 1, scorer(qrels[q])) for q, text in queries.items() if q in qrels]
 
 
-def otel_questions(english_root: bool) -> list[Question]:
+def otel_questions(english_root: bool, path: Path = QUESTIONS) -> list[Question]:
     out: list[Question] = []
-    for q in load_questions():
+    for q in load_questions(path):
         if english_root:  # the root is otel-docs/en: ids lose their language folder, French questions have no page
             if q["lang"] != "en":
                 continue
