@@ -443,6 +443,18 @@ class PgWriter:
             "on conflict (key) do update set value = excluded.value",
             (str(int(total)), repr(float(average))),
         )
+        save_config_sections(conn)
+
+
+def save_config_sections(conn: psycopg.Connection[Any]) -> None:
+    """The number of sections of each text-search configuration, as JSON: a word that is a stopword of one (its
+    tsvectors drop it) is in about every section there, its document frequency for the document signals
+    (signal_columns.py)."""
+    conn.execute(
+        "insert into mcp_docs_meta(key, value) select 'config_sections', coalesce(json_object_agg(c, n), '{}')::text "
+        "from (select config::text as c, count(*) as n from mcp_docs_sections group by config) x "
+        "on conflict (key) do update set value = excluded.value"
+    )
 
 
 @dataclass(frozen=True)
