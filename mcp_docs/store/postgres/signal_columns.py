@@ -24,7 +24,7 @@ from ...search.document_signals import CANDIDATES, share_of_best, signal_words
 
 # How many of the result's first documents (in the order of their best section) have their signals read: the bonus
 # goes to the best CANDIDATES documents once grouped (document_signals.CANDIDATES), always among these.
-DOCUMENTS = 3 * CANDIDATES
+DOCUMENTS = CANDIDATES + 5
 
 # The CTEs after `h` (the statement's result sections, numbered in their order `h_row`, with their configuration
 # `h_config`), for its first DOCUMENTS documents (`hd`): the query's words found in each (`found`; a stopword of its
@@ -41,22 +41,25 @@ SIGNALS_CTES = (
     ", hd as materialized (select doc_id, h_config from (select distinct on (doc_id) doc_id, h_config, h_row from h "
     f"order by doc_id, h_row) z order by h_row limit {DOCUMENTS}), "
     "hk as materialized (select jsonb_object_agg(doc_id, true) as keys from hd), "
-    "found as materialized (select jsonb_object_agg(x.doc_id, x.terms) as found from (select y.doc_id, "
-    "array_agg(distinct y.term) as terms from (select m.doc_id, m.term from m cross join hk where hk.keys ? m.doc_id "
-    "union all select hd.doc_id, q.term from hd join q on q.cfg = hd.h_config where numnode(q.query) = 0) y "
-    "group by y.doc_id) x), "
+    # per word: its document frequency, and which of those documents hold it (the few rows of `hd`'s documents
+    # alone sorted, and by bytes: sorting every match by its id in the database's collation was most of the cost)
+    "words as materialized (select d.term, d.df, f.docs from (select m.term, max(m.df) as df from m group by m.term) d "
+    'left join (select x.term, array_agg(x.doc_id) as docs from (select distinct m.term, m.doc_id collate "C" '
+    "as doc_id from m cross join hk where hk.keys ? m.doc_id) x group by x.term) f on f.term = d.term "
+    # a stopword: its configuration's sections, and that configuration's documents
+    "union all select s.term, max(s.df), array_agg(distinct hd.doc_id) filter (where hd.doc_id is not null) "
+    "from (select q.term, q.cfg, coalesce((select value::json ->> q.cfg::text from mcp_docs_meta "
+    "where key = 'config_sections')::float8, (select count(*) from mcp_docs_sections x where x.config = q.cfg)) "
+    "as df from q where numnode(q.query) = 0) s left join hd on hd.h_config = s.cfg group by s.term), "
     "placed as materialized (select jsonb_object_agg(x.doc_id, x.terms) as placed from (select hd.doc_id, "
     "array_agg(distinct q.term) as terms from hd cross join lateral (select to_tsvector(hd.h_config, "
-    "regexp_replace(regexp_replace(normalize(hd.doc_id, nfc), '\\.[^./]*$', ''), '[/._@:+#-]+', ' ', 'g')) as v) pv "
+    "regexp_replace(regexp_replace(normalize(hd.doc_id, nfc), '\\.[^./]*$', ''), '[/._@:+#-]+', ' ', 'g')) as v offset 0) pv "
     "join q on q.cfg = hd.h_config where pv.v @@ q.query group by hd.doc_id) x), "
     "counted as materialized (select jsonb_object_agg(hd.doc_id, (select count(*) from mcp_docs_sections x "
     "where x.doc_id = hd.doc_id)) as counted from hd), "
-    "dfs as materialized (select jsonb_object_agg(w.term, w.df) as dfs from (select y.term, max(y.df) as df from "
-    "(select m.term, m.df from m union all select q.term, coalesce((select value::json ->> q.cfg::text "
-    "from mcp_docs_meta where key = 'config_sections')::float8, (select count(*) from mcp_docs_sections x "
-    "where x.config = q.cfg)) from q where numnode(q.query) = 0) y group by y.term) w), "
-    "sig as materialized (select jsonb_build_object('found', found.found, 'placed', placed.placed, 'sections', "
-    "counted.counted, 'dfs', dfs.dfs, 'total', n.total) as sig from found, placed, counted, dfs, n) "
+    "sig as materialized (select jsonb_build_object('words', (select jsonb_agg(jsonb_build_array(term, df, docs)) "
+    "from words), 'placed', placed.placed, 'sections', counted.counted, 'total', n.total) as sig "
+    "from placed, counted, n) "
 )
 # The one column they add after each section's own and its `h_row` and `h_config` (None but on the first row).
 SIGNALS_COLUMN = "case when h.h_row = 1 then (select sig from sig) end"
@@ -111,12 +114,17 @@ def evidence(
 ) -> QueryEvidence:
     """The statement's rows → the evidence of their documents (the signals are the first row's last column)."""
     sig: Mapping[str, Any] = (rows[0][-1] if rows else None) or {}
-    found, placed = sig.get("found") or {}, sig.get("placed") or {}
-    sections, dfs = sig.get("sections") or {}, sig.get("dfs") or {}
+    placed, sections = sig.get("placed") or {}, sig.get("sections") or {}
     total = float(sig.get("total") or 1)
+    dfs: dict[int, float] = {}
+    found: dict[str, set[int]] = {}
+    for term, df, docs in sig.get("words") or ():  # a word may come twice: matched, and a stopword elsewhere
+        dfs[int(term)] = max(dfs.get(int(term), 0.0), float(df or 0))
+        for doc_id in docs or ():
+            found.setdefault(doc_id, set()).add(int(term))
     weights: dict[int, float] = {}
     for position in signal_positions(query, terms):
-        df = float(dfs.get(str(position), 0))
+        df = dfs.get(position, 0.0)
         # as the embedded store's query_signals: BM25's IDF over the sections (a repeated word counts twice)
         weights[position] = math.log(1 + (total - df + 0.5) / (df + 0.5))
     documents: dict[str, DocumentSignals] = {}
@@ -124,7 +132,7 @@ def evidence(
         doc_id = r[0]
         if doc_id not in documents and doc_id in sections:
             documents[doc_id] = DocumentSignals(
-                frozenset(found.get(doc_id) or ()),
+                frozenset(found.get(doc_id, ())),
                 frozenset(placed.get(doc_id) or ()),
                 int(sections[doc_id]),
                 str(r[lang_column]),

@@ -81,6 +81,8 @@ HEAD_FIELD = 0.5
 # 0.443 at 1, 0.459 at 0.5 and 0.25 (Thai and Khmer "what is Canvas" found). Chinese, Japanese and Korean pairs
 # keep their weight: their runs are in the section's length.
 PAIR_SHARE = 0.5
+# The document signals (signal_columns.py), read with the sections (False: sections alone rank documents, as before)
+DOCUMENT_SIGNALS = True
 # Weights of the D, C, B, A labels (ts_rank): the title and heading path (A) count more than the body (B).
 RANK_WEIGHTS = "{0.1, 0.2, 0.4, 1.0}"
 # BM25's inputs of a one-lexeme word from the writer's term table (False: from ts_rank over every matching tsvector,
@@ -308,7 +310,9 @@ class PostgresStore:
             f"join mcp_docs_documents d on d.id = s.doc_id {where} "
             "order by r.score desc, s.doc_id, s.idx limit %s"
         )
-        signals = IDF_WEIGHTING  # the document signals need the per-word ranking's `m` (signal_columns.py)
+        signals = (
+            IDF_WEIGHTING and DOCUMENT_SIGNALS
+        )  # the document signals need the per-word ranking's `m` (signal_columns.py)
         select = _with_signals(columns, source) if signals else f"select {columns} {source}"
         rows = self.db.rows(queries + select, [*params, *([] if where else [max(1, limit)]), *args, max(1, limit)])
         self._evidence.value = evidence(query, languages, terms, rows, 12) if signals else None
