@@ -32,8 +32,9 @@ DOCUMENTS = CANDIDATES + 5
 # word: "o que é o canvas" lost 'o' on the Portuguese pages alone), in its path (`placed`: folders and file name,
 # without the extension, split at the punctuation the parser would otherwise keep whole as a file name or a host),
 # its number of sections (`counted`); and each word's largest document frequency over the configurations (`dfs`),
-# a stopword's being the number of sections of its configuration (`PgWriter.save_statistics` records them; counted
-# here when it has not yet): 'die', dropped from German tsvectors, had the IDF of a rare word where the embedded
+# a stopword's being the number of sections of its configuration (`PgWriter.save_statistics` records them; until the
+# writer has, every section: counting them here scanned the sections table for each stopword, seconds a question on
+# the Obsidian help vault): 'die', dropped from German tsvectors, had the IDF of a rare word where the embedded
 # store's was low. All of it as one JSON value (`sig`), returned with the first section only: each part is an
 # aggregate, never a join (the planner, expecting one row of each CTE, joined them by nested loops, 500 x 500 rows
 # for a search of 100 documents).
@@ -49,8 +50,8 @@ SIGNALS_CTES = (
     # a stopword: its configuration's sections, and that configuration's documents
     "union all select s.term, max(s.df), array_agg(distinct hd.doc_id) filter (where hd.doc_id is not null) "
     "from (select q.term, q.cfg, coalesce((select value::json ->> q.cfg::text from mcp_docs_meta "
-    "where key = 'config_sections')::float8, (select count(*) from mcp_docs_sections x where x.config = q.cfg)) "
-    "as df from q where numnode(q.query) = 0) s left join hd on hd.h_config = s.cfg group by s.term), "
+    "where key = 'config_sections')::float8, n.total) as df from q cross join n where numnode(q.query) = 0) s "
+    "left join hd on hd.h_config = s.cfg group by s.term), "
     "placed as materialized (select jsonb_object_agg(x.doc_id, x.terms) as placed from (select hd.doc_id, "
     "array_agg(distinct q.term) as terms from hd cross join lateral (select to_tsvector(hd.h_config, "
     "regexp_replace(regexp_replace(normalize(hd.doc_id, nfc), '\\.[^./]*$', ''), '[/._@:+#-]+', ' ', 'g')) as v offset 0) pv "

@@ -430,6 +430,8 @@ class PgWriter:
             self.db.set_meta(conn, "language", self.settings.language)
             if report.changed:  # a scan of every section: not after the watcher's syncs that change nothing
                 self.save_statistics(conn)
+            elif self.db.meta("config_sections") is None:  # an index written before they were recorded
+                save_config_sections(conn)
 
     @staticmethod
     def save_statistics(conn: psycopg.Connection[Any]) -> None:

@@ -229,8 +229,8 @@ def test_the_signals_cost_no_statement_of_their_own(library: Library, monkeypatc
 
 def test_a_database_indexed_before_reads_the_same_answers(pg_server: tuple[str, Path], tmp_path: Path) -> None:
     """A database a previous version indexed has no count of sections per configuration (what a stopword's
-    document frequency is read from, `PgWriter.save_statistics`): the statement counts them itself, and the
-    answers are the same; the writer's next sync records them."""
+    document frequency is read from, `PgWriter.save_statistics`): the answers are the same meanwhile (a stopword
+    then counts as in every section), and the writer's next sync records them, even one that changes nothing."""
     root = tmp_path / "vault"
     for rel, text in NOTES.items():
         write(root, rel, text)
@@ -245,8 +245,7 @@ def test_a_database_indexed_before_reads_the_same_answers(pg_server: tuple[str, 
     with open_library(settings, read_only=True) as lib:
         for query, want in FIRST.items():
             assert _ids(lib, query)[: len(want)] == want, query
-    write(root, "en/New.md", "# New\n\nA new page.\n")
-    assert _index(root, url, "--embeddings", "none") == 0
+    assert _index(root, url, "--embeddings", "none") == 0  # nothing changed
     with psycopg.connect(url) as conn:
         row = conn.execute(
             "select value::json ->> 'english' from mcp_docs_meta where key = 'config_sections'"
