@@ -23,6 +23,8 @@ import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from ..query_text import CODE_MARK, IDENTIFIER, QUERY_STOPWORDS, word_field_words
+
 # Each candidate document's score gains the best document's score times
 # COVERAGE_WEIGHT x coverage + PATH_WEIGHT x path + LANGUAGE_WEIGHT x (same language), each within [0, 1].
 # Tuned on the OpenTelemetry questions, keyword lists (benchmarks/REPORT.md, "Answer-first results (issue 13)"):
@@ -94,8 +96,17 @@ class QuerySignals:
                 placed = placed or spelled in doc.path
             covered += share * found
             in_path += share * placed
-        same = 1.0 if self.language is not None and doc.lang == self.language else 0.0
-        return coverage_weight(doc, fused) * covered + PATH_WEIGHT * in_path + LANGUAGE_WEIGHT * same
+        return share_of_best(
+            covered, in_path, self.language is not None and doc.lang == self.language, doc.sections, fused
+        )
+
+
+def share_of_best(covered: float, in_path: float, same_language: bool, sections: int, fused: bool = False) -> float:
+    """The share of the best document's score a document gains from its signals, each within [0, 1]: the weighted
+    shares of the query's words found in it (`covered`) and in its path (`in_path`), and whether it is in the
+    query's language; `sections`: how many it has (0: not known). Both stores weigh their signals here."""
+    same = 1.0 if same_language else 0.0
+    return sections_coverage_weight(sections, fused) * covered + PATH_WEIGHT * in_path + LANGUAGE_WEIGHT * same
 
 
 # A page of very many sections holds nearly any query's words somewhere (the Obsidian help's command reference,
@@ -116,9 +127,14 @@ def coverage_weight(doc: DocumentTerms, fused: bool = False) -> float:
     hybrid's, partly a cosine, and there coverage gives back the words' evidence the fusion diluted (SciFact hybrid
     0.731 with it, 0.730 without), so it counts. The OpenTelemetry questions are the same either way, in both
     modes (benchmarks/REPORT.md, "Search quality, issue 31 items 1–2")."""
-    weight = COVERAGE_WEIGHT if fused or doc.sections != 1 else 0.0
-    if doc.sections > LONG_DOCUMENT_SECTIONS:  # see LONG_DOCUMENT_SECTIONS
-        weight *= LONG_DOCUMENT_SECTIONS / doc.sections
+    return sections_coverage_weight(doc.sections, fused)
+
+
+def sections_coverage_weight(sections: int, fused: bool = False) -> float:
+    """coverage_weight of a document of `sections` sections (0: not known, counted as several)."""
+    weight = COVERAGE_WEIGHT if fused or sections != 1 else 0.0
+    if sections > LONG_DOCUMENT_SECTIONS:  # see LONG_DOCUMENT_SECTIONS
+        weight *= LONG_DOCUMENT_SECTIONS / sections
     return weight
 
 
@@ -138,6 +154,21 @@ def pack_terms(terms: Iterable[str]) -> bytes:
 def joined(terms: Iterable[str]) -> str:
     """Path terms → their stored form (see DocumentTerms)."""
     return f" {' '.join(sorted(set(terms)))} "
+
+
+def signal_words(text: str) -> list[str]:
+    """The query's words the signals weigh, as both stores read them: its words for the word fields, without the
+    query stopwords (unless it has nothing else) and without the words of its code identifiers. The words of an
+    identifier (OTEL_TRACES_SAMPLER_ARG) name it; they do not say what the page is about, and the identifier is
+    matched whole already: a page in a `traces` folder is no better an answer. OpenTelemetry questions, keyword
+    doc hit@5: 0.933 with them, 0.947 without."""
+    words = word_field_words(text)
+    content = [w for w in words if w not in QUERY_STOPWORDS] or words
+    code = IDENTIFIER.sub(lambda m: " " if CODE_MARK.search(m.group(0)) else m.group(0), text)
+    if code != text:
+        outside = set(word_field_words(code))
+        content = [w for w in content if w in outside]
+    return content
 
 
 def query_language(words: Iterable[str], stopwords: Mapping[str, frozenset[str]]) -> str | None:

@@ -37,7 +37,6 @@ from ...query_language import OTHER_SCRIPT_SHARE, languages_outside_query_script
 from ...query_text import (
     ANY_MARK,
     CODE_MARK,
-    IDENTIFIER,
     MAX_QUERY_TERMS,
     QUERY_STOPWORDS,
     WORD,
@@ -47,7 +46,7 @@ from ...query_text import (
     spaced_text,
     word_field_words,
 )
-from ...search.document_signals import QuerySignals, QueryWord
+from ...search.document_signals import QuerySignals, QueryWord, signal_words
 from ...settings import STEMMER_LANGUAGES
 from . import ownership
 from .read_only_media import on_read_only_media
@@ -475,15 +474,7 @@ class FullTextIndex:
     def query_signals(self, text: str, languages: Iterable[str]) -> QuerySignals:
         """What document_signals needs of a query: its words' terms by language, weighted by their IDF over
         the sections (the rarest term of a word in the body field), and the query's language."""
-        words = word_field_words(text)
-        content = [w for w in words if w not in QUERY_STOPWORDS] or words
-        # The words of a code identifier (OTEL_TRACES_SAMPLER_ARG) name it; they do not say what the page is
-        # about, and the `ident` field already matches the whole: a page in a `traces` folder is no better an
-        # answer. OpenTelemetry questions, keyword doc hit@5: 0.933 with them, 0.947 without.
-        code = IDENTIFIER.sub(lambda m: " " if CODE_MARK.search(m.group(0)) else m.group(0), text)
-        if code != text:
-            outside = set(word_field_words(code))
-            content = [w for w in content if w in outside]
+        content = signal_words(text)  # without the words of code identifiers (the `ident` field matches those)
         present = sorted({self.language, *languages})
         last = getattr(self._last_query, "value", None)
         analysed = last[2] if last is not None and last[0] == text and last[1] == present else {}

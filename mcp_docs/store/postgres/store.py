@@ -25,6 +25,7 @@ from ...errors import DatabaseUnavailable, IndexBusy
 from ...index.embedding_worker import EmbeddingWorker
 from ...index.hits import RankedSection, VectorHit, with_document_hits
 from ...index.language_mix import LanguageView
+from ...language import SOUTHEAST_ASIAN_RUN
 from ...paths import Jail
 from ...query_language import OTHER_SCRIPT_SHARE, languages_outside_query_script
 from ...query_text import MAX_QUERY_TERMS, QUERY_STOPWORDS, fold_marks, spaced_words
@@ -33,9 +34,11 @@ from ...settings import Settings
 from ..api import CommitListener, Progress, SectionHit, SyncReport, coverage_note, unavailable_reason
 from ..embedded.records import document_from_row
 from ..embedded.vector_store import QUERY_CACHE_SIZE
+from . import signal_columns
 from .catalog import DOC_COLUMNS, PgCatalog, _under
 from .database import BM25_EXTENSIONS, Database, text_config
 from .letter_pairs import pair_words
+from .signal_columns import QueryEvidence, evidence
 from .sync import PgWriter, vector_text
 from .vector_writes import PgVectorWrites, follow_languages, open_embedder, vector_hit
 
@@ -58,9 +61,28 @@ RANK_NORMALIZATION = 1
 # each word's rank r becomes r·(k+1) / (r + k·(1 − b + b·tokens/average tokens)) (SciFact 0.658, no gain).
 LENGTH_K: float | None = 1.2
 LENGTH_B = 0.75
-# With BM25: what an occurrence in the title or heading path counts, one in the body counting 1 (SciFact: 1, 0.687;
-# 2, 0.696; 3, 0.699: 2 kept, the middle, rather than the best on the test questions).
-HEAD_TF = 2.0
+# With BM25: what an occurrence in the title or heading path counts in the section's term frequency, one in the
+# body counting 1 (SciFact, without HEAD_FIELD: 1, 0.687; 2, 0.696; 3, 0.699: 2 was kept).
+HEAD_TF = 1.0
+# ... and the title and heading path as a field of their own, as the embedded store's `head_stem`: each word found
+# there adds HEAD_FIELD x its IDF x its head frequency, saturated by k1 (no length normalisation: the head's length
+# is not stored). A page titled with the question's word is the answer more often than a long page that repeats
+# it: "шаблоны для заметок" found the note composer first, the Templates page third. Obsidian help multilingual
+# keyword questions (benchmarks/REPORT.md, "Document signals on PostgreSQL"), lang@1 / lang@5 with the document
+# signals: HEAD_TF 2 alone 0.377 / 0.770; HEAD_TF 1 with HEAD_FIELD 1, 0.459 / 0.787, and 0.5, 0.443 / 0.770.
+# SciFact nDCG@10 (titles of 10-20 words, where length normalisation matters): 0.696 alone, 0.670 at 1, 0.690 at
+# 0.5 (the IDF of the head's own document frequency instead: 0.648 at 1, 0.677 at 0.5). 0.5 kept.
+HEAD_FIELD = 0.5
+# What a letter pair of a Thai, Lao, Khmer or Myanmar run weighs against a word. The embedded store normalises the
+# pairs by their own field's length (its `cjk` field, letters and pairs: a Thai section's hundreds, against an
+# average over every section of a few), so a page's pairs weigh little beside a Latin word of the question; here
+# they share the section's word length (`bm25_length`), and "Canvas คืออะไร" ("what is Canvas") found 'About
+# Obsidian', whose heading says "what is", before any Canvas page. Obsidian questions, with HEAD_FIELD 0.5: lang@1
+# 0.443 at 1, 0.459 at 0.5 and 0.25 (Thai and Khmer "what is Canvas" found). Chinese, Japanese and Korean pairs
+# keep their weight: their runs are in the section's length.
+PAIR_SHARE = 0.5
+# The document signals (signal_columns.py), read with the sections (False: sections alone rank documents, as before)
+DOCUMENT_SIGNALS = True
 # Weights of the D, C, B, A labels (ts_rank): the title and heading path (A) count more than the body (B).
 RANK_WEIGHTS = "{0.1, 0.2, 0.4, 1.0}"
 # BM25's inputs of a one-lexeme word from the writer's term table (False: from ts_rank over every matching tsvector,
@@ -129,6 +151,7 @@ class PostgresStore:
         self.bm25_extension, self.keyword_ranking = self._keyword_ranking()
         self._embedding_started = False
         self._last_choice = ""  # the last sentence logged about the model (vector_writes.follow_languages)
+        self._evidence = threading.local()  # each thread's last keyword search's document signals (document_bonus)
         self.vectors: PgVectors | None = None
         if settings.embeddings != "none":
             self._open_vectors(jail)
@@ -235,9 +258,14 @@ class PostgresStore:
     def document_bonus(
         self, query: str, languages: frozenset[str], by_key: bool = False, fused: bool = False
     ) -> Bonus | None:
-        """None: this store keeps no document term sets (search/document_signals.py), so sections alone rank
-        documents here."""
-        return None
+        """Document-level evidence for the best documents of `query` (search/document_signals.py), as the embedded
+        store's: read with the sections by this thread's last keyword search of the same query (`signal_columns`),
+        so no statement more. None for hybrid's fused scores (their vector-only documents have no evidence read)
+        and when the last keyword search was another's."""
+        last: QueryEvidence | None = getattr(self._evidence, "value", None)
+        if fused or last is None or last.query != query or last.languages != languages:
+            return None
+        return lambda ids: last.bonus(ids)
 
     def keyword_hits(
         self, query: str, limit: int, folder: str | None, tags: Sequence[str], languages: frozenset[str]
@@ -256,7 +284,7 @@ class PostgresStore:
         elsewhere = languages_outside_query_script(query, languages)
         if IDF_WEIGHTING:
             queries = _idf_ranked_sections(rank, damped=bool(elsewhere))
-            params: list[Any] = [configs, terms, *([elsewhere] if elsewhere else [])]
+            params: list[Any] = [term_shares(query, terms), configs, terms, *([elsewhere] if elsewhere else [])]
         else:
             queries = (
                 "with q as materialized (select c::regconfig as cfg, websearch_to_tsquery(c::regconfig, %s) as query "
@@ -272,15 +300,24 @@ class PostgresStore:
         # In a collection of several languages the search then reads each result's document row (its front matter
         # names its translations, search/languages.py): they come with the ranking too, instead of a round trip each.
         records = (", " + ", ".join(f"d.{c.strip()}" for c in DOC_COLUMNS.split(","))) if len(languages) > 1 else ""
-        rows = self.db.rows(
-            queries + "select s.doc_id, s.idx, d.title, s.heading, s.heading_path, s.line_start, s.line_end, s.body, "
+        columns = (
+            "s.doc_id, s.idx, d.title, s.heading, s.heading_path, s.line_start, s.line_end, s.body, "
             # what the same search asks next (`PgCatalog.named_languages`, `count`), read in this round trip
-            f"d.tags, r.score, d.language, (select count(*) from mcp_docs_documents), d.lang{records} "
+            f"d.tags, r.score, d.language, (select count(*) from mcp_docs_documents), d.lang{records}"
+        )
+        source = (
             f"from {ranked} join mcp_docs_sections s on s.doc_id = r.doc_id and s.idx = r.idx "
             f"join mcp_docs_documents d on d.id = s.doc_id {where} "
-            "order by r.score desc, s.doc_id, s.idx limit %s",
-            [*params, *([] if where else [max(1, limit)]), *args, max(1, limit)],
+            "order by r.score desc, s.doc_id, s.idx limit %s"
         )
+        signals = (
+            IDF_WEIGHTING and DOCUMENT_SIGNALS
+        )  # the document signals need the per-word ranking's `m` (signal_columns.py)
+        select = _with_signals(columns, source) if signals else f"select {columns} {source}"
+        rows = self.db.rows(queries + select, [*params, *([] if where else [max(1, limit)]), *args, max(1, limit)])
+        self._evidence.value = evidence(query, languages, terms, rows, 12) if signals else None
+        if signals:
+            rows = [r[: -signal_columns.COLUMNS] for r in rows]  # the section's own columns
         if rows:
             self.catalog.remember(
                 {r[0]: r[10] for r in rows},
@@ -289,6 +326,23 @@ class PostgresStore:
                 {r[0]: document_from_row(r[13:]) for r in rows} if records else None,
             )
         return [SectionHit(r[0], float(r[9]), _section(r)) for r in rows]
+
+
+def _with_signals(columns: str, source: str) -> str:
+    """The keyword statement's result sections as the CTE `h`, then returned with their documents' signals
+    (signal_columns.py) after their own columns and their configuration `h_config`."""
+    return (
+        f", h as materialized (select {columns}, row_number() over (order by r.score desc, s.doc_id, s.idx) as h_row, "
+        f"s.config as h_config {source}){signal_columns.SIGNALS_CTES}"
+        f"select h.*, {signal_columns.SIGNALS_COLUMN} from h order by h.h_row"
+    )
+
+
+def term_shares(query: str, terms: Sequence[str]) -> list[float]:
+    """What each of the statement's `terms` counts: PAIR_SHARE for a letter pair of a Thai, Lao, Khmer or Myanmar run,
+    1 for the others."""
+    runs = set(pair_words(" ".join(SOUTHEAST_ASIAN_RUN.findall(query))))
+    return [PAIR_SHARE if term in runs else 1.0 for term in terms]
 
 
 def _frequency(rank: str) -> str:
@@ -303,8 +357,9 @@ def _idf_ranked_sections(rank: str, damped: bool = False) -> str:
     common one; with LENGTH_K, each word's rank is also normalised by the section's length against the average,
     as BM25's k1 and b do (`rank` then is the unnormalised, saturating term frequency). With BM25 and TERM_TABLE,
     a one-lexeme word's term frequencies come from the term table rather than from ts_rank (the same numbers).
-    With `damped`, one more parameter (after the configurations and words): the languages whose sections score
-    OTHER_SCRIPT_SHARE (`_damped_scores`)."""
+    Its parameters: each word's share (`term_shares`), the configurations, the words; with `damped`, one more: the
+    languages whose sections score OTHER_SCRIPT_SHARE (`_damped_scores`). With HEAD_FIELD, a word found in the title
+    or heading path also scores as in a field of its own."""
     idf = "ln(1 + (n.total - m.df + 0.5) / (m.df + 0.5))"
     score = f"{idf} * m.r"
     if RANK_FUNCTION == "bm25":
@@ -324,21 +379,27 @@ def _idf_ranked_sections(rank: str, damped: bool = False) -> str:
         # `::float8`: the length term in floating point, not numeric (a numeric product per matching section was
         # most of the ranking's time; b·tokens is exact either way, so the scores are the same)
         score = f"{idf} * m.r * {k + 1} / (m.r + {k} * (1 - {b} + {b}::float8 * m.tokens / greatest(n.avg_tokens, 1)))"
+    if RANK_FUNCTION == "bm25" and HEAD_FIELD:
+        score += f" + {float(HEAD_FIELD)} * {idf} * m.hr * {k + 1} / (m.hr + {k})"
+    score = f"m.share * ({score})"
     # A word stemmed to one lexeme (nearly every word) reads its sections' term frequencies, lengths and its document
     # frequency from the writer's term table (one index-only scan, `database.TERMS_SCHEMA`): the same numbers ts_rank
     # gives back below, without detoasting and ranking each matching section's tsvector. A word the parser splits
     # into several lexemes ('http/json', 'otel_sdk'), an AND of them, is ranked from the tsvector as before.
     from_terms = RANK_FUNCTION == "bm25" and TERM_TABLE
+    head = _frequency("x.head") if RANK_FUNCTION == "bm25" else "0::float8"
     terms = (
         f"select t.doc_id, t.idx, t.tokens, (t.tf + {float(HEAD_TF) - 1}::float8 * t.head_tf) as r, "
-        "count(*) over (partition by q.word)::float8 as df from q join mcp_docs_terms t on t.lexeme = q.lexeme "
+        "count(*) over (partition by q.word)::float8 as df, q.term, t.head_tf::float8 as hr, q.share "
+        "from q join mcp_docs_terms t on t.lexeme = q.lexeme "
         "and t.config = q.cfg where q.lexeme is not null union all "
     )
     return (
-        "with q as materialized (select word, cfg, query, case when numnode(query) = 1 then "
+        # `term`: the word's position in the query, the same in every configuration (signal_columns.py)
+        "with q as materialized (select word, term, share, cfg, query, case when numnode(query) = 1 then "
         "(tsvector_to_array(to_tsvector(cfg, w)))[1] end as lexeme from (select row_number() over () as word, "
-        "c::regconfig as cfg, w, plainto_tsquery(c::regconfig, w) as query "
-        "from unnest(%s::text[]) c cross join unnest(%s::text[]) w) p), "
+        "w.term, (%s::float8[])[w.term] as share, c::regconfig as cfg, w.w, plainto_tsquery(c::regconfig, w.w) as query "
+        "from unnest(%s::text[]) c cross join unnest(%s::text[]) with ordinality w(w, term)) p), "
         # the writer records both after each sync (`PgWriter.save_statistics`); counted here when it has not yet
         "n as materialized (select coalesce((select value::float8 from mcp_docs_meta where key = 'sections'), "
         "(select count(*)::float8 from mcp_docs_sections)) as total, "
@@ -349,7 +410,8 @@ def _idf_ranked_sections(rank: str, damped: bool = False) -> str:
         # (`materialized` and `offset 0`: each ts_rank is computed once per section, not again wherever it is used)
         f"m as materialized ({terms if from_terms else ''}select s.doc_id, s.idx, coalesce(s.length, s.tokens) "
         f"as tokens, {rank} as r, "
-        "count(*) over (partition by q.word)::float8 as df from q join mcp_docs_sections s on s.config = q.cfg "
+        f"count(*) over (partition by q.word)::float8 as df, q.term, {head} as hr, q.share "
+        "from q join mcp_docs_sections s on s.config = q.cfg "
         f"and s.tsv @@ q.query cross join lateral (select {ranks} offset 0) x where numnode(q.query) > "
         f"{1 if from_terms else 0}), " + (_damped_scores(score) if damped else _scores(score))
     )

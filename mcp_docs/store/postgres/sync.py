@@ -430,6 +430,8 @@ class PgWriter:
             self.db.set_meta(conn, "language", self.settings.language)
             if report.changed:  # a scan of every section: not after the watcher's syncs that change nothing
                 self.save_statistics(conn)
+            elif self.db.meta("config_sections") is None:  # an index written before they were recorded
+                save_config_sections(conn)
 
     @staticmethod
     def save_statistics(conn: psycopg.Connection[Any]) -> None:
@@ -443,6 +445,18 @@ class PgWriter:
             "on conflict (key) do update set value = excluded.value",
             (str(int(total)), repr(float(average))),
         )
+        save_config_sections(conn)
+
+
+def save_config_sections(conn: psycopg.Connection[Any]) -> None:
+    """The number of sections of each text-search configuration, as JSON: a word that is a stopword of one (its
+    tsvectors drop it) is in about every section there, its document frequency for the document signals
+    (signal_columns.py)."""
+    conn.execute(
+        "insert into mcp_docs_meta(key, value) select 'config_sections', coalesce(json_object_agg(c, n), '{}')::text "
+        "from (select config::text as c, count(*) as n from mcp_docs_sections group by config) x "
+        "on conflict (key) do update set value = excluded.value"
+    )
 
 
 @dataclass(frozen=True)

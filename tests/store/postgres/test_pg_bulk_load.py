@@ -31,7 +31,7 @@ psycopg = pytest.importorskip(
 )
 from mcp_docs.store.postgres import sync as pg_sync  # noqa: E402  (it imports psycopg)
 from mcp_docs.store.postgres.database import BM25_EXTENSIONS, DEFERRED_INDEXES, Database  # noqa: E402
-from mcp_docs.store.postgres.store import PostgresStore  # noqa: E402
+from mcp_docs.store.postgres.store import HEAD_FIELD, HEAD_TF, PostgresStore  # noqa: E402
 
 QUERIES = ("backup schedule", "garden tomatoes", "configuration réseau", "note 7", "Tomaten")
 
@@ -201,21 +201,22 @@ def test_without_a_bm25_extension_keyword_search_ranks_with_bm25_computed_in_sql
         assert lib.store.bm25_extension is None and lib.store.keyword_ranking.startswith("BM25 in SQL")
         got = {s.doc_id: score for s, score in lib.keyword_sections("zebra", 10)}
     # BM25 computed here from the sections' stored lengths: idf · tf·(k1+1) / (tf + k1·(1 − b + b·len/avg)), a
-    # title occurrence counting twice
+    # title occurrence counting HEAD_TF times, plus the title and heading path as a field of their own: HEAD_FIELD ·
+    # idf · h·(k1+1) / (h + k1), h the occurrences there
     with psycopg.connect(database, autocommit=True) as conn:
         sections = conn.execute("select doc_id, heading_path, body, tokens from mcp_docs_sections").fetchall()
     average = sum(r[3] for r in sections) / len(sections)
-    tf = {
-        doc: 2 * len(re.findall(r"zebra", head, re.I)) + len(re.findall(r"zebra", body, re.I))
-        for doc, head, body, _ in sections
-    }
+    head = {doc: len(re.findall(r"zebra", heading, re.I)) for doc, heading, _, _ in sections}
+    tf = {doc: HEAD_TF * head[doc] + len(re.findall(r"zebra", body, re.I)) for doc, _, body, _ in sections}
     df = sum(1 for n in tf.values() if n)
     idf = math.log(1 + (len(sections) - df + 0.5) / (df + 0.5))
     expected = {
         doc: idf * tf[doc] * 2.2 / (tf[doc] + 1.2 * (1 - 0.75 + 0.75 * tokens / average))
+        + HEAD_FIELD * idf * head[doc] * 2.2 / (head[doc] + 1.2)
         for doc, _, _, tokens in sections
         if tf[doc]
     }
+    assert expected["title.md"] > expected["short.md"]  # the word in the title, once in the body: first
     assert got.keys() == expected.keys() == {"short.md", "long.md", "title.md"}
     for doc, score in expected.items():
         assert got[doc] == pytest.approx(score, rel=1e-4), doc
