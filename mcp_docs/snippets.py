@@ -47,19 +47,46 @@ def _marks() -> str:
     return _class_body(_mark_ranges())
 
 
-# Marks any script's text may carry: the combining diacritics (U+0300-036F, text saved decomposed), their
-# extensions and those for symbols.
-_SHARED_MARKS = ((0x0300, 0x036F), (0x1AB0, 0x1AFF), (0x1DC0, 0x1DFF), (0x20D0, 0x20FF), (0xFE20, 0xFE2F))
+def _page_ranges() -> list[tuple[int, int]]:
+    """The mark ranges cut at the 256-code-point page boundaries, so that each lies on one page."""
+    return [
+        (max(a, page << 8), min(b, (page << 8) | 0xFF))
+        for a, b in _mark_ranges()
+        for page in range(a >> 8, (b >> 8) + 1)
+    ]
 
 
-def _marks_near(terms: Iterable[str]) -> str:
-    """A regex class body of the marks a word of these terms' scripts can hold: those in the 256 code points around
-    each of their letters (a script's marks sit in its block, beside its letters) and the shared ones. The class of
-    all 479 ranges, repeated in each alternative, made compiling a query's matcher take 12-22 ms; for text whose
-    words carry their own script's marks, as written text does, the matches are the same."""
-    windows = {ord(c) >> 8 for t in terms for c in t if ord(c) >= 0x0370}
-    near = [(a, b) for a, b in _mark_ranges() if any(a >> 8 <= w <= b >> 8 for w in windows)]
-    return _class_body(sorted(set(near) | {r for r in _mark_ranges() if any(x <= r[0] <= y for x, y in _SHARED_MARKS)}))
+@lru_cache(maxsize=64)
+def _marks_on(pages: frozenset[int]) -> str:
+    """A regex class body of the marks on these pages. The class is asked only about the text's own characters, so
+    holding every mark the text holds gives the matches of the class of all 479 ranges (which, repeated in each
+    alternative, made compiling a query's matcher take 12-22 ms). Taken from the query's scripts instead, the class
+    missed the marks of the text's: an English word inside Thai ('ที่Syncได้') was bolded mid-letter."""
+    return _class_body(r for r in _page_ranges() if r[0] >> 8 in pages)
+
+
+@lru_cache(maxsize=64)
+def _marks_off(pages: frozenset[int]) -> re.Pattern[str] | None:
+    """A mark on none of these pages."""
+    body = _class_body(r for r in _page_ranges() if r[0] >> 8 not in pages)
+    return re.compile(f"[{body}]") if body else None
+
+
+def _mark_pages(folded: str) -> frozenset[int]:
+    """The pages holding the combining marks of a text: none for most sections, one for a text in a script with
+    marks (Thai's share their page with its letters), more when it holds marks of other pages (a Vedic accent
+    U+1CD0 in Sanskrit, an Arabic mark U+08F0, an emoji's variation selector U+FE0F). One regex scan per page
+    found (a set of the text's characters took 3-7 times as long as a scan)."""
+    pages: frozenset[int] = frozenset()
+    if folded.isascii():
+        return pages
+    finder = _marks_off(pages)
+    pos = 0
+    while finder is not None and (found := finder.search(folded, pos)) is not None:
+        pages |= {ord(found.group()) >> 8}
+        pos = found.end()
+        finder = _marks_off(pages)
+    return pages
 
 
 @lru_cache(maxsize=1)
@@ -116,20 +143,16 @@ def _stem(word: str) -> str:
     return word if len(word) <= 4 else word[: max(4, len(word) - 3)]
 
 
-@lru_cache(maxsize=1)
-def _any_mark() -> re.Pattern[str]:
-    return re.compile(f"[{_marks()}]")
-
-
 @lru_cache(maxsize=256)
-def _matcher(terms: tuple[str, ...], marks_in_text: bool) -> re.Pattern[str] | None:
-    """The query words' pattern; for a text with no combining mark (most sections, in most languages) without the
-    marks in its word class, which changes no match there and compiles in a fraction of the time."""
+def _matcher(terms: tuple[str, ...], mark_pages: frozenset[int]) -> re.Pattern[str] | None:
+    """The query words' pattern for a text whose combining marks lie on `mark_pages`: its word class holds those
+    marks only (none for a text with no mark, most sections in most languages), which changes no match there and
+    compiles in a fraction of the time."""
     unspaced = sorted({fold(t) for t in terms if t and _unspaced(t)}, key=len, reverse=True)
     stems = sorted({_stem(fold(t)) for t in terms if t and not _unspaced(t)}, key=len, reverse=True)
     if not stems and not unspaced:
         return None
-    marks = _marks_near(terms) if marks_in_text else ""
+    marks = _marks_on(mark_pages) if mark_pages else ""
     word = rf"[\w{marks}]"  # a word goes on through its combining marks
     # Short terms (a, c, vm) must match a whole word; longer ones match word starts ('install' → 'installing').
     # Every alternative opens with its first letter, then checks that no word character comes before it
@@ -217,7 +240,7 @@ def make_snippet(body: str, query_terms: list[str], width: int = SNIPPET_CHARS) 
     if not text:
         return ""
     folded = fold_same_length(text)
-    pattern = _matcher(tuple(query_terms), not folded.isascii() and _any_mark().search(folded) is not None)
+    pattern = _matcher(tuple(query_terms), _mark_pages(folded))
     matches: list[tuple[int, int, str]] = []
     if pattern is not None:
         stems: dict[str, str] = {}  # a section repeats its words: each is cut once

@@ -1,5 +1,7 @@
 import time
 
+import pytest
+
 from mcp_docs.snippets import fold, make_snippet
 
 
@@ -70,18 +72,43 @@ def test_many_matches_cost_linear_time_not_quadratic() -> None:
     assert best_of(many) / best_of(few) < 20
 
 
-def test_a_query_matcher_holds_only_the_marks_its_scripts_use() -> None:
+def test_a_query_matcher_holds_only_the_marks_of_the_text() -> None:
     """Every combining mark of Unicode in the matcher (479 ranges, twice per word) made compiling it 12-22 ms a
-    query; its words' own marks keep them whole."""
-    from mcp_docs.snippets import _matcher
+    query; the marks on the pages of those the text holds keep its words whole."""
+    from mcp_docs.snippets import _mark_pages, _matcher
 
-    latin = _matcher(("install", "collector"), True)
+    assert _mark_pages(fold("Un élève installé ici.")) == frozenset()  # composed: no mark
+    assert _mark_pages(fold("Un e\u0301le\u0300ve")) == {0x03}
+    latin = _matcher(("install", "collector"), frozenset({0x03}))
     assert latin is not None and len(latin.pattern) < 400, len(latin.pattern)
     # a text with no combining mark (most sections) is matched without any in the class
-    plain = _matcher(("install", "collector"), False)
+    plain = _matcher(("install", "collector"), frozenset())
     assert plain is not None and plain.pattern.isascii(), plain.pattern
     assert make_snippet("Installing the Collector.", ["install", "collector"]) == "**Installing** the **Collector**."
     assert make_snippet("Un élève installé ici.", ["eleve"]) == "Un **élève** installé ici."
-    hindi = _matcher(("संग्रह",), True)
+    hindi = _matcher(("संग्रह",), frozenset({0x09}))
     assert hindi is not None and len(hindi.pattern) < 400, len(hindi.pattern)
     assert make_snippet("फ़ाइल संग्रहकर्ता है", ["संग्रह"]) == "फ़ाइल **संग्रहकर्ता** है"
+
+
+@pytest.mark.parametrize(
+    ("body", "terms", "expected"),
+    [
+        # a Vedic accent (U+1CD0-1CFF) inside Sanskrit: far from Devanagari's letters (U+0900)
+        ("वेद स्थापना\u1cd0करें", ["स्थापना"], "वेद **स्थापना\u1cd0करें**"),
+        ("x\u1cd0अग्निमीळे पुरोहितं", ["अग्निम्"], "x\u1cd0अग्निमीळे पुरोहितं"),
+        # an Arabic mark of the Extended-A block (U+08F0) after a letter of the Arabic block (U+0600)
+        ("بسم الله\u08f0 الرحمن", ["الله"], "بسم **الله\u08f0** الرحمن"),
+        # Hebrew's point in its presentation forms (U+FB1E)
+        ("שלום\ufb1e עולם", ["שלום"], "**שלום\ufb1e** עולם"),
+        # an emoji keycap: the digit with its variation selector (U+FE0F) is no word '1'
+        ("Press 1\ufe0f\u20e3 then 2", ["1"], "Press 1\ufe0f\u20e3 then 2"),
+        # an English word after a Hindi vowel sign (no space): inside a word, as a Thai one is
+        ("क्ab and ab", ["ab"], "क्ab and **ab**"),
+    ],
+)
+def test_marks_far_from_the_query_letters_are_part_of_the_word(body: str, terms: list[str], expected: str) -> None:
+    """The matcher's word class held only the marks within 256 code points of the query's letters: a mark of
+    another block (a Vedic accent, an Arabic Extended-A mark, a variation selector) ended or began a word there,
+    and the bold cut the letter from its mark (as 'ที่**vaultน**ี้' in the Obsidian help vault's Thai folder)."""
+    assert make_snippet(body, terms) == expected
