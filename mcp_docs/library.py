@@ -23,7 +23,7 @@ from .models import IndexInfo, SearchMode, SearchResult
 from .paths import Jail
 from .render import plural
 from .rerank import make_reranker
-from .scan import Scanner, holds_wanted_file, load_rules
+from .scan import MAX_ENTRIES_LOOKED_AT, Scanner, holds_wanted_file, load_rules
 from .search import pipeline, results
 from .search.ranking import Bonus
 from .search.request import search_request
@@ -63,6 +63,7 @@ class Library:
         self.scanner = Scanner(self.jail)
         self._sync_lock = threading.Lock()
         self._sync_error: str | None = None  # see `sync_error`
+        self._scanned_whole = False  # a sync of the whole root ended here: an empty catalog then means no Markdown
         if store is None:
             from .store.registry import open_store
 
@@ -139,7 +140,10 @@ class Library:
     # -- sync --------------------------------------------------------------------------------
     def sync(self, paths: Iterable[str] | None = None, progress: Progress | None = None) -> SyncReport:
         with self._sync_lock, self.recording_sync_errors():
-            return self.store.sync(paths, progress)
+            report = self.store.sync(paths, progress)
+        if paths is None:
+            self._scanned_whole = True
+        return report
 
     @contextmanager
     def recording_sync_errors(self) -> Iterator[None]:
@@ -170,12 +174,18 @@ class Library:
         skipped = len(self.catalog.problems())
         if skipped:
             return f"No document is indexed: all {plural(skipped, 'Markdown file')} were skipped (`mcp-docs status` says why)."
-        if holds_wanted_file(self.jail):
+        extensions = ", ".join(self.settings.extensions)
+        holds = False if self._scanned_whole else holds_wanted_file(self.jail)
+        if holds:
             return (
                 f"No document is indexed yet: {self.settings.root} holds Markdown files, but no sync has committed "
                 "any (`mcp-docs index` builds the index; a server indexes the folder as it starts)."
             )
-        extensions = ", ".join(self.settings.extensions)
+        if holds is None:  # a large tree: what the last sync found is not known here
+            return (
+                f"No document is indexed: the first {MAX_ENTRIES_LOOKED_AT:,} entries of {self.settings.root} hold no "
+                f"Markdown file (the files read end in {extensions}); `mcp-docs index` looks through the whole folder."
+            )
         return f"The folder {self.settings.root} holds no Markdown files (the files read end in {extensions})."
 
     # -- search: the pipeline is search/pipeline.py; the library is the sources it reads (search.sources) -------

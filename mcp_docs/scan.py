@@ -214,12 +214,18 @@ def _inside_folder_link(real: str, link: Path, root: Path) -> str:
     return f"folder link to {target}, indexed there: not followed"
 
 
-def holds_wanted_file(jail: Jail, max_entries: int = 20_000) -> bool:
-    """Whether the root holds a file the rules serve, looking no further than the first one found.
+# How many entries of the root `holds_wanted_file` looks at before it answers that it does not know.
+MAX_ENTRIES_LOOKED_AT = 20_000
+
+
+def holds_wanted_file(jail: Jail, max_entries: int = MAX_ENTRIES_LOOKED_AT) -> bool | None:
+    """Whether the root holds a file the rules serve, looking no further than the first one found; None when it
+    looked at `max_entries` entries without finding one.
 
     An empty catalog means either an empty folder or one not indexed yet (a status before the first `index`, a
     search while the first sync commits its first batch); telling the two apart must not cost a full scan of a
-    large tree, so past `max_entries` the folder is taken to hold some."""
+    large tree. Past the bound it says it does not know: taking such a folder to hold Markdown told a user who had
+    just indexed a 20k-file folder without any to run `mcp-docs index` again."""
     rules = jail.rules
     seen = 0
     for folder, dirs, files in os.walk(jail.root):
@@ -231,5 +237,5 @@ def holds_wanted_file(jail: Jail, max_entries: int = 20_000) -> bool:
         dirs[:] = [d for d in dirs if not rules.excludes(f"{rel_folder}/{d}" if rel_folder else d, is_dir=True)]
         seen += len(files) + len(dirs)
         if seen > max_entries:
-            return True
+            return None
     return False

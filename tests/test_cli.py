@@ -193,6 +193,26 @@ def test_status_before_the_first_index_says_not_indexed_yet_not_no_markdown(tmp_
     assert "holds no Markdown files" in out and "indexed yet" not in out
 
 
+def test_a_large_folder_without_markdown_is_not_said_to_hold_some_after_it_was_indexed(tmp_path: Path) -> None:
+    """20,500 text files and no note: the look for a first note stops at 20,000 entries, and took the folder to
+    hold Markdown, so `mcp-docs index` itself ended with 'holds Markdown files, but no sync has committed any
+    (`mcp-docs index` builds the index…)', as did status and search after it."""
+    root = tmp_path / "texts"
+    for i in range(205):
+        folder = root / f"d{i:03d}"
+        folder.mkdir(parents=True)
+        for j in range(100):
+            (folder / f"f{j}.txt").touch()
+    base = ["--root", str(root), "--index-dir", str(tmp_path / "i")]
+    out = " ".join(run("index", *base).stdout.split())
+    assert "holds no Markdown files" in out and "holds Markdown files" not in out, out  # the sync looked at all
+    out = " ".join(run("search", "anything", *base).stdout.split())  # it syncs first: it looked at all too
+    assert "holds no Markdown files" in out and "holds Markdown files" not in out, out
+    out = " ".join(run("status", *base).stdout.split())  # only the first 20,000 entries: it says so
+    assert "holds Markdown files" not in out and "indexed yet" not in out, out
+    assert "the first 20,000 entries of" in out and "hold no Markdown file" in out, out
+
+
 def test_snippet_emphasis_is_bold_on_a_terminal_and_plain_when_piped(tmp_path: Path) -> None:
     root = tmp_path / "one"
     root.mkdir()
