@@ -83,10 +83,20 @@ def _mark_pages(folded: str) -> frozenset[int]:
     finder = _marks_off(pages)
     pos = 0
     while finder is not None and (found := finder.search(folded, pos)) is not None:
+        if len(pages) >= _MAX_MARK_PAGES:  # a text of many scripts: every mark, one class, not a scan per page
+            return _all_mark_pages()
         pages |= {ord(found.group()) >> 8}
         pos = found.end()
         finder = _marks_off(pages)
     return pages
+
+
+_MAX_MARK_PAGES = 4
+
+
+@lru_cache(maxsize=1)
+def _all_mark_pages() -> frozenset[int]:
+    return frozenset(r[0] >> 8 for r in _page_ranges())
 
 
 @lru_cache(maxsize=1)

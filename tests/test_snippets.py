@@ -112,3 +112,15 @@ def test_marks_far_from_the_query_letters_are_part_of_the_word(body: str, terms:
     another block (a Vedic accent, an Arabic Extended-A mark, a variation selector) ended or began a word there,
     and the bold cut the letter from its mark (as 'ที่**vaultน**ี้' in the Obsidian help vault's Thai folder)."""
     assert make_snippet(body, terms) == expected
+
+
+def test_a_text_of_many_scripts_costs_a_few_scans_not_one_per_script() -> None:
+    """Each page of marks found costs a scan and a pattern: a note mixing ten scripts' marks takes every mark at
+    once after the fourth page, and its words stay whole."""
+    from mcp_docs.snippets import _marks_off
+
+    _marks_off.cache_clear()
+    body = "a\u0301 क्ष ไม่ ខ្មែរ بَ שָ ম্ ਕੁ ಕೆ ကို ที่vaultนี้ and vault"
+    snippet = make_snippet(body, ["vault"])
+    assert snippet.endswith("ที่vaultนี้ and **vault**") and snippet.count("**") == 2, snippet
+    assert _marks_off.cache_info().currsize <= 5
