@@ -452,7 +452,11 @@ def embeddings_line(embeddings: str, pending: int, vec: dict[str, object] | None
     if vec is None or vec.get("embedded") or vec.get("document_vectors") or vec.get("running"):
         return f"{embeddings}, pending {pending}"
     documents = vec.get("documents_to_embed") or vec.get("pending") or 0
-    what = f"the {documents:,} documents" if documents else "the documents once indexed"
+    what = (
+        f"the {plural(documents, 'document')}"
+        if isinstance(documents, int) and documents
+        else "the documents once indexed"
+    )
     return (
         f"{embeddings} (MCP_DOCS_EMBEDDINGS, or the default), no vector stored yet: "
         f"`mcp-docs index` or `mcp-docs serve` with this setting embeds {what}"

@@ -24,3 +24,13 @@ def test_status_says_no_vector_is_stored_and_what_would_embed_them(tmp_path: Pat
     assert "embeddings local (MCP_DOCS_EMBEDDINGS, or the default), no vector stored yet:" in line, line
     assert "`mcp-docs index` or `mcp-docs serve` with this setting embeds the 3 documents" in line
     assert "pending 6" not in line
+
+
+def test_one_document_to_embed_is_one_document(tmp_path: Path) -> None:
+    root, index = tmp_path / "vault", tmp_path / "index"
+    write(root, "note.md", "# Note\n\nSome words.\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_DOCS_")}
+    where = ["--root", str(root), "--index-dir", str(index)]
+    assert run_cli("index", *where, "--embeddings", "none", env=env).returncode == 0
+    line = " ".join(run_cli("status", *where, env=env).stdout.split())
+    assert "with this setting embeds the 1 document" in line and "1 documents" not in line, line
