@@ -183,7 +183,9 @@ class VectorQueries:
         model = self.embedder.model_id if self.embedder is not None else None
         with self._state_lock:
             last = self._last_chunk_vectors
-        kept = ChunkVectors.read(self._conn(), model, last)
+        conn = self._conn()
+        with conn:  # one snapshot: the chunks listed and their vectors from the same commit
+            kept = ChunkVectors.read(conn, model, last)
         with self._state_lock:
             self._last_chunk_vectors = kept
         return kept
@@ -351,7 +353,8 @@ class VectorQueries:
         model = self.embedder.model_id if self.embedder is not None else None
         with self._state_lock:
             last = self._last_document_vectors
-        kept = DocumentVectors.read(conn, model, last)
+        with conn:  # one snapshot: the units listed and their vectors from the same commit
+            kept = DocumentVectors.read(conn, model, last)
         with self._state_lock:
             self._last_document_vectors = kept
         return kept
