@@ -15,6 +15,9 @@ import numpy as np
 # The chunk vectors are kept in memory up to this size (52k chunks of 384 floats: 80 MB); a larger collection is
 # searched through sqlite-vec's index alone, as before.
 CHUNK_MATRIX_MAX_BYTES = 256 * 1024 * 1024
+# numpy's cosines and sqlite-vec's differ in the last float32 bits: the candidates SQLite scores exactly are those
+# within this of the limit-th nearest, so the nearest by SQLite's own distance are always among them.
+CANDIDATE_MARGIN = 1e-4
 
 
 def _unit(matrix: np.ndarray) -> np.ndarray:
@@ -70,11 +73,6 @@ def _nearest(ids: np.ndarray, cosines: Callable[[], np.ndarray], allowed: np.nda
     sims = cosines()[rows]  # only the allowed rows are ranked: one language's few hundred of 52k, say
     cut = np.partition(sims, len(sims) - limit)[len(sims) - limit]  # the limit-th largest
     return [int(i) for i in ids[rows[sims >= cut - CANDIDATE_MARGIN]]]
-
-
-# numpy's cosines and sqlite-vec's differ in the last float32 bits: the candidates SQLite scores exactly are those
-# within this of the limit-th nearest, so the nearest by SQLite's own distance are always among them.
-CANDIDATE_MARGIN = 1e-4
 
 
 @dataclass(frozen=True)
