@@ -38,6 +38,7 @@ EXACT_DISTANCES = (
 # Documents a search keeps to (True) or leaves out (False), by id; None: no such filter.
 DocFilter = tuple[bool, Sequence[str]] | None
 T = TypeVar("T")
+M = TypeVar("M")  # a matrix kept between searches (vector_matrices)
 
 
 def _by_language(chunks: Iterable[tuple[int, str, str]]) -> dict[str, list[int]]:
@@ -177,17 +178,19 @@ class VectorQueries:
         dim = self.embedder.dim if self.embedder is not None else None
         if not dim or self.pending_sections() or self.embedded_chunks() * dim * 4 > CHUNK_MATRIX_MAX_BYTES:
             return None
-        return self._kept("chunk_vectors", self._read_chunk_vectors)
+        return self._kept("chunk_vectors", lambda: self._read_matrix("_last_chunk_vectors", ChunkVectors.read))
 
-    def _read_chunk_vectors(self) -> ChunkVectors:
+    def _read_matrix(self, last_name: str, read: Callable[[apsw.Connection, str | None, M | None], M]) -> M:
+        """`read(conn, model, last)`: the matrix the file holds now, reusing what the last one read of it (kept in
+        the attribute `last_name`), its rows listed and their vectors read in one snapshot of the file."""
         model = self.embedder.model_id if self.embedder is not None else None
         with self._state_lock:
-            last = self._last_chunk_vectors
+            last = getattr(self, last_name)
         conn = self._conn()
-        with conn:  # one snapshot: the chunks listed and their vectors from the same commit
-            kept = ChunkVectors.read(conn, model, last)
+        with conn:  # a savepoint: the rows listed and their vectors come from the same commit
+            kept = read(conn, model, last)
         with self._state_lock:
-            self._last_chunk_vectors = kept
+            setattr(self, last_name, kept)
         return kept
 
     def _knn_in_memory(
@@ -321,7 +324,7 @@ class VectorQueries:
         conn = self._conn()
         if not self._doc_vec_exists(conn) or self.pending_sections() == 0:
             return []
-        kept = self._kept("document_vectors", lambda: self._read_document_vectors(conn))
+        kept = self._kept("document_vectors", lambda: self._read_matrix("_last_document_vectors", DocumentVectors.read))
         allowed = kept.waiting
         if docs is not None:
             allowed = allowed & kept.rows_of(docs[1]) if docs[0] else allowed & ~kept.rows_of(docs[1])
@@ -348,16 +351,6 @@ class VectorQueries:
             (np.ascontiguousarray(query, dtype=np.float32), json.dumps(candidates), limit),
         ).fetchall()
         return [document_hit(r) for r in rows if r[10] is not None]
-
-    def _read_document_vectors(self, conn: apsw.Connection) -> DocumentVectors:
-        model = self.embedder.model_id if self.embedder is not None else None
-        with self._state_lock:
-            last = self._last_document_vectors
-        with conn:  # one snapshot: the units listed and their vectors from the same commit
-            kept = DocumentVectors.read(conn, model, last)
-        with self._state_lock:
-            self._last_document_vectors = kept
-        return kept
 
     def _chunk_hits(
         self, query: np.ndarray, limit: int, folder: str | None, tags: Sequence[str], docs: DocFilter = None
