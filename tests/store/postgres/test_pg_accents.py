@@ -10,13 +10,14 @@ in the same language on another, and an English page that shares the bare words.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
 
-from mcp_docs.ascii_fold import ascii_fold
+from mcp_docs.ascii_fold import ascii_fold, sql_fold
 from mcp_docs.library import Library, open_library
 from mcp_docs.settings import Settings
 from mcp_docs.store.postgres.database import PG_SCHEMA_VERSION
@@ -203,3 +204,18 @@ def test_an_index_of_schema_9_is_upgraded_in_place(pg_server: tuple[str, Path], 
     with open_library(_reader(url, tmp_path), read_only=True) as lib:
         for query, want in FIRST.items():
             assert _first(lib, query) == want, query
+
+
+def test_the_database_folds_a_path_as_python_folds_the_words(pg_server: tuple[str, Path]) -> None:
+    """The result paths are folded in SQL (ascii_fold.sql_fold: marks dropped, then the few Latin letters that do not
+    decompose): the same text as the Python fold of the words, for the letters of these languages and their
+    neighbours', Cyrillic, Korean, Japanese and Devanagari left as they are."""
+    text = (
+        "Publikování/Vlastní doména, Kelime sayısı, İstanbul, Mẫu, Cách dùng, Đường, Modèles, Ørsted, Łódź, "
+        "Straße, Æble, œuvre, Ñandú, Ţară, Шаблоны, Йод, 한국어, がガ, क़, ά"
+    )
+    with psycopg.connect(pg_server[0]) as conn:
+        row = conn.execute(f"select {sql_fold('normalize(%s::text, nfc)')}", (text,)).fetchone()
+    assert row is not None
+    assert row[0] == ascii_fold(unicodedata.normalize("NFC", text))
+    assert "Vlastni domena" in row[0] and "sayisi" in row[0] and "Duong" in row[0] and "Шаблоны" in row[0]
