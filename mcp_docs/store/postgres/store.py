@@ -274,7 +274,7 @@ class PostgresStore:
         # the words accent-folded as the sections' tsvectors are (letter_pairs.word_fold)
         words = [fold_marks(w) for w in spaced_words(query)] + pair_words(query)
         kept = [w for w in words if w not in QUERY_STOPWORDS] or words
-        terms = list(dict.fromkeys(word_fold(w) for w in kept))  # pair tokens are ASCII: unchanged
+        terms = [word_fold(w) for w in kept]  # pair tokens are ASCII: unchanged
         if not terms:
             return []
         configs = sorted({text_config(lang) for lang in languages})
