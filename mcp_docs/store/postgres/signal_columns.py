@@ -69,8 +69,8 @@ _SIGNALS_CTES = (
 
 @cache
 def signals_ctes() -> str:
-    """SIGNALS_CTES with the path accent-folded in SQL as the words are in Python (ascii_fold.sql_fold): 'Vlastní
-    doména.md' holds the query's 'vlastni'. Built on first use (the fold table takes ~40 ms to read)."""
+    """_SIGNALS_CTES with the path accent-folded in SQL as the words are in Python (ascii_fold.sql_fold): 'Vlastní
+    doména.md' holds the query's 'vlastni'. Built on first use (the fold table takes ~15 ms to read)."""
     return _SIGNALS_CTES.replace("{path}", sql_fold("normalize(hd.doc_id, nfc)"))
 
 

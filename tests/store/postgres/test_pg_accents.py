@@ -16,6 +16,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+import tantivy
 
 from mcp_docs.ascii_fold import ascii_fold, sql_fold
 from mcp_docs.library import Library, open_library
@@ -219,3 +220,12 @@ def test_the_database_folds_a_path_as_python_folds_the_words(pg_server: tuple[st
     assert row is not None
     assert row[0] == ascii_fold(unicodedata.normalize("NFC", text))
     assert "Vlastni domena" in row[0] and "sayisi" in row[0] and "Duong" in row[0] and "Шаблоны" in row[0]
+
+
+def test_the_fold_is_the_embedded_stores_filter() -> None:
+    """ascii_fold gives what Tantivy's own ascii_fold filter gives (the embedded store's analyzers), on text of the
+    languages of the test and of scripts it must leave alone."""
+    analyzer = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.raw()).filter(tantivy.Filter.ascii_fold()).build()
+    text = "Vlastní doména · sayısı İĞŞ · cách dùng mẫu ghi chú · préféré œuvre Straße ﬁn Ｆｕｌｌ « » Шаблоны й 한국어 क़ ά"
+    assert ascii_fold(text) == analyzer.analyze(text)[0]
+    assert ascii_fold("plain ascii") == "plain ascii"
