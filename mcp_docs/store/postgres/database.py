@@ -40,11 +40,12 @@ __all__ = ["Database", "redact", "text_config"]  # `redact` here too: older call
 # trigger), so a keyword search reads BM25's inputs from one index instead of ranking every matching tsvector;
 # 8: the tsvector of decomposed text composed, and Arabic/Hebrew vowel marks folded (letter_pairs.word_text);
 # 9: Thai/Lao/Khmer/Myanmar runs only as their letter pairs in the tsvector, and each section's length for BM25
-# without them (mcp_docs_sections.length, letter_pairs.bm25_length), as the embedded store's word fields
-PG_SCHEMA_VERSION = 9
+# without them (mcp_docs_sections.length, letter_pairs.bm25_length), as the embedded store's word fields;
+# 10: the tsvector's words accent-folded as the embedded store's (letter_pairs.word_fold, ascii_fold.py)
+PG_SCHEMA_VERSION = 10
 # Older versions upgraded in place, their vectors kept (`_upgrade_in_place`: every document read again, which
 # also writes its tsvector from the folded text); older still are rebuilt.
-UPGRADED_IN_PLACE = (5, 6, 7, 8)
+UPGRADED_IN_PLACE = (5, 6, 7, 8, 9)
 # The first version with the term table: an older one gets it filled from the stored tsvectors at once.
 TERMS_FROM_VERSION = 7
 CONNECT_SECONDS = 5
@@ -558,10 +559,11 @@ class Database:
 
 
 def _upgrade_in_place(conn: psycopg.Connection[Any], version: int | None, where: str) -> None:
-    """Schema 5, 6, 7 or 8 → 9 (new tables and columns came with `_SCHEMA`): every document is read again by the
-    next sync, which writes its document-level unit (from 5), its sections' tsvectors from the folded text (from 5,
-    6 and 7) and without the Thai/Khmer runs' fragments, and their BM25 lengths (from every one); the section chunks' vectors are kept (the writer keeps a vector whose text did not change), so only the
-    documents' own vectors are embedded, and only from 5."""
+    """Schema 5 to 9 → 10 (new tables and columns came with `_SCHEMA`): every document is read again by the next
+    sync, which writes its document-level unit (from 5), its sections' tsvectors from the folded text (from 5, 6
+    and 7) and without the Thai/Khmer runs' fragments, their BM25 lengths (from 5 to 8), and their words
+    accent-folded (from every one); the section chunks' vectors are kept (the writer keeps a vector whose text did
+    not change), so only the documents' own vectors are embedded, and only from 5."""
     log.warning(
         "the index in %s has schema version %s: upgrading it to %d in place (every document is read again, its "
         "vectors kept)",

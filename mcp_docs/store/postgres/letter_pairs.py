@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from ...ascii_fold import ascii_fold
 from ...language import NO_SPACE_RUN, SOUTHEAST_ASIAN_RUN, cjk_terms
 from ...query_text import fold_marks, spaced_text
 
@@ -46,11 +47,21 @@ def pair_suffix(text: str) -> str:
 
 def words_text(text: str) -> str | None:
     """The text a section's body tsvector is built from when it is not the body itself: composed (NFC), without the
-    marks query_text.fold_marks drops (harakat, niqqud, the combining accents of a file saved decomposed), as a
-    query's words are. None when that is the body (most text): the body is not sent twice. PostgreSQL's parser
-    keeps a Devanagari or Tamil word whole with its marks (C.UTF-8); a decomposed 'é' was a word apart."""
-    folded = fold_marks(spaced_text(text))  # Thai, Khmer...: their pairs alone (`pair_suffix`), as in Tantivy
+    marks query_text.fold_marks drops (harakat, niqqud, the combining accents of a file saved decomposed), and its
+    accents folded as the embedded store folds them (`word_fold`), as a query's words are. None when that is the
+    body (most English text): the body is not sent twice. PostgreSQL's parser keeps a Devanagari or Tamil word
+    whole with its marks (C.UTF-8); a decomposed 'é' was a word apart."""
+    folded = word_fold(spaced_text(text))  # Thai, Khmer...: their pairs alone (`pair_suffix`), as in Tantivy
     return None if folded == text else folded
+
+
+def word_fold(text: str) -> str:
+    """A text's words, or a query's, as PostgreSQL's tsvectors hold them: without the marks of fold_marks, and
+    accent-folded by the embedded store's filter (ascii_fold.py), before the configuration stems them. So 'vlastni'
+    finds 'vlastní', 'sayisi' 'sayısı' and 'cach dung' 'cách dùng' in every configuration, the stemmed ones too
+    (the stemmer sees the same folded word in the section and in the query): no word was found without its accents
+    before."""
+    return ascii_fold(fold_marks(text))
 
 
 def bm25_length(text: str, tokens: int) -> int:

@@ -16,11 +16,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
+from ...ascii_fold import sql_fold
 from ...query_language import query_language
-from ...query_text import fold_marks, spaced_words
+from ...query_text import spaced_words
 from ...search.document_signals import CANDIDATES, share_of_best, signal_words
+from .letter_pairs import word_fold
 
 # How many of the result's first documents (in the order of their best section) have their signals read: the bonus
 # goes to the best CANDIDATES documents once grouped (document_signals.CANDIDATES), always among these.
@@ -38,7 +41,7 @@ DOCUMENTS = CANDIDATES + 5
 # store's was low. All of it as one JSON value (`sig`), returned with the first section only: each part is an
 # aggregate, never a join (the planner, expecting one row of each CTE, joined them by nested loops, 500 x 500 rows
 # for a search of 100 documents).
-SIGNALS_CTES = (
+_SIGNALS_CTES = (
     ", hd as materialized (select doc_id, h_config from (select distinct on (doc_id) doc_id, h_config, h_row from h "
     f"order by doc_id, h_row) z order by h_row limit {DOCUMENTS}), "
     "hk as materialized (select jsonb_object_agg(doc_id, true) as keys from hd), "
@@ -54,7 +57,7 @@ SIGNALS_CTES = (
     "left join hd on hd.h_config = s.cfg group by s.term), "
     "placed as materialized (select jsonb_object_agg(x.doc_id, x.terms) as placed from (select hd.doc_id, "
     "array_agg(distinct q.term) as terms from hd cross join lateral (select to_tsvector(hd.h_config, "
-    "regexp_replace(regexp_replace(normalize(hd.doc_id, nfc), '\\.[^./]*$', ''), '[/._@:+#-]+', ' ', 'g')) as v offset 0) pv "
+    "regexp_replace(regexp_replace({path}, '\\.[^./]*$', ''), '[/._@:+#-]+', ' ', 'g')) as v offset 0) pv "
     "join q on q.cfg = hd.h_config where pv.v @@ q.query group by hd.doc_id) x), "
     "counted as materialized (select jsonb_object_agg(hd.doc_id, (select count(*) from mcp_docs_sections x "
     "where x.doc_id = hd.doc_id)) as counted from hd), "
@@ -62,6 +65,15 @@ SIGNALS_CTES = (
     "from words), 'placed', placed.placed, 'sections', counted.counted, 'total', n.total) as sig "
     "from placed, counted, n) "
 )
+
+
+@cache
+def signals_ctes() -> str:
+    """_SIGNALS_CTES with the path accent-folded in SQL as the words are in Python (ascii_fold.sql_fold): 'Vlastní
+    doména.md' holds the query's 'vlastni'. Built on first use (the fold table takes ~15 ms to read)."""
+    return _SIGNALS_CTES.replace("{path}", sql_fold("normalize(hd.doc_id, nfc)"))
+
+
 # The one column they add after each section's own and its `h_row` and `h_config` (None but on the first row).
 SIGNALS_COLUMN = "case when h.h_row = 1 then (select sig from sig) end"
 COLUMNS = 3  # h_row, h_config, the signals
@@ -105,8 +117,8 @@ class QueryEvidence:
 def signal_positions(query: str, terms: Sequence[str]) -> list[int]:
     """The positions (from 1) of the statement's `terms` that the signals weigh: the query's words as the embedded
     store's signals read them (document_signals.signal_words), not its letter pairs."""
-    wanted = {fold_marks(w) for w in signal_words(query)}
-    words = {fold_marks(w) for w in spaced_words(query)}
+    wanted = {word_fold(w) for w in signal_words(query)}
+    words = {word_fold(w) for w in spaced_words(query)}
     return [i for i, term in enumerate(terms, 1) if term in wanted and term in words]
 
 

@@ -37,7 +37,7 @@ from ..embedded.vector_store import QUERY_CACHE_SIZE
 from . import signal_columns
 from .catalog import DOC_COLUMNS, PgCatalog, _under
 from .database import BM25_EXTENSIONS, Database, text_config
-from .letter_pairs import pair_words
+from .letter_pairs import pair_words, word_fold
 from .signal_columns import QueryEvidence, evidence
 from .sync import PgWriter, vector_text
 from .vector_writes import PgVectorWrites, follow_languages, open_embedder, vector_hit
@@ -270,9 +270,11 @@ class PostgresStore:
     def keyword_hits(
         self, query: str, limit: int, folder: str | None, tags: Sequence[str], languages: frozenset[str]
     ) -> list[SectionHit]:
-        # Thai, Lao, Khmer and Myanmar runs by their letter pairs, not by the fragments the parser cuts them into
+        # Thai, Lao, Khmer and Myanmar runs by their letter pairs, not by the fragments the parser cuts them into;
+        # the words accent-folded as the sections' tsvectors are (letter_pairs.word_fold)
         words = [fold_marks(w) for w in spaced_words(query)] + pair_words(query)
-        terms = [w for w in words if w not in QUERY_STOPWORDS] or words
+        kept = [w for w in words if w not in QUERY_STOPWORDS] or words
+        terms = [word_fold(w) for w in kept]  # pair tokens are ASCII: unchanged
         if not terms:
             return []
         configs = sorted({text_config(lang) for lang in languages})
@@ -333,7 +335,7 @@ def _with_signals(columns: str, source: str) -> str:
     (signal_columns.py) after their own columns and their configuration `h_config`."""
     return (
         f", h as materialized (select {columns}, row_number() over (order by r.score desc, s.doc_id, s.idx) as h_row, "
-        f"s.config as h_config {source}){signal_columns.SIGNALS_CTES}"
+        f"s.config as h_config {source}){signal_columns.signals_ctes()}"
         f"select h.*, {signal_columns.SIGNALS_COLUMN} from h order by h.h_row"
     )
 

@@ -29,14 +29,13 @@ from ...link_graph import PENDING_BATCH, LinkGraph
 from ...loader import content_hash, read_markdown
 from ...markdown import ParsedDocument
 from ...paths import Jail, printable
-from ...query_text import fold_marks
 from ...scan import Problem, ScannedFile, Scanner
 from ...settings import Settings
 from ..embedded.catalog import DocumentRecord, Fingerprint, LinkRecord, SectionRecord, document_row
 from ..embedded.sync import Progress, SyncReport, catalog_records, prepare, racy_safe, scan_paths
 from .catalog import PgCatalog, _under
 from .database import Database, text_config
-from .letter_pairs import bm25_length, pair_suffix, with_pairs, words_text
+from .letter_pairs import bm25_length, pair_suffix, with_pairs, word_fold, words_text
 from .vector_writes import open_embedder
 from .vector_writes import vector_text as vector_text  # re-exported: store.py names it here
 
@@ -353,7 +352,7 @@ class PgWriter:
                     s.tokens,
                     bodies.get(s.idx, ""),
                     config,
-                    with_pairs(fold_marks(head_text(doc.title, s.heading_path))),  # Thai, Khmer...: letter pairs too
+                    with_pairs(word_fold(head_text(doc.title, s.heading_path))),  # Thai, Khmer...: letter pairs too
                     pair_suffix(bodies.get(s.idx, "")),
                     words_text(bodies.get(s.idx, "")),
                     bm25_length(bodies.get(s.idx, ""), s.tokens),

@@ -22,7 +22,7 @@ import pytest
 
 from mcp_docs.library import Library, open_library
 from mcp_docs.settings import Settings
-from mcp_docs.store.postgres.database import TERMS_OF
+from mcp_docs.store.postgres.database import PG_SCHEMA_VERSION, TERMS_OF
 from mcp_docs.store.postgres.store import PostgresStore
 
 from ...server_fixtures import write
@@ -174,7 +174,9 @@ def test_an_index_of_schema_8_is_upgraded_in_place(pg_server: tuple[str, Path], 
     assert _index(root, url, "--embeddings", "none") == 0
     with psycopg.connect(url) as conn:
         assert conn.execute("select count(*) from mcp_docs_sections where length is null").fetchone() == (0,)
-        assert conn.execute("select value from mcp_docs_meta where key = 'schema_version'").fetchone() == ("9",)
+        assert conn.execute("select value from mcp_docs_meta where key = 'schema_version'").fetchone() == (
+            str(PG_SCHEMA_VERSION),
+        )
     with open_library(settings, read_only=True) as lib:
         assert lib.keyword_hits(question, 10, None, [])[0].section.doc_id == FIRST[question]
 
