@@ -20,10 +20,10 @@ import tantivy
 
 from mcp_docs.ascii_fold import ascii_fold, sql_fold
 from mcp_docs.library import Library, open_library
-from mcp_docs.settings import Settings
 from mcp_docs.store.postgres.database import PG_SCHEMA_VERSION
 
 from ...server_fixtures import write
+from .both_stores import STORES, library_on, postgres_reader
 from .conftest import new_database
 from .test_postgres import _index
 
@@ -101,26 +101,9 @@ FIRST = {
 }
 
 
-@pytest.fixture(scope="module", params=["embedded", "postgres"])
+@pytest.fixture(scope="module", params=STORES)
 def library(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
-    base = tmp_path_factory.mktemp(f"accents-{request.param}")
-    root = base / "vault"
-    for rel, text in NOTES.items():
-        write(root, rel, text)
-    if request.param == "embedded":
-        lib = Library(Settings.load(root, base / "index", embeddings="none", environ={}))
-        lib.sync()
-        yield lib
-        lib.close()
-        return
-    url = new_database(request.getfixturevalue("pg_server")[0])
-    assert _index(root, url, "--embeddings", "none") == 0
-    with open_library(_reader(url, base), read_only=True) as lib:
-        yield lib
-
-
-def _reader(url: str, base: Path) -> Settings:
-    return Settings.load(store="postgres", database_url=url, embeddings="none", reader=True, index_dir=base / "i")
+    yield from library_on(request, tmp_path_factory, "accents", NOTES)
 
 
 def _first(library: Library, query: str) -> str | None:
@@ -186,7 +169,7 @@ def test_an_index_of_schema_9_is_upgraded_in_place(pg_server: tuple[str, Path], 
         indexed_at = dict(conn.execute("select id, indexed_at from mcp_docs_documents").fetchall())
     assert vectors
     with pytest.raises(Exception, match="schema version 9"):
-        open_library(_reader(url, tmp_path), read_only=True)
+        open_library(postgres_reader(url, tmp_path), read_only=True)
     assert _index(root, url, "--embeddings", "local") == 0
     with psycopg.connect(url) as conn:
         assert conn.execute("select value from mcp_docs_meta where key = 'schema_version'").fetchone() == (
@@ -202,7 +185,7 @@ def test_an_index_of_schema_9_is_upgraded_in_place(pg_server: tuple[str, Path], 
             ).fetchall()
             == vectors
         )
-    with open_library(_reader(url, tmp_path), read_only=True) as lib:
+    with open_library(postgres_reader(url, tmp_path), read_only=True) as lib:
         for query, want in FIRST.items():
             assert _first(lib, query) == want, query
 

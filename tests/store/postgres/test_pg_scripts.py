@@ -26,6 +26,7 @@ from mcp_docs.store.postgres.database import PG_SCHEMA_VERSION, TERMS_OF
 from mcp_docs.store.postgres.store import PostgresStore
 
 from ...server_fixtures import write
+from .both_stores import STORES, library_on
 from .conftest import new_database
 from .test_postgres import _index
 
@@ -115,23 +116,9 @@ FIRST = {
 NOWHERE = ["कॉफ़ी", "गुलाबी"]  # Hindi words on no page
 
 
-@pytest.fixture(scope="module", params=["embedded", "postgres"])
+@pytest.fixture(scope="module", params=STORES)
 def library(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
-    base = tmp_path_factory.mktemp(f"scripts-{request.param}")
-    root = base / "vault"
-    for rel, text in NOTES.items():
-        write(root, rel, text)
-    if request.param == "embedded":
-        lib = Library(Settings.load(root, base / "index", embeddings="none", environ={}))
-        lib.sync()
-        yield lib
-        lib.close()
-        return
-    url = new_database(request.getfixturevalue("pg_server")[0])
-    assert _index(root, url, "--embeddings", "none") == 0
-    settings = Settings.load(store="postgres", database_url=url, embeddings="none", reader=True, index_dir=base / "i")
-    with open_library(settings, read_only=True) as lib:
-        yield lib
+    yield from library_on(request, tmp_path_factory, "scripts", NOTES)
 
 
 def _ids(library: Library, query: str) -> list[str]:
