@@ -3,7 +3,10 @@ and a vector search's hit (a section with its best chunk's similarity), before t
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,35 @@ class VectorHit:
     # "document": the document's own vector (title and lead, vector_store.py), standing in for its sections while
     # they wait for theirs; the hit points at its first section with text
     level: str = "section"
+
+
+def vector_hit(r: Sequence[Any], level: str = "section") -> VectorHit:
+    """A hit from a row of (doc_id, section_idx, similarity, chunk text, prefix length, title, tags as JSON,
+    heading, heading_path, line_start, line_end), in the order both stores' vector queries select or arrange it."""
+    return VectorHit(
+        doc_id=r[0],
+        section_idx=int(r[1]),
+        similarity=float(r[2]),
+        title=r[5],
+        heading=r[7],
+        heading_path=r[8],
+        line_start=r[9],
+        line_end=r[10],
+        piece=r[3][r[4] :],
+        tags=tuple(json.loads(r[6])),
+        level=level,
+    )
+
+
+def best_per_section(hits: Iterable[VectorHit], limit: int) -> list[VectorHit]:
+    """Chunk hits, nearest first → the first of each section (a section scores with its best chunk), at most `limit`
+    sections; read lazily, so the hits past the limit are never built."""
+    best: dict[tuple[str, int], VectorHit] = {}
+    for hit in hits:
+        best.setdefault((hit.doc_id, hit.section_idx), hit)
+        if len(best) >= limit:
+            break
+    return list(best.values())
 
 
 def with_document_hits(sections: list[VectorHit], documents: list[VectorHit], limit: int) -> list[VectorHit]:

@@ -15,7 +15,7 @@ import apsw
 import numpy as np
 
 from ...embedders import Embedder, EmbedderError
-from ...index.hits import VectorHit, with_document_hits
+from ...index.hits import VectorHit, best_per_section, vector_hit, with_document_hits
 from ...index.language_mix import CENTROID_SAMPLE, MIN_CENTROID_CHUNKS, LanguageView, language_shifts, merge
 from ...search import translations
 from .vector_matrices import CHUNK_MATRIX_MAX_BYTES, ChunkVectors, DocumentVectors
@@ -371,44 +371,12 @@ class VectorQueries:
             .fetchall()
         )
         by_id = {r[0]: r for r in rows}
-        hits: dict[tuple[str, int], VectorHit] = {}
-        for cid, dist in nearest:
-            r = by_id.get(cid)
-            if r is None:
-                continue
-            key = (r[1], r[2])
-            if key in hits:
-                continue
-            hits[key] = VectorHit(
-                doc_id=r[1],
-                section_idx=r[2],
-                similarity=1.0 - dist,
-                title=r[5],
-                heading=r[7],
-                heading_path=r[8],
-                line_start=r[9],
-                line_end=r[10],
-                piece=r[3][r[4] :],
-                tags=tuple(json.loads(r[6])),
-            )
-            if len(hits) >= limit:
-                break
-        return list(hits.values())
+        # a row is (id, doc_id, section_idx, text, ...): vector_hit takes the similarity after section_idx, no id
+        chunks = (vector_hit((r[1], r[2], 1.0 - dist, *r[3:])) for cid, dist in nearest if (r := by_id.get(cid)))
+        return best_per_section(chunks, limit)
 
 
 def document_hit(r: Sequence[Any]) -> VectorHit:
     """A document-vector hit from a row of (doc_id, section_idx, unit text, prefix length, title, tags as JSON,
     heading, heading_path, line_start, line_end, distance), as the document-vector query selects it."""
-    return VectorHit(
-        doc_id=r[0],
-        section_idx=r[1],
-        similarity=1.0 - float(r[10]),
-        title=r[4],
-        heading=r[6],
-        heading_path=r[7],
-        line_start=r[8],
-        line_end=r[9],
-        piece=r[2][r[3] :],
-        tags=tuple(json.loads(r[5])),
-        level="document",
-    )
+    return vector_hit((r[0], r[1], 1.0 - float(r[10]), *r[2:10]), level="document")

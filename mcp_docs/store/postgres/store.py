@@ -23,7 +23,7 @@ import numpy as np
 from ...embedders import Embedder, EmbedderError
 from ...errors import DatabaseUnavailable, IndexBusy
 from ...index.embedding_worker import EmbeddingWorker
-from ...index.hits import RankedSection, VectorHit, with_document_hits
+from ...index.hits import RankedSection, VectorHit, best_per_section, vector_hit, with_document_hits
 from ...index.language_mix import LanguageView
 from ...language import SOUTHEAST_ASIAN_RUN
 from ...paths import Jail
@@ -40,7 +40,7 @@ from .database import BM25_EXTENSIONS, Database, text_config
 from .letter_pairs import pair_words, word_fold
 from .signal_columns import QueryEvidence, evidence
 from .sync import PgWriter, vector_text
-from .vector_writes import PgVectorWrites, follow_languages, open_embedder, vector_hit
+from .vector_writes import PgVectorWrites, follow_languages, open_embedder
 
 log = logging.getLogger(__name__)
 
@@ -510,16 +510,9 @@ class PgVectors(PgVectorWrites):
                 f"order by c.embedding::{cast} <=> %s::{cast} limit %s",
                 [vector, *args, vector, k],
             ).fetchall()
-        hits: dict[tuple[str, int], VectorHit] = {}
-        for r in rows:
-            key = (r[0], int(r[1]))
-            if key in hits:
-                continue
-            hits[key] = vector_hit(r)
-            if len(hits) >= limit:
-                break
+        sections = best_per_section((vector_hit(r) for r in rows), limit)
         # a document's own vector where its sections still wait for theirs (vector_writes.py)
-        return with_document_hits(list(hits.values()), self.document_hits(query, limit, where, args), limit)
+        return with_document_hits(sections, self.document_hits(query, limit, where, args), limit)
 
 
 def _filters(alias: str, folder: str | None, tags: Iterable[str]) -> tuple[str, list[Any]]:

@@ -16,7 +16,6 @@ search note in another process), `dim` (Database.set_dim, with the HNSW index ov
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import time
@@ -26,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...embedders import Embedder, EmbedderError, model_name
-from ...index.hits import VectorHit
+from ...index.hits import VectorHit, vector_hit
 from ...index.model_choice import LanguageMix, choose
 from ...markdown import ParsedDocument
 from ...render import plural
@@ -330,24 +329,6 @@ class PgVectorWrites:
             [vector, *args, vector, limit],
         )
         return [vector_hit(r, level="document") for r in rows]
-
-
-def vector_hit(r: Sequence[Any], level: str = "section") -> VectorHit:
-    """A hit from a row of (doc_id, section_idx, similarity, chunk text, prefix length, title, tags as JSON,
-    heading, heading_path, line_start, line_end), as the section and document-vector queries both select."""
-    return VectorHit(
-        doc_id=r[0],
-        section_idx=int(r[1]),
-        similarity=float(r[2]),
-        title=r[5],
-        heading=r[7],
-        heading_path=r[8],
-        line_start=r[9],
-        line_end=r[10],
-        piece=r[3][r[4] :],
-        tags=tuple(json.loads(r[6])),
-        level=level,
-    )
 
 
 def _forget_vectors(conn: Any) -> None:
