@@ -9,8 +9,9 @@
   vectors the fused scores are the keyword scores scaled, so documents group exactly as in keyword search.
 - a collection in several languages (both modes): each language's cosines are put on the query's language's
   scale (language_mix), and in hybrid, when the query's words name its language, the vector side gives each rank
-  to a language (`interleave`): BM25 scores do not compare across languages. The library then lists a page and
-  its translation once (translations.py). A collection in one language is ranked exactly as before.
+  to a language (`interleave`): BM25 scores do not compare across languages. In hybrid a foreign hit on a page
+  that also exists in the query's language gives no rank (`readable_in_own`). The library then lists a page and its
+  translation once (translations.py). A collection in one language is ranked exactly as before.
 
 The constants are tuned on the OpenTelemetry question set and SciFact
 (benchmarks/semantic_eval.py; figures in benchmarks/REPORT.md).
@@ -184,6 +185,19 @@ def gives_ranks_to_languages(view: LanguageView, language: str | None) -> bool:
     return language is not None and language in view.shifts and language != view.main
 
 
+def readable_in_own(hits: Sequence[VectorHit], view: LanguageView, own: str, also_in_own: AlsoInOwn | None) -> set[str]:
+    """The pages of these hits in other languages than `own` that also have a version in `own` (`also_in_own`
+    asked once, best first; nothing asked without a foreign hit). In a vault translated into many languages the
+    vector side's best foreign hits are mostly other versions of pages the asker can read, one of the languages
+    standing out by chance after centring: they give no rank in hybrid (`interleave`), so each page is ranked by
+    the version in the asker's language (benchmarks/REPORT.md, "Pages the asker can read"). Semantic search keeps
+    them: left out there, an Arabic question found nothing, its own pages being below the first 50 hits."""
+    if also_in_own is None:
+        return set()
+    foreign = list(dict.fromkeys(h.doc_id for h in hits if view.language_of(h.doc_id) != own))
+    return also_in_own(foreign) if foreign else set()
+
+
 def interleave(
     fused: list[tuple[RankedSection, float]],
     vector_hits: list[VectorHit],
@@ -206,19 +220,14 @@ def interleave(
     own_order = (s for s, _ in fused if view.language_of(s.doc_id) == own)
     order: list[RankedSection] = []
     placed: set[Key] = set()
-    foreign = list(dict.fromkeys(h.doc_id for h in vector_hits if view.language_of(h.doc_id) != own))
-    readable = also_in_own(foreign) if also_in_own is not None and foreign else set()
+    readable = readable_in_own(vector_hits, view, own, also_in_own)
 
     def place(s: RankedSection) -> None:
         order.append(s)
         placed.add((s.doc_id, s.section_idx))
 
     for hit in vector_hits:
-        if hit.doc_id in readable:
-            # The page is also in the asker's language: that version ranks by its own evidence (the fused
-            # order). In a vault translated into 36 languages the best foreign hits were mostly other versions
-            # of pages the asker can read, one language's standing out by chance after centring, and they took
-            # the first ranks from the asker's own pages (benchmarks/REPORT.md, "Pages the asker can read").
+        if hit.doc_id in readable:  # the page is also in the asker's language: that version's own evidence ranks it
             continue
         if view.language_of(hit.doc_id) != own:
             key = (hit.doc_id, hit.section_idx)

@@ -11,7 +11,7 @@ import pytest
 from mcp_docs.index.hits import RankedSection, VectorHit
 from mcp_docs.index.language_mix import LanguageView
 from mcp_docs.search.document_signals import LANGUAGE_WEIGHT, share_of_best
-from mcp_docs.search.hybrid import interleave
+from mcp_docs.search.hybrid import interleave, readable_in_own
 
 
 def vhit(doc_id: str, similarity: float) -> VectorHit:
@@ -62,3 +62,16 @@ def test_the_language_bonus_needs_some_of_the_querys_words() -> None:
     assert share_of_best(0.0, 0.5, True, 1, words=True) > share_of_best(0.0, 0.5, False, 1, words=True)
     # a query without words the signals can look for (a Thai or Khmer run) is told by its language alone
     assert share_of_best(0.0, 0.0, True, sections=1, words=False) == LANGUAGE_WEIGHT
+
+
+def test_readable_in_own_asks_once_for_the_foreign_pages_best_first() -> None:
+    asked: list[list[str]] = []
+
+    def also_in_french(foreign: list[str]) -> set[str]:
+        asked.append(list(foreign))
+        return {"de/x"}
+
+    hits = [vhit("de/x", 0.9), vhit("fr/a", 0.86), vhit("en/only", 0.85), vhit("de/x", 0.84)]
+    assert readable_in_own(hits, VIEW, "fr", also_in_french) == {"de/x"}
+    assert asked == [["de/x", "en/only"]]
+    assert readable_in_own(hits, VIEW, "fr", None) == set()
