@@ -23,7 +23,7 @@ from .models import IndexInfo, SearchMode, SearchResult
 from .paths import Jail
 from .render import plural
 from .rerank import make_reranker
-from .scan import MAX_ENTRIES_LOOKED_AT, Scanner, holds_wanted_file, load_rules
+from .scan import Scanner, holds_wanted_file, load_rules
 from .search import pipeline, results
 from .search.ranking import Bonus
 from .search.request import search_request
@@ -176,15 +176,15 @@ class Library:
             return f"No document is indexed: all {plural(skipped, 'Markdown file')} were skipped (`mcp-docs status` says why)."
         extensions = ", ".join(self.settings.extensions)
         holds = False if self._scanned_whole else holds_wanted_file(self.jail)
-        if holds:
+        if holds is True:
             return (
                 f"No document is indexed yet: {self.settings.root} holds Markdown files, but no sync has committed "
                 "any (`mcp-docs index` builds the index; a server indexes the folder as it starts)."
             )
-        if holds is None:  # a large tree: what the last sync found is not known here
+        if isinstance(holds, str):  # a large tree, or a folder not listed: what the last sync found is not known here
             return (
-                f"No document is indexed: the first {MAX_ENTRIES_LOOKED_AT:,} entries of {self.settings.root} hold no "
-                f"Markdown file (the files read end in {extensions}); `mcp-docs index` looks through the whole folder."
+                f"No document is indexed: {holds} (the files read end in {extensions}); `mcp-docs index` looks "
+                "through the whole folder."
             )
         return f"The folder {self.settings.root} holds no Markdown files (the files read end in {extensions})."
 
