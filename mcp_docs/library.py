@@ -21,7 +21,6 @@ from .index.hits import RankedSection
 from .language import describe_languages
 from .models import IndexInfo, SearchMode, SearchResult
 from .paths import Jail
-from .render import plural
 from .rerank import make_reranker
 from .scan import Scanner, holds_wanted_file, load_rules
 from .search import pipeline, results
@@ -173,7 +172,11 @@ class Library:
             return None
         skipped = len(self.catalog.problems())
         if skipped:
-            return f"No document is indexed: all {plural(skipped, 'Markdown file')} were skipped (`mcp-docs status` says why)."
+            # what is skipped may be a folder (unreadable, a link leading outside the root), and one is not 'all 1'
+            found = (
+                "the one file or folder found was" if skipped == 1 else f"all {skipped:,} files and folders found were"
+            )
+            return f"No document is indexed: {found} skipped (`mcp-docs status` says why)."
         extensions = ", ".join(self.settings.extensions)
         holds = False if self._scanned_whole else holds_wanted_file(self.jail)
         if holds is True:

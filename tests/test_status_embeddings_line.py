@@ -49,3 +49,4 @@ def test_an_index_whose_every_note_was_skipped_counts_no_vector_as_done(tmp_path
     line = " ".join(out.stdout.split())
     assert "summary 0 documents; 1 file skipped" in line, line
     assert "0 of 0" not in line and "(100.0%)" not in line, line
+    assert "No document is indexed: the one file or folder found was skipped" in line and "all 1" not in line, line
