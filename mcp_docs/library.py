@@ -177,6 +177,11 @@ class Library:
                 "the one file or folder found was" if skipped == 1 else f"all {skipped:,} files and folders found were"
             )
             return f"No document is indexed: {found} skipped (`mcp-docs status` says why)."
+        if not self.settings.has_root:  # a PostgreSQL reader: its root is an empty folder of its own, not the notes
+            return (
+                f"No document is indexed in {self.location()} yet: its writer (`mcp-docs index --store postgres --root "
+                "DIR`, or `mcp-docs serve` with a root) has committed none."
+            )
         extensions = ", ".join(self.settings.extensions)
         holds = False if self._scanned_whole else holds_wanted_file(self.jail)
         if holds is True:
