@@ -31,7 +31,7 @@ def module_at(rev: str) -> types.ModuleType:
         text=True,
         check=True,
         cwd=Path(__file__).resolve().parents[1],
-    ).stdout.replace("from .inline import", "from mcp_docs.inline import")
+    ).stdout.replace("from .", "from mcp_docs.")  # its relative imports (inline, ascii_fold), from this checkout
     module = types.ModuleType(f"snippets_at_{rev}")
     exec(compile(source, module.__name__, "exec"), module.__dict__)
     return module

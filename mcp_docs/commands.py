@@ -414,7 +414,7 @@ def cmd_status(args: argparse.Namespace, settings: Settings | None) -> int:
             _print_capped(console, table, len(broken))
         if problems or warnings or broken:  # the tables push the lines above off screen: the gist again, last
             gist = [plural(info.documents, "document")]
-            if vec:
+            if vec and info.documents:  # an empty index's "0 of 0 chunks embedded (100.0%)" read as done
                 gist.append(vector_summary(vec))
             gist.append(
                 f"{plural(len(problems), 'file')} skipped, {plural(len(warnings), 'document')} with warnings, "

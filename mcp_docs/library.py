@@ -21,9 +21,8 @@ from .index.hits import RankedSection
 from .language import describe_languages
 from .models import IndexInfo, SearchMode, SearchResult
 from .paths import Jail
-from .render import plural
 from .rerank import make_reranker
-from .scan import MAX_ENTRIES_LOOKED_AT, Scanner, holds_wanted_file, load_rules
+from .scan import Scanner, holds_wanted_file, load_rules
 from .search import pipeline, results
 from .search.ranking import Bonus
 from .search.request import search_request
@@ -173,18 +172,27 @@ class Library:
             return None
         skipped = len(self.catalog.problems())
         if skipped:
-            return f"No document is indexed: all {plural(skipped, 'Markdown file')} were skipped (`mcp-docs status` says why)."
+            # what is skipped may be a folder (unreadable, a link leading outside the root), and one is not 'all 1'
+            found = (
+                "the one file or folder found was" if skipped == 1 else f"all {skipped:,} files and folders found were"
+            )
+            return f"No document is indexed: {found} skipped (`mcp-docs status` says why)."
+        if not self.settings.has_root:  # a PostgreSQL reader: its root is an empty folder of its own, not the notes
+            return (
+                f"No document is indexed in {self.location()} yet: its writer (`mcp-docs index --store postgres --root "
+                "DIR`, or `mcp-docs serve` with a root) has committed none."
+            )
         extensions = ", ".join(self.settings.extensions)
         holds = False if self._scanned_whole else holds_wanted_file(self.jail)
-        if holds:
+        if holds is True:
             return (
                 f"No document is indexed yet: {self.settings.root} holds Markdown files, but no sync has committed "
                 "any (`mcp-docs index` builds the index; a server indexes the folder as it starts)."
             )
-        if holds is None:  # a large tree: what the last sync found is not known here
+        if isinstance(holds, str):  # a large tree, or a folder not listed: what the last sync found is not known here
             return (
-                f"No document is indexed: the first {MAX_ENTRIES_LOOKED_AT:,} entries of {self.settings.root} hold no "
-                f"Markdown file (the files read end in {extensions}); `mcp-docs index` looks through the whole folder."
+                f"No document is indexed: {holds} (the files read end in {extensions}); `mcp-docs index` looks "
+                "through the whole folder."
             )
         return f"The folder {self.settings.root} holds no Markdown files (the files read end in {extensions})."
 

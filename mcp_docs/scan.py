@@ -218,17 +218,21 @@ def _inside_folder_link(real: str, link: Path, root: Path) -> str:
 MAX_ENTRIES_LOOKED_AT = 20_000
 
 
-def holds_wanted_file(jail: Jail, max_entries: int = MAX_ENTRIES_LOOKED_AT) -> bool | None:
-    """Whether the root holds a file the rules serve, looking no further than the first one found; None when it
-    looked at `max_entries` entries without finding one.
+def holds_wanted_file(jail: Jail, max_entries: int = MAX_ENTRIES_LOOKED_AT) -> bool | str:
+    """Whether the root holds a file the rules serve, looking no further than the first one found; when it cannot
+    tell, why not, as the end of a sentence: it looked at `max_entries` entries without finding one, or a folder
+    could not be listed.
 
     An empty catalog means either an empty folder or one not indexed yet (a status before the first `index`, a
     search while the first sync commits its first batch); telling the two apart must not cost a full scan of a
     large tree. Past the bound it says it does not know: taking such a folder to hold Markdown told a user who had
-    just indexed a 20k-file folder without any to run `mcp-docs index` again."""
+    just indexed a 20k-file folder without any to run `mcp-docs index` again. A folder it cannot list is not an
+    empty one either: os.walk passes over it in silence, and status said a root the user may not read held no
+    Markdown."""
     rules = jail.rules
     seen = 0
-    for folder, dirs, files in os.walk(jail.root):
+    unlisted: list[OSError] = []
+    for folder, dirs, files in os.walk(jail.root, onerror=unlisted.append):
         rel_folder = Path(folder).relative_to(jail.root).as_posix()
         rel_folder = "" if rel_folder == "." else rel_folder
         for name in files:
@@ -237,5 +241,14 @@ def holds_wanted_file(jail: Jail, max_entries: int = MAX_ENTRIES_LOOKED_AT) -> b
         dirs[:] = [d for d in dirs if not rules.excludes(f"{rel_folder}/{d}" if rel_folder else d, is_dir=True)]
         seen += len(files) + len(dirs)
         if seen > max_entries:
-            return None
+            return f"the first {max_entries:,} entries of {jail.root} hold no Markdown file"
+    if unlisted:
+        first = unlisted[0]
+        where = Path(first.filename or jail.root)
+        named = "the root itself" if where == jail.root else shown_name(where.relative_to(jail.root).as_posix())
+        more = f" and {len(unlisted) - 1:,} more" if len(unlisted) > 1 else ""
+        return (
+            f"{jail.root} holds no Markdown file in the folders that could be listed; {named}{more} could not be: "
+            f"{first.strerror or first}"
+        )
     return False

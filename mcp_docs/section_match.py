@@ -51,7 +51,9 @@ def closest_ids(doc_id: str, ids: list[str], n: int = 5) -> list[str]:
 
 
 def _norm(text: str) -> str:
-    # A trailing ellipsis is dropped so a heading clipped in a result still matches as a partial.
+    # A trailing ellipsis is dropped so a heading clipped in a result still matches as a partial. 'İ' is taken as
+    # 'I' first: casefold makes it an 'i' and a combining dot, which no accent-free heading typed ('icerik') holds.
+    text = text.replace("İ", "I")
     return " ".join(_LEADING_HASHES.sub("", text.strip()).split()).casefold().rstrip("…").rstrip()
 
 

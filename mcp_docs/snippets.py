@@ -14,6 +14,7 @@ import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 
+from .ascii_fold import ascii_fold
 from .inline import MARKDOWN_LINK
 
 SNIPPET_CHARS = 220
@@ -118,7 +119,8 @@ def snippet_words(text: str) -> list[str]:
     (a Thai, Lao, Khmer, Myanmar or CJK run, written without spaces, is one word: it is looked for anywhere)."""
     words: dict[str, None] = {}
     for m in _word().finditer(text):
-        words.setdefault(m.group(0).lower(), None)
+        # 'İ' lowercases to 'i' and a combining dot, which the text's fold (one 'i') does not hold
+        words.setdefault(m.group(0).replace("İ", "I").lower(), None)
         if len(words) >= _MAX_TERMS:
             break
     return list(words)
@@ -132,6 +134,9 @@ class _FoldTable(dict[int, str]):
         decomposed = unicodedata.normalize("NFKD", ch.lower())
         base = "".join(c for c in decomposed if not unicodedata.combining(c))
         folded = base[0] if base else ch
+        if not folded.isascii():  # a letter without a decomposition ('ı', 'ł', 'ø', 'đ'): as the index folds it
+            letter = ascii_fold(folded)
+            folded = letter.lower() if len(letter) == 1 else folded
         self[code] = folded
         return folded
 

@@ -490,7 +490,7 @@ class DocsTools:
             prefix = "/".join(stored.split("/")[:depth])
             if unicodedata.normalize("NFC", prefix) == wanted:
                 same_case = prefix
-            elif unicodedata.normalize("NFC", prefix).casefold() == wanted.casefold():
+            elif _caseless(unicodedata.normalize("NFC", prefix)) == _caseless(wanted):
                 any_case.add(prefix)
         if same_case is not None:
             return same_case
@@ -581,6 +581,12 @@ def _relative_hint(doc_id: str) -> str:
         " A relative link is relative to the document it is written in: that document's outline "
         "(read_document(id, mode='outline'), 'Links to') lists the id it leads to."
     )
+
+
+def _caseless(name: str) -> str:
+    """A folder name with case ignored: the Turkish 'İ' as 'I' first, or casefold makes it an 'i' and a combining
+    dot, and 'içerik' did not find 'İçerik'."""
+    return name.replace("İ", "I").casefold()
 
 
 def _from_resource_uri(doc_id: str) -> str:

@@ -48,3 +48,17 @@ async def test_a_folder_in_another_case_is_found_and_a_wrong_one_lists_its_paren
         )
         either = await client.call_tool("list_documents", {"folder": "NOTES"})
         assert either.is_error and "No folder 'NOTES'." in either.content[0].text
+
+
+@pytest.mark.anyio
+async def test_a_turkish_folder_with_a_capital_dotted_i_is_found_in_lower_case(tmp_path: Path) -> None:
+    """'içerik' for 'İçerik': casefold makes 'İ' an 'i' and a combining dot, so the lower case a user types missed
+    it ("No folder 'tr/içerik'. Folders under 'tr': tr/İçerik")."""
+    root = tmp_path / "vault"
+    write(root, "tr/İçerik/Not.md", "# Not\n\nMetin.\n")
+    write(root, "tr/Diğer/B.md", "# B\n")
+    async with Client(stdio_params(root, tmp_path / "index", "--no-watch", cwd=tmp_path)) as client:
+        for folder in ("tr/içerik", "TR/İÇERİK", "tr/İçerik"):
+            r = await client.call_tool("list_documents", {"folder": folder})
+            assert not r.is_error, (folder, r.content)
+            assert [d["id"] for d in r.structured_content["documents"]] == ["tr/İçerik/Not.md"], folder

@@ -134,3 +134,31 @@ def test_a_malformed_ignore_line_is_skipped_with_a_warning_and_the_rest_applies(
     assert [f.doc_id for f in result.files] == ["a.md", "b/c.markdown", "b/d/e.md"]  # drafts/ still ignored
     warned = " ".join(r.getMessage() for r in caplog.records)
     assert "[z-a]" in warned and IGNORE_FILE_NAME in warned
+
+
+def test_a_root_whose_notes_cannot_be_listed_is_not_said_to_hold_no_markdown(tmp_path: Path) -> None:
+    """Before the first index, an empty catalog asks the tree whether it holds Markdown (holds_wanted_file): os.walk
+    passed over a folder it could not list in silence, and status told a user whose notes sit in it, or whose whole
+    root they may not read, that it 'holds no Markdown files'."""
+    from mcp_docs.library import Library
+    from mcp_docs.settings import Settings
+
+    root = tmp_path / "vault"
+    (root / "private").mkdir(parents=True)
+    (root / "private" / "note.md").write_text("# Note\n\nText.\n")
+    (root / "readme.txt").write_text("not a note\n")
+    lib = Library(Settings.load(root, tmp_path / "index", embeddings="none", environ={}))
+    try:
+        for locked, named in ((root / "private", "private could not be"), (root, "the root itself could not be")):
+            locked.chmod(0)
+            try:
+                if os.access(locked, os.R_OK):
+                    pytest.skip("this user reads any folder (root with CAP_DAC_READ_SEARCH)")
+                note = lib.empty_note()
+            finally:
+                locked.chmod(0o755)
+            assert note is not None
+            assert "holds no Markdown files" not in note and "indexed yet" not in note, note
+            assert named in note and "Permission denied" in note, note
+    finally:
+        lib.close()

@@ -67,3 +67,19 @@ def test_a_heading_that_names_no_section_is_section_not_found_and_lists_the_head
     assert isinstance(exc.value, ToolInputError) and "'Suivi des élèves > Café'" in str(exc.value)
     with pytest.raises(SectionNotFound, match="has no sections"):
         match_section((), "Budget", "empty.md")
+
+
+TURKISH = parse_markdown("# İçe aktarma\n\nGiriş.\n\n## İçerik\n\nMetin.\n\n## Işık ayarları\n\nAçık.\n").sections
+
+
+@pytest.mark.parametrize(
+    ("wanted", "expected"),
+    [
+        ("icerik", "İçe aktarma > İçerik"),  # casefold made 'İ' an 'i' and a combining dot: no accent-free match
+        ("ice aktarma > icerik", "İçe aktarma > İçerik"),
+        ("İÇERİK", "İçe aktarma > İçerik"),
+        ("isik ayarlari", "İçe aktarma > Işık ayarları"),  # dotless 'ı', as the index folds it
+    ],
+)
+def test_turkish_headings_are_found_without_their_accents(wanted: str, expected: str) -> None:
+    assert match_section(TURKISH, wanted, "tr/ice.md").heading_path == expected

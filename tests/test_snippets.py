@@ -2,7 +2,7 @@ import time
 
 import pytest
 
-from mcp_docs.snippets import fold, make_snippet
+from mcp_docs.snippets import fold, make_snippet, snippet_words
 
 
 def test_highlights_stems_identifiers_and_accents() -> None:
@@ -124,3 +124,24 @@ def test_a_text_of_many_scripts_costs_a_few_scans_not_one_per_script() -> None:
     snippet = make_snippet(body, ["vault"])
     assert snippet.endswith("ที่vaultนี้ and **vault**") and snippet.count("**") == 2, snippet
     assert _marks_off.cache_info().currsize <= 5
+
+
+@pytest.mark.parametrize(
+    ("query", "word"),
+    [
+        ("isik", "Işık"),  # Turkish dotless ı: no decomposition, the index folds it to 'i'
+        ("lodz", "Łódź"),  # Polish ł
+        ("orsted", "Ørsted"),  # Danish ø
+        ("duong", "Đường"),  # Vietnamese đ
+        ("İçe", "İçe"),  # the capital dotted İ typed in the question: lowercased, an 'i' and a combining dot
+        ("içe", "İçe"),
+    ],
+)
+def test_a_word_the_index_finds_without_its_accents_is_in_the_snippet(query: str, word: str) -> None:
+    """The index finds these words typed without the letters Unicode does not decompose (ascii_fold); the snippet
+    folded by decomposition alone, found no match, and showed the section's first words instead of the passage
+    (here past the first window), nothing in bold."""
+    filler = "lorem ipsum dolor " * 30
+    text = f"{filler} {word} ve diğerleri. {filler}"
+    snippet = make_snippet(text, snippet_words(query), width=120)
+    assert f"**{word}**" in snippet, snippet

@@ -34,3 +34,19 @@ def test_one_document_to_embed_is_one_document(tmp_path: Path) -> None:
     assert run_cli("index", *where, "--embeddings", "none", env=env).returncode == 0
     line = " ".join(run_cli("status", *where, env=env).stdout.split())
     assert "with this setting embeds the 1 document" in line and "1 documents" not in line, line
+
+
+def test_an_index_whose_every_note_was_skipped_counts_no_vector_as_done(tmp_path: Path) -> None:
+    """Under the table of skipped files, status repeats its gist: an empty index's '0 of 0 chunks embedded
+    (100.0%)' read as finished there too, as it did on the vectors line before (the only note a dangling link)."""
+    root, index = tmp_path / "vault", tmp_path / "index"
+    root.mkdir()
+    (root / "gone.md").symlink_to(tmp_path / "nowhere.md")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_DOCS_")}
+    where = ["--root", str(root), "--index-dir", str(index)]
+    assert run_cli("index", *where, "--embeddings", "none", env=env).returncode == 0
+    out = run_cli("status", *where, env=env)
+    line = " ".join(out.stdout.split())
+    assert "summary 0 documents; 1 file skipped" in line, line
+    assert "0 of 0" not in line and "(100.0%)" not in line, line
+    assert "No document is indexed: the one file or folder found was skipped" in line and "all 1" not in line, line

@@ -83,8 +83,9 @@ def ranked_documents(
     elif mode == "keyword":
         ranked = keyword.keyword_sections(sources, request, limit.sections)
         full = len(ranked) >= limit.sections
-    if not ranked and not shown and sources.empty_note():
-        note = sources.empty_note()  # not "vectors are not built yet": there is nothing to search
+    empty = None if ranked or shown else sources.empty_note()  # asked once: it may walk 20,000 entries of the root
+    if empty:
+        note = empty  # not "vectors are not built yet": there is nothing to search
     outcome = rerank(sources.reranker, query, ranked)
     note = join_notes(note, outcome.note)
     groups = (

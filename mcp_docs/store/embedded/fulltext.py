@@ -63,7 +63,8 @@ log = logging.getLogger(__name__)
 # words whole in `cjk` too (language.marked_words); words with combining marks whole in the word fields
 # (Devanagari, Tamil, ... were cut at each virama and nukta), Arabic/Hebrew vowel marks and Latin accents of
 # decomposed text folded (word_text): every document is indexed again once.
-FULLTEXT_SCHEMA_VERSION = "11"
+# 12: the Turkish 'İ' indexed as 'I' (word_text): its words held a combining dot no query has.
+FULLTEXT_SCHEMA_VERSION = "12"
 WRITER_HEAP_BYTES = 64 * 1024 * 1024
 # A language without a stemmer (Czech, Thai, Ukrainian, ...) is lowercased and accent-folded, not stemmed, and each
 # of its words is marked (Snowball stemmers have no suffix of digits, so the root's leaves it whole): its words
@@ -142,8 +143,11 @@ def _stem_terms_of(text: str, code: str) -> list[str]:
 
 
 def word_text(text: str) -> str:
-    """`text` as the word fields index it, and as a query's words are analysed (query_text.fold_marks)."""
-    return fold_marks(text)
+    """`text` as the word fields index it, and as a query's words are analysed (query_text.fold_marks), with the
+    Turkish 'İ' as 'I': Tantivy's lowercase filter makes it 'i' and a combining dot (U+0307), which ascii_fold
+    keeps, so 'İçe aktar' and 'İstanbul' were found by no query at all (a query's words are lowercased before
+    fold_marks drops that dot: 'içe', never 'i̇çe')."""
+    return fold_marks(text).replace("İ", "I")
 
 
 def _build_schema() -> tantivy.Schema:
