@@ -60,6 +60,18 @@ class PgCatalog:
         link lookup) reads the database as before. Search results themselves are never kept across calls."""
         self._remembered.last = _Remembered(languages, documents, detected, records, time.monotonic())
 
+    def remember_documents(self, records: dict[str, DocumentRecord]) -> None:
+        """Document rows another statement of the same search read besides (hybrid's document signals of the pages
+        found by the vectors alone, fused_signals.py): `document` answers from them too, once each, as from the
+        keyword statement's (`remember`), which it adds to."""
+        last = self._recall()
+        if last is None:
+            self._remembered.last = _Remembered(None, None, None, dict(records), time.monotonic())
+        elif last.records is None:
+            last.records = dict(records)
+        else:
+            last.records.update(records)
+
     def _recall(self) -> _Remembered | None:
         last: _Remembered | None = getattr(self._remembered, "last", None)
         if last is None or time.monotonic() - last.at > REMEMBER_SECONDS:
