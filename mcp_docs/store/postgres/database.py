@@ -89,6 +89,8 @@ create table if not exists mcp_docs_documents (
     content bytea not null
 );
 create index if not exists mcp_docs_documents_folder on mcp_docs_documents(folder text_pattern_ops);
+-- each language's branch of a search in several languages finds its documents by it (vector_languages.py)
+create index if not exists mcp_docs_documents_lang on mcp_docs_documents(lang);
 create table if not exists mcp_docs_sections (
     doc_id text not null references mcp_docs_documents(id) on delete cascade,
     idx integer not null,
