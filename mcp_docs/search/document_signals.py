@@ -96,16 +96,22 @@ class QuerySignals:
                 placed = placed or spelled in doc.path
             covered += share * found
             in_path += share * placed
-        return share_of_best(
-            covered, in_path, self.language is not None and doc.lang == self.language, doc.sections, fused
-        )
+        same = self.language is not None and doc.lang == self.language
+        return share_of_best(covered, in_path, same, doc.sections, fused, words=bool(self._patterns))
 
 
-def share_of_best(covered: float, in_path: float, same_language: bool, sections: int, fused: bool = False) -> float:
+def share_of_best(
+    covered: float, in_path: float, same_language: bool, sections: int, fused: bool = False, words: bool = False
+) -> float:
     """The share of the best document's score a document gains from its signals, each within [0, 1]: the weighted
     shares of the query's words found in it (`covered`) and in its path (`in_path`), and whether it is in the
-    query's language; `sections`: how many it has (0: not known). Both stores weigh their signals here."""
-    same = 1.0 if same_language else 0.0
+    query's language; `sections`: how many it has (0: not known); `words`: whether the query has words these
+    signals can look for. Both stores weigh their signals here."""
+    # The language counts only for a document that holds some of the query's words: a page in the asker's
+    # language about something else (a French note on bicycles, for a French question on log levels) took the
+    # bonus and went above the English-only page that answers (tests/search/test_translations.py). A query with no
+    # such words (Thai, Khmer: their runs are not words here) is told by its language alone, as before.
+    same = 1.0 if same_language and (not words or covered > 0 or in_path > 0) else 0.0
     return sections_coverage_weight(sections, fused) * covered + PATH_WEIGHT * in_path + LANGUAGE_WEIGHT * same
 
 

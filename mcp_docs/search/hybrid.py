@@ -29,6 +29,8 @@ from ..store.api import VectorSearch
 if TYPE_CHECKING:
     import numpy as np
 
+    from .languages import AlsoInOwn
+
 CANDIDATES = 50  # per side, at least
 # The keyword side's share of the fused score (the vector side has the rest), per query:
 # SHARE_BASE + SHARE_GAIN * peak, within [0, 1], where peak = 1 - mean of the PEAK_DEPTH best BM25 scores
@@ -188,6 +190,7 @@ def interleave(
     view: LanguageView,
     own: str,
     limit: int,
+    also_in_own: AlsoInOwn | None = None,
 ) -> list[tuple[RankedSection, float]]:
     """The fused list of a collection in several languages, each rank given to a language by the vector side.
 
@@ -196,17 +199,27 @@ def interleave(
     hits, best first, say which language each rank goes to; a rank for the query's language takes its next
     section in the fused order (both sides see that language), a rank for another language its next vector hit.
     Sections left over follow in the fused order. The scores are the fused list's, best first, rank for rank.
-    `own`: the query's language (its function words tell, document_signals.query_language)."""
+    `own`: the query's language (its function words tell, document_signals.query_language). `also_in_own`: which
+    of the foreign hits' pages also have a version in `own` (languages.also_in); those hits give no rank, so a
+    rank goes to another language only for a page the asker cannot read in their own."""
     sections = {(s.doc_id, s.section_idx): s for s, _ in fused}
     own_order = (s for s, _ in fused if view.language_of(s.doc_id) == own)
     order: list[RankedSection] = []
     placed: set[Key] = set()
+    foreign = list(dict.fromkeys(h.doc_id for h in vector_hits if view.language_of(h.doc_id) != own))
+    readable = also_in_own(foreign) if also_in_own is not None and foreign else set()
 
     def place(s: RankedSection) -> None:
         order.append(s)
         placed.add((s.doc_id, s.section_idx))
 
     for hit in vector_hits:
+        if hit.doc_id in readable:
+            # The page is also in the asker's language: that version ranks by its own evidence (the fused
+            # order). In a vault translated into 36 languages the best foreign hits were mostly other versions
+            # of pages the asker can read, one language's standing out by chance after centring, and they took
+            # the first ranks from the asker's own pages (benchmarks/REPORT.md, "Pages the asker can read").
+            continue
         if view.language_of(hit.doc_id) != own:
             key = (hit.doc_id, hit.section_idx)
             if key not in placed:
@@ -236,15 +249,17 @@ def search(
     vector: np.ndarray | None = None,
     view: LanguageView | None = None,
     language: str | None = None,
+    also_in_own: AlsoInOwn | None = None,
 ) -> list[tuple[RankedSection, float]]:
     """Sections best first with their score (similarity for semantic, fused score for hybrid).
     `coverage`: the store's `coverage()`, the fraction of the collection with vectors (see `fuse`).
     `vector`, `view`: the query's embedding and its `language_view` when the caller has them (the library also
     needs the view); without `vector` both are worked out here. `language`: the query's, when its words say
     (document_signals.query_language); in hybrid, with a view, the ranks are then given to languages
-    (`interleave`). A query whose words name no language (an identifier, a few product names) matches pages of
-    every language alike, so the usual fusion ranks it: two English identifiers lost their page to
-    `interleave` when the language was the one the query's vector is closest to (benchmarks/REPORT.md).
+    (`interleave`, told by `also_in_own` which foreign pages are also in that language). A query whose words
+    name no language (an identifier, a few product names) matches pages of every language alike, so the usual
+    fusion ranks it: two English identifiers lost their page to `interleave` when the language was the one the
+    query's vector is closest to (benchmarks/REPORT.md).
 
     `limit` is how many sections the caller groups into documents (at least 50); each side gets
     `max(candidates, limit)` candidates, so asking for 100 documents still fuses deep enough lists.
@@ -276,4 +291,4 @@ def search(
     if view is None or not gives_ranks_to_languages(view, language):
         return fused
     assert language is not None
-    return interleave(fused, vector_hits, view, language, limit)
+    return interleave(fused, vector_hits, view, language, limit, also_in_own)

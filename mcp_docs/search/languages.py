@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..query_language import query_language as query_language_of_text
 from ..query_language import writes_query_script
@@ -55,12 +55,8 @@ def one_answer_per_translation(
             sections.update(catalog.section_counts(ids))
         return translations.alike(sections.get(a, 0), sections.get(b, 0))
 
-    declared = {}  # the pages whose front matter names their translations (translations.declared_key)
-    for doc_id in ids:
-        record = catalog.document(doc_id)
-        key = translations.declared_key(record.front_matter) if record is not None else None
-        if key is not None:
-            declared[doc_id] = key
+    # the pages whose front matter names their translations (translations.declared_key)
+    declared = declared_keys(catalog.front_matters(ids))
     writers = writes_query_script(query)  # of versions none in the query's language: one in its script
     main: list[str | None] = []
 
@@ -86,3 +82,42 @@ def one_answer_per_translation(
     merged = [DocumentGroup(a.shown, groups[a.rank].score, groups[a.shown_rank].hits) for a in answers]
     listed = "; ".join(f"{a.shown} (also {', '.join(a.others)})" for a in answers if a.others)
     return merged, f"Pages found in several languages are shown once: {listed}."
+
+
+def declared_keys(front_matters: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Document id → the translation key its front matter declares, for those that declare one."""
+    return {doc_id: key for doc_id, fm in front_matters.items() if (key := translations.declared_key(fm)) is not None}
+
+
+# Pages in other languages → those of them that also have a version in the asker's language.
+AlsoInOwn = Callable[[Sequence[str]], set[str]]
+
+
+def also_in(catalog: CatalogReader, view: LanguageView, language: str) -> AlsoInOwn:
+    """For hybrid's `interleave`: which pages in other languages also have a version in `language` (the asker's),
+    among all the collection's documents, not only the candidates. Paired as `one_answer_per_translation` pairs
+    them: by the key their front matter declares, else by their paths, with section counts alike. Read from the
+    catalog only when asked, in two queries (the front matter of the language's pages and of the foreign ones,
+    then the section counts of the pairs)."""
+
+    def of(foreign: Sequence[str]) -> set[str]:
+        own = list(view.others.get(language, ()))
+        if not foreign or not own:
+            return set()
+        declared = declared_keys(catalog.front_matters([*own, *foreign]))
+
+        def key(doc_id: str, lang: str) -> str:
+            return declared.get(doc_id) or translations.translation_key(doc_id, lang)
+
+        own_by_key: dict[str, list[str]] = {}
+        for doc_id in own:
+            own_by_key.setdefault(key(doc_id, language), []).append(doc_id)
+        pairs = {f: own_by_key[k] for f in foreign if (k := key(f, view.language_of(f))) in own_by_key}
+        if not pairs:
+            return set()
+        counts = catalog.section_counts(sorted({*pairs, *(d for ds in pairs.values() for d in ds)}))
+        return {
+            f for f, mine in pairs.items() if any(translations.alike(counts.get(f, 0), counts.get(d, 0)) for d in mine)
+        }
+
+    return of

@@ -122,7 +122,15 @@ def vector_step(
 
     try:
         found = rank_with_vectors(
-            vectors, keyword_side, request.query, limit, mode, request.folder or None, list(request.tags), language
+            vectors,
+            keyword_side,
+            request.query,
+            limit,
+            mode,
+            request.folder or None,
+            list(request.tags),
+            language,
+            sources.catalog,
         )
     except EmbedderError as exc:
         return embedder_failed(request.mode, exc), VectorRanking([], 1.0, None, None)

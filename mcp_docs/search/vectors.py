@@ -15,7 +15,7 @@ from ..models import SearchMode
 if TYPE_CHECKING:
     from ..index.hits import RankedSection
     from ..index.language_mix import LanguageView
-    from ..store.api import VectorSearch
+    from ..store.api import CatalogReader, VectorSearch
     from .hybrid import KeywordSearch
 
 
@@ -45,11 +45,12 @@ def rank_with_vectors(
     folder: str | None,
     tags: list[str],
     language: str | None,
+    catalog: CatalogReader | None = None,
 ) -> VectorRanking:
     """Semantic or hybrid sections for `query` (hybrid.search). Raises EmbedderError when the query cannot be
     embedded: the caller falls back to keyword (mode.embedder_failed)."""
     from ..index import language_mix  # with numpy and the vector store: only once vectors are in use
-    from . import hybrid
+    from . import hybrid, languages
 
     covered = vectors.coverage()  # once: the fusion weighs by it, the note reports it
     vector = vectors.embed_query(query)
@@ -67,6 +68,11 @@ def rank_with_vectors(
         vector=vector,
         view=view,
         language=language,
+        also_in_own=(
+            languages.also_in(catalog, view, language)
+            if catalog is not None and view is not None and language is not None
+            else None
+        ),
     )
     return VectorRanking(ranked, covered, view, coverage_note(vectors, mode, covered))
 

@@ -51,6 +51,9 @@ class MemoryCatalog:
     def document(self, doc_id: str) -> Page | None:
         return self.pages.get(doc_id)
 
+    def front_matters(self, doc_ids: list[str]) -> dict[str, dict[str, object]]:
+        return {i: self.pages[i].front_matter for i in doc_ids if i in self.pages}
+
 
 class Heard:
     """The embedding worker's hook: what the searches returned."""

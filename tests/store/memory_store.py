@@ -12,6 +12,7 @@ import re
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from mcp_docs.embedders import Embedder
 from mcp_docs.index.embedding_worker import EmbeddingWorker
@@ -52,6 +53,9 @@ class MemoryCatalog:
 
     def section_counts(self, doc_ids: list[str]) -> dict[str, int]:
         return {i: len(self.section_rows[i]) for i in doc_ids if i in self.section_rows}
+
+    def front_matters(self, doc_ids: list[str]) -> dict[str, dict[str, Any]]:
+        return {i: dict(self.records[i].front_matter) for i in doc_ids if i in self.records}
 
     def ids(self) -> list[str]:
         return sorted(self.records)

@@ -121,6 +121,12 @@ class PgCatalog:
         )
         return {r[0]: int(r[1]) for r in rows}
 
+    def front_matters(self, doc_ids: list[str]) -> dict[str, dict[str, Any]]:
+        if not doc_ids:
+            return {}
+        rows = self.db.rows("select id, front_matter from mcp_docs_documents where id = any(%s)", (doc_ids,))
+        return {r[0]: json.loads(r[1]) for r in rows}
+
     def named_languages(self, doc_ids: list[str]) -> dict[str, str | None]:
         if not doc_ids:
             return {}

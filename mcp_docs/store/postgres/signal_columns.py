@@ -111,7 +111,7 @@ class QueryEvidence:
             covered = sum(w for t, w in self.weights.items() if t in doc.found) / total if total else 0.0
             in_path = sum(w for t, w in self.weights.items() if t in doc.placed) / total if total else 0.0
             same = self.language is not None and doc.lang == self.language
-            out[doc_id] = share_of_best(covered, in_path, same, doc.sections, fused)
+            out[doc_id] = share_of_best(covered, in_path, same, doc.sections, fused, words=total > 0)
         return out
 
 
