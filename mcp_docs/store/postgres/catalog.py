@@ -60,18 +60,6 @@ class PgCatalog:
         link lookup) reads the database as before. Search results themselves are never kept across calls."""
         self._remembered.last = _Remembered(languages, documents, detected, records, time.monotonic())
 
-    def remember_documents(self, records: dict[str, DocumentRecord]) -> None:
-        """Document rows another statement of the same search read besides (hybrid's document signals of the pages
-        found by the vectors alone, fused_signals.py): `document` answers from them too, once each, as from the
-        keyword statement's (`remember`), which it adds to."""
-        last = self._recall()
-        if last is None:
-            self._remembered.last = _Remembered(None, None, None, dict(records), time.monotonic())
-        elif last.records is None:
-            last.records = dict(records)
-        else:
-            last.records.update(records)
-
     def _recall(self) -> _Remembered | None:
         last: _Remembered | None = getattr(self._remembered, "last", None)
         if last is None or time.monotonic() - last.at > REMEMBER_SECONDS:
@@ -124,6 +112,11 @@ class PgCatalog:
     def front_matters(self, doc_ids: list[str]) -> dict[str, dict[str, Any]]:
         if not doc_ids:
             return {}
+        last = self._recall()
+        if last is not None and last.records is not None and all(d in last.records for d in doc_ids):
+            # the keyword statement's document rows (`remember`), each used once: the search's next question costs
+            # no round trip (its translations' keys, search/languages.py)
+            return {d: last.records.pop(d).front_matter for d in doc_ids}
         rows = self.db.rows("select id, front_matter from mcp_docs_documents where id = any(%s)", (doc_ids,))
         return {r[0]: json.loads(r[1]) for r in rows}
 

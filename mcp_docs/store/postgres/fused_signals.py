@@ -15,9 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..embedded.records import document_from_row
-from .catalog import DOC_COLUMNS, PgCatalog
-from .database import text_config
+from .database import Database, text_config
 from .signal_columns import QueryEvidence, evidence, signals_ctes
 
 # `q`: each word of the keyword statement (`term`, its position) in each configuration; `n`: the sections'
@@ -37,23 +35,17 @@ _DOCUMENTS = (
 )
 
 
-def with_documents(catalog: PgCatalog, last: QueryEvidence, ids: Sequence[str]) -> QueryEvidence:
+def with_documents(db: Database, last: QueryEvidence, ids: Sequence[str]) -> QueryEvidence:
     """`last` (the keyword statement's evidence) with the signals of those of `ids` it does not hold, read in one
-    statement (none when it holds them all). In a collection of several languages the search then reads each
-    result's document row (its front matter may name its translations, search/languages.py): those of these
-    documents come in the same statement, for the catalog to answer (`PgCatalog.remember_documents`)."""
+    statement (none when it holds them all)."""
     missing = [doc_id for doc_id in dict.fromkeys(ids) if doc_id not in last.documents]
     if not missing or not last.terms:
         return last
     configs = sorted({text_config(lang) for lang in last.languages})
-    records = len(last.languages) > 1
-    columns = "".join(f", d.{c.strip()}" for c in DOC_COLUMNS.split(",")) if records else ""
-    rows = catalog.db.rows(
-        f"{_DOCUMENTS}{signals_ctes()}select h.doc_id, d.lang{columns}, case when h.h_row = 1 then "
-        "(select sig from sig) end from h join mcp_docs_documents d on d.id = h.doc_id order by h.h_row",
+    rows = db.rows(
+        f"{_DOCUMENTS}{signals_ctes()}select h.doc_id, d.lang, case when h.h_row = 1 then (select sig from sig) end "
+        "from h join mcp_docs_documents d on d.id = h.doc_id order by h.h_row",
         (configs, list(last.terms), missing, missing),
     )
-    if records and rows:
-        catalog.remember_documents({r[0]: document_from_row(r[2:-1]) for r in rows})
     found = evidence(last.query, last.languages, last.terms, rows, 1)
     return replace(last, documents={**found.documents, **last.documents})

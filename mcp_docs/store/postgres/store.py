@@ -273,7 +273,7 @@ class PostgresStore:
             return lambda ids: last.bonus(ids)
 
         def fused_bonus(ids: Sequence[str]) -> dict[str, float]:
-            read = fused_signals.with_documents(self.catalog, last, ids)
+            read = fused_signals.with_documents(self.db, last, ids)
             self._evidence.value = read  # a deeper search of the same query reads none of them again
             return read.bonus(ids, fused=True)
 
