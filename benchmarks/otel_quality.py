@@ -14,11 +14,14 @@ A bm25s baseline indexes whole files (document level) for the same questions.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import re
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from .common import (
     CACHE,
@@ -144,6 +147,16 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     ap.add_argument("--embeddings", default="none")
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--show-misses", action="store_true")
+    ap.add_argument("--store", choices=["tantivy", "postgres"], default="tantivy")
+    ap.add_argument(
+        "--database-url",
+        default=os.environ.get("MCP_DOCS_DATABASE_URL"),
+        help="--store postgres: the server's admin URL (default: one started from pgserver in the bench cache); "
+        "the database otel_<embeddings> is kept and brought up to date, so the docs are embedded once",
+    )
+    ap.add_argument(
+        "--vectors-from", type=Path, help="--store postgres: an embedded index of the same docs whose vectors to reuse"
+    )
     args = ap.parse_args(argv)
 
     from mcp_docs.library import Library
@@ -151,40 +164,49 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
 
     require(args.docs / "en", "OpenTelemetry docs")
     questions = load_questions(args.questions)
-    payload: dict[str, object] = {"questions": len(questions), "root": str(args.docs), "systems": {}}
+    payload: dict[str, object] = {
+        "questions": len(questions),
+        "root": str(args.docs),
+        "store": args.store,
+        "systems": {},
+    }
     rows = []
-    for mode in [m.strip() for m in args.modes.split(",") if m.strip()]:
-        emb = "none" if mode == "keyword" else args.embeddings
-        index_dir = args.index_dir or CACHE / f"otel-index-{emb}"
-        lib = Library(Settings.load(args.docs, index_dir, embeddings=emb))
-        with Timer() as t:
-            lib.sync()
-        per_q, misses, lat = run_library(lib, questions, mode)
-        lib.close()
-        agg = aggregate(per_q, questions)
-        lat.sort()
-        payload["systems"][f"mcp-docs {mode}"] = {
-            "metrics": agg,
-            "misses": misses,
-            "sync_s": round(t.seconds, 2),  # type: ignore[index]
-            "query_p50_ms": round(lat[len(lat) // 2], 2),
-        }
-        for key, m in agg.items():
-            rows.append(
-                [
-                    f"mcp-docs {mode}",
-                    key,
-                    m["n"],
-                    m["doc@1"],
-                    m["doc@5"],
-                    m["section@5"],
-                    m["section@5 loose"],
-                    m["mrr"],
-                ]
-            )
-        if args.show_misses:
-            for m in misses:
-                print(f"MISS {m['id']}: {m['question']}\n   expected {m['expected']}\n   got {m['got']}")
+    with contextlib.ExitStack() as stack:  # --store postgres: the server started here is stopped at the end
+        for mode in [m.strip() for m in args.modes.split(",") if m.strip()]:
+            emb = "none" if mode == "keyword" else args.embeddings
+            index_dir = args.index_dir or CACHE / f"otel-index-{emb}"
+            with Timer() as t:
+                if args.store == "postgres":
+                    lib = postgres_library(args, emb, stack)
+                else:
+                    lib = Library(Settings.load(args.docs, index_dir, embeddings=emb))
+                    lib.sync()
+            per_q, misses, lat = run_library(lib, questions, mode)
+            lib.close()
+            agg = aggregate(per_q, questions)
+            lat.sort()
+            payload["systems"][f"mcp-docs {mode}"] = {  # type: ignore[index]
+                "metrics": agg,
+                "misses": misses,
+                "sync_s": round(t.seconds, 2),
+                "query_p50_ms": round(lat[len(lat) // 2], 2),
+            }
+            for key, m in agg.items():
+                rows.append(
+                    [
+                        f"mcp-docs {mode}",
+                        key,
+                        m["n"],
+                        m["doc@1"],
+                        m["doc@5"],
+                        m["section@5"],
+                        m["section@5 loose"],
+                        m["mrr"],
+                    ]
+                )
+            if args.show_misses:
+                for m in misses:
+                    print(f"MISS {m['id']}: {m['question']}\n   expected {m['expected']}\n   got {m['got']}")
     if not args.no_baseline:
         per_q = run_bm25s(args.docs, questions)
         agg = aggregate(per_q, questions)
@@ -194,10 +216,28 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     table(
         ["system", "subset", "n", "doc hit@1", "doc hit@5", "section hit@5", "section hit@5 (alnum)", "MRR"],
         rows,
-        title=f"OpenTelemetry questions ({len(questions)})",
+        title=f"OpenTelemetry questions ({len(questions)}, {args.store} store)",
     )
     write_results("otel_quality", payload)
     return payload
+
+
+def postgres_library(args: argparse.Namespace, embeddings: str, stack: contextlib.ExitStack) -> Any:
+    """A reader of the database `otel_<embeddings>` on `--database-url` (or on a PostgreSQL started from pgserver
+    in the bench cache, kept open in `stack`), first brought up to date by a writer: the docs are synced and
+    embedded once, later runs find nothing to do. `--vectors-from`: vectors of an embedded index copied in first."""
+    from . import pg_store
+
+    if args.database_url is None:
+        server = pg_store.start_postgres()
+        stack.callback(server.cleanup)
+        args.database_url = str(server.get_uri())
+    url, created = pg_store.kept_database(args.database_url, f"otel_{embeddings}")
+    if created and embeddings != "none" and args.vectors_from is not None:
+        pg_store.pg_index(url, embeddings, args.docs, embed=False)
+        pg_store.seed_vectors(url, args.vectors_from / "vectors.sqlite")
+    print(f"PostgreSQL otel_{embeddings}: {pg_store.pg_index(url, embeddings, args.docs)}", flush=True)
+    return pg_store.pg_reader(url, embeddings)
 
 
 if __name__ == "__main__":

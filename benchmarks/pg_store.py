@@ -44,6 +44,21 @@ def fresh_database(admin: str, name: str) -> str:
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f"drop database if exists {name}")
         conn.execute(f"create database {name}")
+    return _database_url(admin, name)
+
+
+def kept_database(admin: str, name: str) -> tuple[str, bool]:
+    """The database `name` on the server at `admin`, created when missing: (its URL, whether it was created)."""
+    import psycopg
+
+    with psycopg.connect(admin, autocommit=True) as conn:
+        created = conn.execute("select 1 from pg_database where datname = %s", (name,)).fetchone() is None
+        if created:
+            conn.execute(f"create database {name}")
+    return _database_url(admin, name), created
+
+
+def _database_url(admin: str, name: str) -> str:
     return (
         admin.replace("/postgres?", f"/{name}?", 1) if "/postgres?" in admin else admin.rsplit("/", 1)[0] + f"/{name}"
     )
@@ -64,15 +79,19 @@ def seed_vectors(url: str, vectors: Path) -> int:
     conn.enable_load_extension(True)
     conn.load_extension(sqlite_vec.loadable_path())
     rows = conn.execute("select c.hash, v.embedding from chunks c join vec v on v.chunk_id = c.id").fetchall()
+    # the documents' own units too, when the index has them (their vectors are the same model's on the same text)
+    units = (
+        conn.execute("select name from sqlite_master where name = 'doc_vec'").fetchall()
+        and conn.execute("select u.hash, v.embedding from doc_chunks u join doc_vec v on v.chunk_id = u.id").fetchall()
+    )
     conn.close()
-    by_hash = {h: vector_text(np.frombuffer(blob, dtype=np.float32)) for h, blob in rows}
+    by_hash = {h: vector_text(np.frombuffer(blob, dtype=np.float32)) for h, blob in [*rows, *(units or [])]}
     with psycopg.connect(url) as pg, pg.cursor() as cur:
-        cur.execute("create index if not exists bench_chunks_hash on mcp_docs_chunks(hash)")
-        cur.executemany(
-            "update mcp_docs_chunks set embedding = %s::vector where hash = %s and embedding is null",
-            list((v, h) for h, v in by_hash.items()),
-        )
-        cur.execute("drop index bench_chunks_hash")
+        for table in ("mcp_docs_chunks", "mcp_docs_doc_chunks"):  # both have an index on `hash`
+            cur.executemany(
+                f"update {table} set embedding = %s::vector where hash = %s and embedding is null",
+                list((v, h) for h, v in by_hash.items()),
+            )
     db = Database(url, read_only=False)
     db.set_dim(len(rows[0][1]) // 4)  # what the writer does after its first batch: record it, build the HNSW index
     db.close()

@@ -20,11 +20,12 @@ Within a language the order is unchanged; in a collection with one language noth
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..search import translations
 from .hits import VectorHit
 
 # A language's mean vector from fewer chunks than this says more about their topics than about the language:
@@ -61,6 +62,50 @@ class LanguageView:
 
     def language_of(self, doc_id: str) -> str:
         return self._lang_of.get(doc_id, self.main)
+
+
+def main_language(counts: Mapping[str, int]) -> str | None:
+    """The language of most documents (the first in code order of those tied), or None for a collection in one
+    language, where cosines are used as they are."""
+    if len(counts) < 2:
+        return None
+    return max(sorted(counts), key=lambda lang: counts[lang])
+
+
+def by_language(chunks: Iterable[tuple[int, str, str]]) -> dict[str, list[int]]:
+    """(chunk id, document id, language) → the chunk ids of each language, in the order given."""
+    out: dict[str, list[int]] = {}
+    for cid, _, lang in chunks:
+        out.setdefault(lang, []).append(cid)
+    return out
+
+
+def centroid_samples(
+    chunks: Sequence[tuple[int, str, str]], min_chunks: int = MIN_CENTROID_CHUNKS
+) -> dict[str, list[int]]:
+    """The chunks each language's mean vector is taken over, from every embedded chunk as (chunk id, document id,
+    language) in id order: at most CENTROID_SAMPLE per language, evenly spread, for the languages with at least
+    `min_chunks`; only the chunks of translated pages when every such language has that many of them. Both stores
+    read the chunks and their vectors; this picks which."""
+    chunk_ids = by_language(chunks)
+    # Pages and their translations say the same things: their means differ by the language alone. The means
+    # of whole languages also differ by topic (on the OpenTelemetry docs the French pages are the core pages,
+    # the English ones add blogs and every SDK), and that difference was given to the other language as if it
+    # were the language's (benchmarks/REPORT.md, issue 14, deliverable 2). So when every language has enough
+    # chunks in translated pages, the means are taken over those.
+    translated = translations.translated({doc_id: lang for _, doc_id, lang in chunks}.items())
+    paired = by_language([c for c in chunks if c[1] in translated])
+    if paired.keys() >= {lang for lang, ids in chunk_ids.items() if len(ids) >= min_chunks} and all(
+        len(ids) >= min_chunks for ids in paired.values()
+    ):
+        chunk_ids = paired
+    samples: dict[str, list[int]] = {}
+    for lang, ids in chunk_ids.items():
+        if len(ids) < min_chunks:
+            continue
+        step = max(1, len(ids) // CENTROID_SAMPLE)
+        samples[lang] = ids[::step][:CENTROID_SAMPLE]
+    return samples
 
 
 def language_shifts(query: np.ndarray, centroids: Mapping[str, np.ndarray]) -> dict[str, float]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import apsw
@@ -16,8 +16,14 @@ import numpy as np
 
 from ...embedders import Embedder, EmbedderError
 from ...index.hits import VectorHit, best_per_section, vector_hit, with_document_hits
-from ...index.language_mix import CENTROID_SAMPLE, MIN_CENTROID_CHUNKS, LanguageView, language_shifts, merge
-from ...search import translations
+from ...index.language_mix import (
+    MIN_CENTROID_CHUNKS,
+    LanguageView,
+    centroid_samples,
+    language_shifts,
+    main_language,
+    merge,
+)
 from .vector_matrices import CHUNK_MATRIX_MAX_BYTES, ChunkVectors, DocumentVectors
 
 if TYPE_CHECKING:
@@ -39,14 +45,6 @@ EXACT_DISTANCES = (
 DocFilter = tuple[bool, Sequence[str]] | None
 T = TypeVar("T")
 M = TypeVar("M")  # a matrix kept between searches (vector_matrices)
-
-
-def _by_language(chunks: Iterable[tuple[int, str, str]]) -> dict[str, list[int]]:
-    """(chunk id, document id, language) → the chunk ids of each language, in the order given."""
-    out: dict[str, list[int]] = {}
-    for cid, _, lang in chunks:
-        out.setdefault(lang, []).append(cid)
-    return out
 
 
 class VectorQueries:
@@ -250,10 +248,9 @@ class VectorQueries:
     def _language_split(self) -> tuple[str, dict[str, list[str]]] | None:
         """(the language of most documents, the ids of the others' documents per language), or None for a
         collection in one language (the catalog's: the languages of the documents as last indexed)."""
-        counts = self.catalog.language_counts()
-        if len(counts) < 2:
+        main = main_language(self.catalog.language_counts())
+        if main is None:
             return None
-        main = max(sorted(counts), key=lambda lang: counts[lang])
         return main, self.catalog.documents_by_language(main)
 
     def language_centroids(self, main: str, others: dict[str, list[str]]) -> dict[str, np.ndarray]:
@@ -276,24 +273,9 @@ class VectorQueries:
             (int(cid), str(doc_id), lang_of.get(doc_id, main))
             for cid, doc_id in conn.execute("select id, doc_id from chunks where embedded = 1 order by id")
         ]
-        chunk_ids = _by_language(chunks)
-        # Pages and their translations say the same things: their means differ by the language alone. The means
-        # of whole languages also differ by topic (on the OpenTelemetry docs the French pages are the core pages,
-        # the English ones add blogs and every SDK), and that difference was given to the other language as if it
-        # were the language's (benchmarks/REPORT.md, issue 14, deliverable 2). So when every language has enough
-        # chunks in translated pages, the means are taken over those.
-        translated = translations.translated({doc_id: lang for _, doc_id, lang in chunks}.items())
-        paired = _by_language([c for c in chunks if c[1] in translated])
-        if paired.keys() >= {lang for lang, ids in chunk_ids.items() if len(ids) >= MIN_CENTROID_CHUNKS} and all(
-            len(ids) >= MIN_CENTROID_CHUNKS for ids in paired.values()
-        ):
-            chunk_ids = paired
         centroids: dict[str, np.ndarray] = {}
-        for lang, ids in chunk_ids.items():
-            if len(ids) < MIN_CENTROID_CHUNKS:
-                continue
-            step = max(1, len(ids) // CENTROID_SAMPLE)
-            sample = json.dumps(ids[::step][:CENTROID_SAMPLE])
+        for lang, ids in centroid_samples(chunks, MIN_CENTROID_CHUNKS).items():
+            sample = json.dumps(ids)
             blobs = [
                 bytes(r[0])  # the vec column holds float32 blobs
                 for r in conn.execute(

@@ -112,6 +112,11 @@ class PgCatalog:
     def front_matters(self, doc_ids: list[str]) -> dict[str, dict[str, Any]]:
         if not doc_ids:
             return {}
+        last = self._recall()
+        if last is not None and last.records is not None and all(d in last.records for d in doc_ids):
+            # the keyword statement's document rows (`remember`), each used once: the search's next question costs
+            # no round trip (its translations' keys, search/languages.py)
+            return {d: last.records.pop(d).front_matter for d in doc_ids}
         rows = self.db.rows("select id, front_matter from mcp_docs_documents where id = any(%s)", (doc_ids,))
         return {r[0]: json.loads(r[1]) for r in rows}
 

@@ -89,6 +89,8 @@ create table if not exists mcp_docs_documents (
     content bytea not null
 );
 create index if not exists mcp_docs_documents_folder on mcp_docs_documents(folder text_pattern_ops);
+-- each language's branch of a search in several languages finds its documents by it (vector_languages.py)
+create index if not exists mcp_docs_documents_lang on mcp_docs_documents(lang);
 create table if not exists mcp_docs_sections (
     doc_id text not null references mcp_docs_documents(id) on delete cascade,
     idx integer not null,
@@ -161,6 +163,17 @@ create table if not exists mcp_docs_doc_chunks (
     failed boolean not null default false
 );
 create index if not exists mcp_docs_doc_chunks_hash on mcp_docs_doc_chunks(hash);
+do $$ begin
+    -- The vectors kept in their rows ('main'), not out of line: pgvector's type is stored 'external', so a chunk's
+    -- vector (1.5 KB with e5) beside its text went to the TOAST table, and an exact search read each one back from
+    -- there (the language view's exact k-NN, vector_languages.py: 40 of its 55 ms on the OpenTelemetry docs).
+    -- The text is compressed or moved out first. Rows written before keep theirs until rewritten (VACUUM FULL).
+    if exists (select 1 from pg_attribute where attrelid = 'mcp_docs_chunks'::regclass and attname = 'embedding'
+               and attstorage <> 'm') then
+        alter table mcp_docs_chunks alter column embedding set storage main;
+        alter table mcp_docs_doc_chunks alter column embedding set storage main;
+    end if;
+end $$;
 """
 
 # Each section's terms: per lexeme (as its section's configuration stemmed it), how often it occurs (tf) and how often

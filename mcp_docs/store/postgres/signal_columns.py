@@ -98,6 +98,7 @@ class QueryEvidence:
     weights: Mapping[int, float]
     language: str | None
     documents: Mapping[str, DocumentSignals]
+    terms: tuple[str, ...] = ()  # the statement's words, in the order their positions count (fused_signals.py)
 
     def bonus(self, ids: Sequence[str], fused: bool = False) -> dict[str, float]:
         """Document id → the share of the best document's score it gains, as document_signals.QuerySignals.bonus."""
@@ -150,4 +151,4 @@ def evidence(
                 int(sections[doc_id]),
                 str(r[lang_column]),
             )
-    return QueryEvidence(query, languages, weights, query_language(query, languages), documents)
+    return QueryEvidence(query, languages, weights, query_language(query, languages), documents, tuple(terms))

@@ -34,12 +34,13 @@ from ...settings import Settings
 from ..api import CommitListener, Progress, SectionHit, SyncReport, coverage_note, unavailable_reason
 from ..embedded.records import document_from_row
 from ..embedded.vector_store import QUERY_CACHE_SIZE
-from . import signal_columns
+from . import fused_signals, signal_columns
 from .catalog import DOC_COLUMNS, PgCatalog, _under
 from .database import BM25_EXTENSIONS, Database, text_config
 from .letter_pairs import pair_words, word_fold
 from .signal_columns import QueryEvidence, evidence
 from .sync import PgWriter, vector_text
+from .vector_languages import PgLanguageView
 from .vector_writes import PgVectorWrites, follow_languages, open_embedder
 
 log = logging.getLogger(__name__)
@@ -229,6 +230,8 @@ class PostgresStore:
         report = self.writer.sync(paths, progress)
         for listener in self._listeners:
             listener([], [])
+        if self.vectors is not None:
+            self.vectors.forget_languages()  # its documents' languages may have changed
         if self.embedding is not None:
             self._follow_languages()
             self.embedding.on_sync(report.changed_ids, report.deleted_ids)  # wakes the thread for the changes
@@ -260,12 +263,21 @@ class PostgresStore:
     ) -> Bonus | None:
         """Document-level evidence for the best documents of `query` (search/document_signals.py), as the embedded
         store's: read with the sections by this thread's last keyword search of the same query (`signal_columns`),
-        so no statement more. None for hybrid's fused scores (their vector-only documents have no evidence read)
-        and when the last keyword search was another's."""
+        so no statement more. For hybrid's fused scores (`fused`), the documents that search did not read (found by
+        the vectors alone) are read in one statement (fused_signals.py). None when the last keyword search was
+        another's."""
         last: QueryEvidence | None = getattr(self._evidence, "value", None)
-        if fused or last is None or last.query != query or last.languages != languages:
+        if last is None or last.query != query or last.languages != languages:
             return None
-        return lambda ids: last.bonus(ids)
+        if not fused:
+            return lambda ids: last.bonus(ids)
+
+        def fused_bonus(ids: Sequence[str]) -> dict[str, float]:
+            read = fused_signals.with_documents(self.db, last, ids)
+            self._evidence.value = read  # a deeper search of the same query reads none of them again
+            return read.bonus(ids, fused=True)
+
+        return fused_bonus
 
     def keyword_hits(
         self, query: str, limit: int, folder: str | None, tags: Sequence[str], languages: frozenset[str]
@@ -437,10 +449,11 @@ def _damped_scores(score: str) -> str:
     )
 
 
-class PgVectors(PgVectorWrites):
+class PgVectors(PgLanguageView, PgVectorWrites):
     """Vector search over the `mcp_docs_chunks` and `mcp_docs_doc_chunks` tables (pgvector, cosine); the one
-    embedding worker fills them through `PgVectorWrites` (vector_writes.py). It implements `store.api.VectorSearch`
-    and `store.api.VectorWriter`, as the embedded VectorStore does."""
+    embedding worker fills them through `PgVectorWrites` (vector_writes.py); in a collection of several languages,
+    each language searched on its own (`PgLanguageView`, vector_languages.py). It implements
+    `store.api.VectorSearch` and `store.api.VectorWriter`, as the embedded VectorStore does."""
 
     def __init__(self, db: Database, catalog: PgCatalog, embedder: Embedder | None, error: str | None) -> None:
         self.db = db
@@ -478,9 +491,6 @@ class PgVectors(PgVectorWrites):
                 self._query_cache[text] = cached
         return cached
 
-    def language_view(self, query: np.ndarray) -> LanguageView | None:
-        return None  # not on PostgreSQL yet: raw cosines (benchmarks/REPORT.md, issue 14)
-
     def section_hits(
         self,
         query: np.ndarray,
@@ -489,12 +499,16 @@ class PgVectors(PgVectorWrites):
         tags: Sequence[str] = (),
         view: LanguageView | None = None,
     ) -> list[VectorHit]:
-        """The nearest chunks, grouped to sections (a section scores with its best chunk), best first."""
+        """The nearest chunks, grouped to sections (a section scores with its best chunk), best first. With a `view`
+        (`language_view`), each language is searched on its own and its cosines put on the scale of the query's
+        language (vector_languages.py)."""
         dim = self.db.dim
         if dim is None:
             return []
         k = max(1, min(limit * 3, MAX_K))
         where, args = _filters("d", folder, tags)
+        if view is not None:
+            return self.language_section_hits(query, limit, where, args, view)
         cast = f"vector({int(dim)})"
         vector = vector_text(query)
         with self.db.transaction() as conn:

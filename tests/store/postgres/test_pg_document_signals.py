@@ -210,8 +210,17 @@ def test_the_signals_cost_no_statement_of_their_own(library: Library, monkeypatc
     # path; it is in the question's language (0.2)
     assert shares["en/App/About.md"] == pytest.approx(0.5 + 0.2)
     assert shares["fr/Modules/Fusion de notes.md"] < shares["en/Plugins/Note merger.md"]
-    # hybrid's fused scores get none: their documents found by vectors alone have no signals read
-    assert library.document_bonus(query, fused=True) is None
+    # hybrid's fused scores: the documents the statement returned cost nothing more, one it did not (found by the
+    # vectors alone) one statement for all such (fused_signals.py)
+    fused = library.document_bonus(query, fused=True)
+    assert fused is not None
+    found = list(dict.fromkeys(h.section.doc_id for h in hits))
+    assert fused(found)["en/App/About.md"] == pytest.approx(0.5 + 0.2)
+    assert len(statements) == 1, statements
+    others = [doc_id for doc_id in NOTES if doc_id not in found]
+    assert others
+    fused([*found, *others])
+    assert len(statements) == 2, statements
 
 
 def test_a_database_indexed_before_reads_the_same_answers(pg_server: tuple[str, Path], tmp_path: Path) -> None:
