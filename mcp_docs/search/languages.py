@@ -97,22 +97,20 @@ def also_in(catalog: CatalogReader, view: LanguageView, language: str) -> AlsoIn
     """For hybrid's `interleave`: which pages in other languages also have a version in `language` (the asker's),
     among all the collection's documents, not only the candidates. Paired as `one_answer_per_translation` pairs
     them: by the key their front matter declares, else by their paths, with section counts alike. Read from the
-    catalog only when asked, in two queries (the front matter of the language's pages and of the foreign ones,
-    then the section counts of the pairs)."""
+    catalog only when asked: the front matter of the foreign pages, the section counts of the pairs, and the keys
+    of the language's own pages (`_own_keys`, kept while the store's list of them is the same)."""
 
     def of(foreign: Sequence[str]) -> set[str]:
-        own = list(view.others.get(language, ()))
+        own = view.others.get(language, ())
         if not foreign or not own:
             return set()
-        declared = declared_keys(catalog.front_matters([*own, *foreign]))
-
-        def key(doc_id: str, lang: str) -> str:
-            return declared.get(doc_id) or translations.translation_key(doc_id, lang)
-
-        own_by_key: dict[str, list[str]] = {}
-        for doc_id in own:
-            own_by_key.setdefault(key(doc_id, language), []).append(doc_id)
-        pairs = {f: own_by_key[k] for f in foreign if (k := key(f, view.language_of(f))) in own_by_key}
+        own_by_key = _own_keys(catalog, own, language)
+        declared = declared_keys(catalog.front_matters(list(foreign)))
+        pairs = {
+            f: own_by_key[k]
+            for f in foreign
+            if (k := declared.get(f) or translations.translation_key(f, view.language_of(f))) in own_by_key
+        }
         if not pairs:
             return set()
         counts = catalog.section_counts(sorted({*pairs, *(d for ds in pairs.values() for d in ds)}))
@@ -121,3 +119,23 @@ def also_in(catalog: CatalogReader, view: LanguageView, language: str) -> AlsoIn
         }
 
     return of
+
+
+# (language, the store's list of its documents) → their translation keys. The stores hand out the same list object
+# until the documents change (the embedded catalog until a commit, per thread; PostgreSQL for a few seconds), so
+# the front matter of a language's pages (5,000 of them in a vault half French) is read once, not for every search.
+_OWN_KEYS: dict[tuple[str, int], tuple[Sequence[str], dict[str, list[str]]]] = {}
+
+
+def _own_keys(catalog: CatalogReader, own: Sequence[str], language: str) -> dict[str, list[str]]:
+    kept = _OWN_KEYS.get((language, id(own)))
+    if kept is not None and kept[0] is own:
+        return kept[1]
+    declared = declared_keys(catalog.front_matters(list(own)))
+    by_key: dict[str, list[str]] = {}
+    for doc_id in own:
+        by_key.setdefault(declared.get(doc_id) or translations.translation_key(doc_id, language), []).append(doc_id)
+    if len(_OWN_KEYS) >= 64:  # lists replaced after commits, threads, libraries: forget, do not grow
+        _OWN_KEYS.clear()
+    _OWN_KEYS[(language, id(own))] = (own, by_key)
+    return by_key

@@ -48,7 +48,8 @@ def rank_with_vectors(
     catalog: CatalogReader | None = None,
 ) -> VectorRanking:
     """Semantic or hybrid sections for `query` (hybrid.search). Raises EmbedderError when the query cannot be
-    embedded: the caller falls back to keyword (mode.embedder_failed)."""
+    embedded: the caller falls back to keyword (mode.embedder_failed). `catalog`: where hybrid learns which
+    foreign pages also exist in the query's language (languages.also_in)."""
     from ..index import language_mix  # with numpy and the vector store: only once vectors are in use
     from . import hybrid, languages
 

@@ -6,12 +6,17 @@ stores' real catalogs is in tests/store/postgres/test_pg_versions_of_a_page.py."
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from mcp_docs.index.hits import RankedSection, VectorHit
 from mcp_docs.index.language_mix import LanguageView
+from mcp_docs.library import Library
 from mcp_docs.search.document_signals import LANGUAGE_WEIGHT, share_of_best
 from mcp_docs.search.hybrid import interleave, readable_in_own
+from mcp_docs.search.languages import also_in
+from mcp_docs.settings import Settings
 
 
 def vhit(doc_id: str, similarity: float) -> VectorHit:
@@ -75,3 +80,32 @@ def test_readable_in_own_asks_once_for_the_foreign_pages_best_first() -> None:
     assert readable_in_own(hits, VIEW, "fr", also_in_french) == {"de/x"}
     assert asked == [["de/x", "en/only"]]
     assert readable_in_own(hits, VIEW, "fr", None) == set()
+
+
+def test_a_translation_added_later_is_paired_by_the_next_search(tmp_path: Path) -> None:
+    # The keys of the asker's pages are kept while the store hands out the same list of them (until a commit).
+    root = tmp_path / "vault"
+    french = (
+        "Le collecteur reçoit les données de télémétrie, les traite puis les exporte vers un ou plusieurs backends."
+    )
+    german = (
+        "Der Collector empfängt die Telemetriedaten, verarbeitet sie und exportiert sie an ein oder mehrere Backends."
+    )
+    english = (
+        "The collector receives telemetry data, processes it and exports it to one or more backends of your choice."
+    )
+    for rel, text in {"en/collector.md": english, "de/collector.md": german, "fr/autre.md": french}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(f"# T\n\n{text}\n", encoding="utf-8")
+    lib = Library(Settings.load(root, tmp_path / "index", embeddings="none"))
+    lib.sync()
+    catalog = lib.catalog
+
+    def view() -> LanguageView:
+        return LanguageView("en", catalog.documents_by_language("en"), {})  # type: ignore[attr-defined]
+
+    assert also_in(catalog, view(), "fr")(["de/collector.md"]) == set()
+    (root / "fr/collector.md").write_text(f"# T\n\n{french}\n", encoding="utf-8")
+    lib.sync()
+    assert also_in(catalog, view(), "fr")(["de/collector.md"]) == {"de/collector.md"}
+    lib.close()
