@@ -6,6 +6,7 @@ stores' real catalogs is in tests/store/postgres/test_pg_versions_of_a_page.py."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,7 @@ VECTOR_HITS = [vhit("de/x", 0.9), vhit("en/only", 0.88), vhit("fr/a", 0.86), vhi
 def test_a_foreign_version_of_a_page_in_the_askers_language_takes_no_rank() -> None:
     asked: list[list[str]] = []
 
-    def also_in_french(foreign: list[str]) -> set[str]:
+    def also_in_french(foreign: Sequence[str]) -> set[str]:
         asked.append(list(foreign))
         return {"de/x"}
 
@@ -48,7 +49,7 @@ def test_a_foreign_version_of_a_page_in_the_askers_language_takes_no_rank() -> N
 
 
 def test_no_foreign_hit_asks_nothing() -> None:
-    def never(foreign: list[str]) -> set[str]:
+    def never(foreign: Sequence[str]) -> set[str]:
         raise AssertionError("asked without a foreign hit")
 
     own_hits = [vhit("fr/a", 0.86), vhit("fr/x", 0.8)]
@@ -72,7 +73,7 @@ def test_the_language_bonus_needs_some_of_the_querys_words() -> None:
 def test_readable_in_own_asks_once_for_the_foreign_pages_best_first() -> None:
     asked: list[list[str]] = []
 
-    def also_in_french(foreign: list[str]) -> set[str]:
+    def also_in_french(foreign: Sequence[str]) -> set[str]:
         asked.append(list(foreign))
         return {"de/x"}
 
