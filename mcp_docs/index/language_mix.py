@@ -20,7 +20,8 @@ Within a language the order is unchanged; in a collection with one language noth
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -106,6 +107,49 @@ def centroid_samples(
         step = max(1, len(ids) // CENTROID_SAMPLE)
         samples[lang] = ids[::step][:CENTROID_SAMPLE]
     return samples
+
+
+# (the language of most documents, the ids of the others' documents per language), or None for one language
+Split = tuple[str, dict[str, list[str]]] | None
+Centroids = dict[str, np.ndarray]
+
+
+def view_of(
+    query: np.ndarray, multilingual: bool, split: Split, centroids: Callable[[str, dict[str, list[str]]], Centroids]
+) -> LanguageView | None:
+    """The query's view of a collection in several languages, as both stores build it: None for a model that is not
+    multilingual (MiniLM on a mixed collection: raw cosines, see Embedder.multilingual), for a collection in one
+    language, and when no language has a mean to compare."""
+    if not multilingual or split is None:
+        return None
+    main, others = split
+    shifts = language_shifts(query, centroids(main, others))
+    return LanguageView(main, others, shifts) if shifts else None
+
+
+@dataclass
+class CentroidCache:
+    """Each language's mean chunk vector, kept while the languages stay and the embedded chunks change by less than
+    a tenth, looked at every `refresh` seconds (a search in a collection of several languages asks each time)."""
+
+    refresh: float
+    kept: tuple[tuple[str, ...], int, float, Centroids] | None = None  # (languages, embedded chunks, when, means)
+
+    def get(
+        self, main: str, others: Mapping[str, object], embedded: Callable[[], int], compute: Callable[[], Centroids]
+    ) -> Centroids:
+        key = (main, *sorted(others))
+        kept = self.kept
+        now = time.monotonic()
+        if kept is not None and kept[0] == key and now - kept[2] < self.refresh:
+            return kept[3]
+        count = embedded()
+        if kept is not None and kept[0] == key and abs(count - kept[1]) <= 0.1 * kept[1]:
+            self.kept = (key, kept[1], now, kept[3])
+            return kept[3]
+        centroids = compute()
+        self.kept = (key, count, now, centroids)
+        return centroids
 
 
 def language_shifts(query: np.ndarray, centroids: Mapping[str, np.ndarray]) -> dict[str, float]:

@@ -139,7 +139,7 @@ def test_a_collection_in_one_language_keeps_its_raw_cosines(tmp_path: Path, few_
         assert store is not None
         query = store.embed_query("Which log level should I choose?")
         assert store.language_view(query) is None  # the cosines are used as they are
-        assert store._centroids is None  # no language means computed: an English vault pays nothing
+        assert store._centroids.kept is None  # no language means computed: an English vault pays nothing
 
 
 def test_a_language_search_leaving_out_the_others_is_exact(mixed: Library) -> None:

@@ -133,7 +133,7 @@ def test_the_language_means_come_from_translated_pages(vault: Library) -> None:
     assert store is not None
     view = store.language_view(store.embed_query(PAIRED_QUESTION))
     assert view is not None
-    centroids = store._centroids
+    centroids = store._centroids.kept
     assert centroids is not None
     # the mean of the French chunks over the three translated pages only, not over all six French pages
     conn = store._conn()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -18,11 +17,12 @@ from ...embedders import Embedder, EmbedderError
 from ...index.hits import VectorHit, best_per_section, vector_hit, with_document_hits
 from ...index.language_mix import (
     MIN_CENTROID_CHUNKS,
+    CentroidCache,
     LanguageView,
     centroid_samples,
-    language_shifts,
     main_language,
     merge,
+    view_of,
 )
 from .vector_matrices import CHUNK_MATRIX_MAX_BYTES, ChunkVectors, DocumentVectors
 
@@ -56,7 +56,7 @@ class VectorQueries:
         error: str | None
         _state_lock: threading.Lock
         _query_cache: dict[str, np.ndarray]
-        _centroids: tuple[tuple[str, ...], int, float, dict[str, np.ndarray]] | None
+        _centroids: CentroidCache
         _last_document_vectors: DocumentVectors | None
         _last_chunk_vectors: ChunkVectors | None
 
@@ -215,14 +215,8 @@ class VectorQueries:
     def language_view(self, query: np.ndarray) -> LanguageView | None:
         """For a collection in several languages, where each document is and what each language's cosines gain for
         this query (language_mix); None for a collection in one language, where cosines are used as they are."""
-        if not getattr(self.embedder, "multilingual", True):
-            return None  # MiniLM on a mixed collection: raw cosines (see Embedder.multilingual)
-        split = self._language_split()
-        if split is None:
-            return None
-        main, others = split
-        shifts = language_shifts(query, self.language_centroids(main, others))
-        return LanguageView(main, others, shifts) if shifts else None
+        multilingual = getattr(self.embedder, "multilingual", True)
+        return view_of(query, multilingual, self._language_split() if multilingual else None, self.language_centroids)
 
     def section_hits(
         self,
@@ -258,15 +252,9 @@ class VectorQueries:
         the languages with at least MIN_CENTROID_CHUNKS; `main`'s chunks are those of no other language; only the
         chunks of translated pages when every such language has that many of them. Kept while the languages stay
         and the embedded chunks change by less than a tenth, looked at every few seconds."""
-        key = (main, *sorted(others))
-        cached = self._centroids
-        now = time.monotonic()
-        if cached is not None and cached[0] == key and now - cached[2] < READER_REFRESH_SECONDS:
-            return cached[3]
-        embedded = self.embedded_chunks()
-        if cached is not None and cached[0] == key and abs(embedded - cached[1]) <= 0.1 * cached[1]:
-            self._centroids = (key, cached[1], now, cached[3])
-            return cached[3]
+        return self._centroids.get(main, others, self.embedded_chunks, lambda: self._centroids_of(main, others))
+
+    def _centroids_of(self, main: str, others: dict[str, list[str]]) -> dict[str, np.ndarray]:
         lang_of = {doc_id: lang for lang, ids in others.items() for doc_id in ids}
         conn = self._conn()
         chunks: list[tuple[int, str, str]] = [
@@ -284,7 +272,6 @@ class VectorQueries:
             ]
             if blobs:
                 centroids[lang] = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1).mean(axis=0)
-        self._centroids = (key, embedded, now, centroids)
         return centroids
 
     def _section_hits(

@@ -43,6 +43,7 @@ import numpy as np
 import sqlite_vec
 
 from ...embedders import Embedder, EmbedderError, local_model, make_embedder, model_name
+from ...index.language_mix import CentroidCache
 from ...settings import Settings
 from ..api import PendingChunk as PendingChunk
 from ..api import coverage, coverage_note, unavailable_reason
@@ -132,8 +133,7 @@ class VectorStore(VectorWrites, VectorQueries):
         self.busy = False  # set by the embedding worker while it runs, for status()
         self.settings: Settings | None = None  # a reader's, to follow the writer's model (follow_writer)
         self._query_cache: dict[str, np.ndarray] = {}
-        # (languages, embedded chunks, when) → each language's mean chunk vector (language_centroids)
-        self._centroids: tuple[tuple[str, ...], int, float, dict[str, np.ndarray]] | None = None
+        self._centroids = CentroidCache(READER_REFRESH_SECONDS)  # each language's mean (language_centroids)
         # Bumped by every write of this process and whenever a connection sees another's commit (generation()):
         # what search keeps between searches (vector_search.DocumentVectors, the counts) is keyed by it.
         self._generation = 0
