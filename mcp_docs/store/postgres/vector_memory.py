@@ -1,0 +1,157 @@
+"""The chunk vectors a PostgreSQL reader (and the writer's own searches) keeps in memory once every section is
+embedded, as the embedded store does (index/chunk_matrix.py): in a collection of several languages each language is
+searched on its own (vector_languages.py), and PostgreSQL's exact k-NN read all 52,080 vectors of the Obsidian help
+vault once per language, 36 times a search (~200 ms). Here numpy picks each language's candidates, and PostgreSQL
+computes the exact distances of those few only, with the same operator over the same columns, in one statement for
+all languages: the answers are those of the exact search.
+
+When the kept vectors are the database's: `mcp_docs_chunk_writes` (database.py) gains a row with each commit that
+wrote chunk rows; before each search one statement reads its sum with the count of sections still waiting for
+vectors (which the search asked for already). A changed sum reads the chunks listed again and the vectors of the
+chunks new since (by chunk id and text hash, of the same model). While sections wait for vectors, above
+CHUNK_MATRIX_MAX_BYTES, or on a database written by an mcp-docs without that table, the search is the SQL's alone."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...index.chunk_matrix import CHUNK_MATRIX_MAX_BYTES, ChunkMatrix
+from ...index.language_mix import LanguageView
+from ..embedded.vector_search import READER_REFRESH_SECONDS
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from ...embedders import Embedder
+    from .database import Database
+
+# (sections waiting for their vectors, the sum of the chunk writes): one statement before each search
+CHUNK_STATE = (
+    "select (select count(*) from mcp_docs_chunks where embedding is null and not failed), "
+    "(select coalesce(sum(n), 0) from mcp_docs_chunk_writes)"
+)
+
+
+def _vectors_of(conn: psycopg.Connection[Any], chunk_ids: list[int]) -> dict[int, bytes]:
+    """These chunks' vectors as native float32 blobs. pgvector's binary form (`vector_send`: the dimension and a
+    reserved field, two bytes each, then big-endian float4s) is read with numpy in one pass; its text form took
+    seconds to parse for 52k vectors."""
+    if not chunk_ids:
+        return {}
+    rows = conn.execute(
+        "select id, vector_send(embedding) from mcp_docs_chunks where id = any(%s) and embedding is not null",
+        (chunk_ids,),
+    ).fetchall()
+    out: dict[int, bytes] = {}
+    by_size: dict[int, list[tuple[int, bytes]]] = {}
+    for cid, blob in rows:
+        data = bytes(blob)
+        by_size.setdefault(len(data), []).append((int(cid), data))
+    for size, items in by_size.items():
+        raw = np.frombuffer(b"".join(data for _, data in items), dtype=np.uint8).reshape(len(items), size)
+        floats = np.ascontiguousarray(raw[:, 4:]).view(">f4").astype(np.float32)
+        out.update((cid, floats[i].tobytes()) for i, (cid, _) in enumerate(items))
+    return out
+
+
+class PgChunkMemory:
+    """The kept chunk vectors of `PgVectors` (store.py), which provides what is declared here."""
+
+    if TYPE_CHECKING:
+        db: Database
+        embedder: Embedder | None
+        _chunk_lock: threading.Lock
+
+    # (the chunk writes' sum when read, the matrix or None when it was above the cap)
+    _kept_chunks: tuple[int, ChunkMatrix | None] | None = None
+    _no_writes_table: float | None = None  # when the table was last looked for and not found
+
+    def kept_chunk_vectors(self) -> ChunkMatrix | None:
+        """The chunk vectors as the database holds them now, or None (the SQL searches alone): while sections wait
+        for vectors, above CHUNK_MATRIX_MAX_BYTES, or without the chunk writes' table."""
+        dim = self.db.dim
+        if not dim or not self._chunk_writes_kept():
+            return None
+        pending, written = self.db.rows(CHUNK_STATE)[0]
+        if pending:
+            return None  # while the worker embeds, each batch would mean reading the vectors again
+        model = self.embedder.model_id if self.embedder is not None else None
+        with self._chunk_lock:  # one thread reads; the others then find it read
+            kept = self._kept_chunks
+            if kept is None or kept[0] != int(written) or (kept[1] is not None and kept[1].model != model):
+                kept = self._read_chunk_vectors(dim, model, kept[1] if kept is not None else None)
+                self._kept_chunks = kept
+        return kept[1]
+
+    def _chunk_writes_kept(self) -> bool:
+        """Whether the database has `mcp_docs_chunk_writes` (a writer of this version made it); looked for again
+        every READER_REFRESH_SECONDS while it has not."""
+        missed = self._no_writes_table
+        now = time.monotonic()
+        if missed is not None and now - missed < READER_REFRESH_SECONDS:
+            return False
+        if self.db.value("select to_regclass('mcp_docs_chunk_writes') is not null"):
+            self._no_writes_table = None
+            return True
+        self._no_writes_table = now
+        return False
+
+    def _read_chunk_vectors(
+        self, dim: int, model: str | None, last: ChunkMatrix | None
+    ) -> tuple[int, ChunkMatrix | None]:
+        """(the chunk writes' sum, the matrix) read in one snapshot, so the sum is that of the vectors read."""
+        with self.db.transaction() as conn:
+            conn.execute("set transaction isolation level repeatable read")
+            written = int(conn.execute("select coalesce(sum(n), 0) from mcp_docs_chunk_writes").fetchall()[0][0])
+            listed = [
+                (int(r[0]), str(r[1]), str(r[2]))
+                for r in conn.execute(
+                    "select id, doc_id, hash from mcp_docs_chunks where embedding is not null order by id"
+                ).fetchall()
+            ]
+            if len(listed) * dim * 4 > CHUNK_MATRIX_MAX_BYTES:
+                return written, None
+            return written, ChunkMatrix.assemble(listed, model, last, lambda ids: _vectors_of(conn, ids))
+
+    def kept_language_rows(
+        self, query: np.ndarray, k: int, where: str, args: list[Any], view: LanguageView, vector: str, cast: str
+    ) -> list[tuple[Any, ...]] | None:
+        """The rows of vector_languages' exact statement (language number, then the section's columns), each
+        language's k nearest, from the kept vectors' candidates; None when they are not kept."""
+        kept = self.kept_chunk_vectors()
+        if kept is None:
+            return None
+        allowed: np.ndarray | None = None
+        if where:  # the folder and tag filters over `d`: the documents they keep, one statement
+            allowed = kept.rows_of(
+                str(r[0]) for r in self.db.rows(f"select d.id from mcp_docs_documents d {where}", args)
+            )
+        languages = [view.main, *view.others]
+        minority = kept.rows_of(doc_id for ids in view.others.values() for doc_id in ids)
+        numbers: list[int] = []
+        candidates: list[int] = []
+        for i, lang in enumerate(languages):
+            rows = ~minority if i == 0 else kept.rows_of(view.others[lang])
+            found = kept.nearest(query, rows if allowed is None else rows & allowed, k)
+            numbers += [i] * len(found)
+            candidates += found
+        if not candidates:
+            return []
+        # The same distance as the exact statement's (`c.embedding <=> q.v`, the same cast), each language's k
+        # nearest by it, ties by chunk id.
+        return self.db.rows(
+            f"with q as materialized (select %s::{cast} as v), "
+            "n as (select x.l, c.id, c.embedding <=> q.v as dist from unnest(%s::int[], %s::bigint[]) x(l, id) "
+            "join mcp_docs_chunks c on c.id = x.id cross join q where c.embedding is not null), "
+            "r as (select n.*, row_number() over (partition by n.l order by n.dist, n.id) as place from n) "
+            "select r.l, c.doc_id, c.section_idx, 1 - r.dist, c.text, c.prefix_len, d.title, d.tags, s.heading, "
+            "s.heading_path, s.line_start, s.line_end from r "
+            "join mcp_docs_chunks c on c.id = r.id join mcp_docs_documents d on d.id = c.doc_id "
+            "join mcp_docs_sections s on s.doc_id = c.doc_id and s.idx = c.section_idx "
+            "where r.place <= %s order by r.l, r.dist, r.id",
+            [vector, numbers, candidates, k],
+        )
