@@ -57,7 +57,15 @@ class PgLanguageView:
         def pending_sections(self) -> int: ...
         def document_hits(self, query: np.ndarray, limit: int, where: str, args: list[Any]) -> list[VectorHit]: ...
         def kept_language_rows(
-            self, query: np.ndarray, k: int, where: str, args: list[Any], view: LanguageView, vector: str, cast: str
+            self,
+            query: np.ndarray,
+            k: int,
+            limit: int,
+            where: str,
+            args: list[Any],
+            view: LanguageView,
+            vector: str,
+            cast: str,
         ) -> list[tuple[Any, ...]] | None: ...
 
     _split: tuple[float, Split] | None = None  # (when read, the split)
@@ -145,16 +153,19 @@ class PgLanguageView:
         languages = [view.main, *view.others]
         # the kept vectors' candidates scored alone when every section is embedded (vector_memory.py), else the
         # exact k-NN of every vector
-        rows = self.kept_language_rows(query, k, where, args, view, vector, cast)
+        rows = self.kept_language_rows(query, k, limit, where, args, view, vector, cast)
         waiting = False
         if rows is None:
             rows = self._exact_language_rows(k, where, args, view, vector, cast)
             # a document's own vector where its sections still wait: one count finds none once embedding is done
             # (while it runs, one more statement per language)
             waiting = self.pending_sections() > 0
+        of_language: dict[int, list[tuple[Any, ...]]] = {}  # one pass over the rows, not one per language
+        for r in rows:
+            of_language.setdefault(r[0], []).append(r)
         per_language: dict[str, list[VectorHit]] = {}
         for i, lang in enumerate(languages):
-            sections = best_per_section((vector_hit(r[1:]) for r in rows if r[0] == i), limit)
+            sections = best_per_section((vector_hit(r[1:]) for r in of_language.get(i, ())), limit)
             documents = (
                 self._language_document_hits(query, limit, where, args, i == 0, lang, list(view.others))
                 if waiting

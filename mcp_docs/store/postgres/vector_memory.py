@@ -68,7 +68,7 @@ class PgChunkMemory:
 
     # (the chunk writes' sum when read, the matrix or None when it was above the cap)
     _kept_chunks: tuple[int, ChunkMatrix | None] | None = None
-    _no_writes_table: float | None = None  # when the table was last looked for and not found
+    _no_writes_table: float | None = None  # when the table was last looked for and not found; 0.0: found
 
     def kept_chunk_vectors(self) -> ChunkMatrix | None:
         """The chunk vectors as the database holds them now, or None (the SQL searches alone): while sections wait
@@ -88,17 +88,17 @@ class PgChunkMemory:
         return kept[1]
 
     def _chunk_writes_kept(self) -> bool:
-        """Whether the database has `mcp_docs_chunk_writes` (a writer of this version made it); looked for again
-        every READER_REFRESH_SECONDS while it has not."""
+        """Whether the database has `mcp_docs_chunk_writes` (a writer of this version made it, and a rebuild keeps
+        it): once found, not asked again; looked for again every READER_REFRESH_SECONDS while it has not."""
         missed = self._no_writes_table
+        if missed == 0.0:
+            return True
         now = time.monotonic()
         if missed is not None and now - missed < READER_REFRESH_SECONDS:
             return False
-        if self.db.value("select to_regclass('mcp_docs_chunk_writes') is not null"):
-            self._no_writes_table = None
-            return True
-        self._no_writes_table = now
-        return False
+        found = bool(self.db.value("select to_regclass('mcp_docs_chunk_writes') is not null"))
+        self._no_writes_table = 0.0 if found else now
+        return found
 
     def _read_chunk_vectors(
         self, dim: int, model: str | None, last: ChunkMatrix | None
@@ -118,10 +118,19 @@ class PgChunkMemory:
             return written, ChunkMatrix.assemble(listed, model, last, lambda ids: _vectors_of(conn, ids))
 
     def kept_language_rows(
-        self, query: np.ndarray, k: int, where: str, args: list[Any], view: LanguageView, vector: str, cast: str
+        self,
+        query: np.ndarray,
+        k: int,
+        limit: int,
+        where: str,
+        args: list[Any],
+        view: LanguageView,
+        vector: str,
+        cast: str,
     ) -> list[tuple[Any, ...]] | None:
-        """The rows of vector_languages' exact statement (language number, then the section's columns), each
-        language's k nearest, from the kept vectors' candidates; None when they are not kept."""
+        """The rows of vector_languages' exact statement (language number, then the section's columns) that
+        `best_per_section(rows, limit)` reads of each language's k nearest, from the kept vectors' candidates;
+        None when they are not kept."""
         kept = self.kept_chunk_vectors()
         if kept is None:
             return None
@@ -142,16 +151,26 @@ class PgChunkMemory:
         if not candidates:
             return []
         # The same distance as the exact statement's (`c.embedding <=> q.v`, the same cast), each language's k
-        # nearest by it, ties by chunk id.
+        # nearest by it, ties by chunk id; of those, only what `best_per_section` reads: the first chunk of each
+        # section, the first `limit` sections (36 x 150 rows with their text cost the client more than the search).
+        # Then each kept chunk's section, looked up by its id (`lateral`: joined as a whole, the planner scanned
+        # every section and chunk to hash-join the few thousand kept, 500 ms; `limit 1`, one row per chunk anyway,
+        # keeps it from flattening the lookup into that join).
         return self.db.rows(
             f"with q as materialized (select %s::{cast} as v), "
-            "n as (select x.l, c.id, c.embedding <=> q.v as dist from unnest(%s::int[], %s::bigint[]) x(l, id) "
+            "n as (select x.l, c.id, c.doc_id, c.section_idx, c.embedding <=> q.v as dist "
+            "from unnest(%s::int[], %s::bigint[]) x(l, id) "
             "join mcp_docs_chunks c on c.id = x.id cross join q where c.embedding is not null), "
-            "r as (select n.*, row_number() over (partition by n.l order by n.dist, n.id) as place from n) "
-            "select r.l, c.doc_id, c.section_idx, 1 - r.dist, c.text, c.prefix_len, d.title, d.tags, s.heading, "
-            "s.heading_path, s.line_start, s.line_end from r "
-            "join mcp_docs_chunks c on c.id = r.id join mcp_docs_documents d on d.id = c.doc_id "
-            "join mcp_docs_sections s on s.doc_id = c.doc_id and s.idx = c.section_idx "
-            "where r.place <= %s order by r.l, r.dist, r.id",
-            [vector, numbers, candidates, k],
+            "k as (select * from (select n.*, row_number() over (partition by n.l order by n.dist, n.id) as place "
+            "from n) p where p.place <= %s), "
+            "f as (select * from (select k.*, row_number() over (partition by k.l, k.doc_id, k.section_idx "
+            "order by k.dist, k.id) as nth from k) p where p.nth = 1), "
+            "r as materialized (select * from (select f.*, row_number() over (partition by f.l order by f.dist, f.id) "
+            "as section_place from f) p where p.section_place <= %s) "
+            "select r.l, x.* from r cross join lateral (select c.doc_id, c.section_idx, 1 - r.dist, c.text, "
+            "c.prefix_len, d.title, d.tags, s.heading, s.heading_path, s.line_start, s.line_end "
+            "from mcp_docs_chunks c join mcp_docs_documents d on d.id = c.doc_id "
+            "join mcp_docs_sections s on s.doc_id = c.doc_id and s.idx = c.section_idx where c.id = r.id limit 1) x "
+            "order by r.l, r.dist, r.id",
+            [vector, numbers, candidates, k, limit],
         )
