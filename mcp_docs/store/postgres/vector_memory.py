@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -58,28 +59,47 @@ def _vectors_of(conn: psycopg.Connection[Any], chunk_ids: list[int]) -> dict[int
     return out
 
 
-def _candidates(
+@dataclass(frozen=True)
+class _Nearest:
+    """One language's allowed rows nearest the query by numpy's cosines (`_nearest_sections`)."""
+
+    rows: np.ndarray  # the allowed rows
+    sims: np.ndarray  # their cosines
+    cut: float  # the cosine of the chunk that completes the `limit`-th section, or of the k-th, if first
+    firsts: np.ndarray  # the cosines of each section's first chunk, up to that one
+
+
+def _nearest_sections(
     kept: ChunkMatrix, sections: np.ndarray, query: np.ndarray, allowed: np.ndarray, k: int, limit: int
-) -> list[int]:
-    """The chunk ids of the allowed rows that may be among what `best_per_section(k nearest, limit)` reads: the
-    nearest up to the chunk that completes the `limit`-th section (or the k-th chunk, if first), and any within
-    CANDIDATE_MARGIN of it. PostgreSQL's distances and numpy's differ by less than half the margin, so every row the
-    exact search reads is here, and every row not here comes after them in its order: the statement's cut over
-    these alone is the same (a third of the candidates the k nearest are, on the Obsidian help vault)."""
+) -> _Nearest:
+    """What `best_per_section(k nearest, limit)` reads of these rows, by numpy's cosines."""
     rows = np.flatnonzero(allowed)
-    if len(rows) == 0:
-        return []
     sims = query_cosines(kept, kept.unit, query)[rows]
+    if len(rows) == 0:
+        return _Nearest(rows, sims, np.inf, sims)
     top = np.argpartition(sims, len(sims) - k)[len(sims) - k :] if len(rows) > k else np.arange(len(rows))
     top = top[np.argsort(-sims[top], kind="stable")]
-    seen: set[int] = set()
     cut = float(sims[top[-1]]) if len(rows) > k else -np.inf  # the k-th nearest, when there are more
+    seen: set[int] = set()
+    firsts: list[float] = []
     for at in top:
-        seen.add(int(sections[rows[at]]))
-        if len(seen) >= limit:
-            cut = max(cut, float(sims[at]))
-            break
-    return [int(i) for i in kept.chunk_ids[rows[sims >= cut - CANDIDATE_MARGIN]]]
+        section = int(sections[rows[at]])
+        if section not in seen:
+            seen.add(section)
+            firsts.append(float(sims[at]))
+            if len(seen) >= limit:
+                cut = max(cut, float(sims[at]))
+                break
+    return _Nearest(rows, sims, cut, np.asarray(firsts, dtype=np.float32))
+
+
+def _merged_cut(nearest: list[_Nearest], shifts: list[float], limit: int) -> float:
+    """The `limit`-th best shifted cosine of every language's sections (language_mix.merge keeps those), or
+    -inf when there are fewer."""
+    shifted = np.concatenate([n.firsts + shift for n, shift in zip(nearest, shifts, strict=True)])
+    if len(shifted) < limit:
+        return -np.inf
+    return float(np.partition(shifted, len(shifted) - limit)[len(shifted) - limit])
 
 
 class PgChunkMemory:
@@ -171,13 +191,34 @@ class PgChunkMemory:
             )
         languages = [view.main, *view.others]
         minority = kept.rows_of(doc_id for ids in view.others.values() for doc_id in ids)
+        nearest = [
+            _nearest_sections(
+                kept,
+                sections,
+                query,
+                (~minority if i == 0 else kept.rows_of(view.others[lang])) & (True if allowed is None else allowed),
+                k,
+                limit,
+            )
+            for i, lang in enumerate(languages)
+        ]
+        # Each language's candidates: the chunks that may be among what best_per_section reads of its k nearest (up
+        # to the chunk completing the limit-th section), and of those, the sections that may be among the `limit`
+        # the merge keeps of all languages' (shifted cosines at or above the merged cut). PostgreSQL's distances
+        # and numpy's differ by less than half CANDIDATE_MARGIN, so every row the exact search's merged answer
+        # reads is a candidate, and every row left out comes after them in its language's order: the statement's
+        # cut over these alone gives each language a prefix of its list, and the merge the same hits (36 x 150
+        # candidates were ~1,600 rows with their text for the client to build hits of, where ~50 are kept).
+        shifts = [float(view.shifts.get(lang) or 0.0) for lang in languages]
+        merged = _merged_cut(nearest, shifts, limit)
         numbers: list[int] = []
         candidates: list[int] = []
-        for i, lang in enumerate(languages):
-            rows = ~minority if i == 0 else kept.rows_of(view.others[lang])
-            found = _candidates(kept, sections, query, rows if allowed is None else rows & allowed, k, limit)
-            numbers += [i] * len(found)
-            candidates += found
+        for i, (near, shift) in enumerate(zip(nearest, shifts, strict=True)):
+            if len(near.rows) == 0:
+                continue
+            keep = near.rows[near.sims >= max(near.cut, merged - shift) - CANDIDATE_MARGIN]
+            numbers += [i] * len(keep)
+            candidates += [int(c) for c in kept.chunk_ids[keep]]
         if not candidates:
             return []
         # The same distance as the exact statement's (`c.embedding <=> q.v`, the same cast), each language's k

@@ -102,22 +102,46 @@ def sections_of(rows: list[tuple[Any, ...]], limit: int) -> dict[int, list[Vecto
     return {n: best_per_section((vector_hit(r[1:]) for r in rows if r[0] == n), limit) for n in {r[0] for r in rows}}
 
 
-@pytest.mark.parametrize("limit", [1, 3, 10])
+def exact_search(store: PgVectors, searches: list[tuple[str, int]], folder: str | None, tags: tuple[str, ...]) -> Any:
+    """Each (question, limit)'s hits through the exact k-NN over every vector: with the memory cap at 0 bytes the
+    vectors are not kept (the SQL's path, as before they were)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(vector_memory, "CHUNK_MATRIX_MAX_BYTES", 0)
+        store._kept_chunks = None
+        assert store.kept_chunk_vectors() is None
+        found = [search(store, text, limit, folder, tags) for text, limit in searches]
+    store._kept_chunks = None
+    return found
+
+
+def search(store: PgVectors, text: str, limit: int, folder: str | None, tags: tuple[str, ...]) -> list[VectorHit]:
+    query = store.embed_query(text)
+    view = store.language_view(query)
+    assert view is not None and view.main == "en" and "fr" in view.others
+    return store.section_hits(query, limit, folder, tags, view=view)
+
+
 @pytest.mark.parametrize(("folder", "tags"), FILTERS)
 def test_the_kept_vectors_answer_what_the_exact_search_does_per_language_and_filter(
-    vault: tuple[Path, str, Library], limit: int, folder: str | None, tags: tuple[str, ...]
+    vault: tuple[Path, str, Library], folder: str | None, tags: tuple[str, ...]
 ) -> None:
     store = vectors_of(vault[2])
-    assert store.kept_chunk_vectors() is not None  # every section embedded: the vectors are kept
-    for text in QUESTIONS:
-        kept, exact = both_ways(store, text, limit, folder, tags)
-        assert kept is not None
-        # the same sections, similarities to the bit and order, every language
-        assert sections_of(kept, limit) == sections_of(exact, limit)
-        if folder is None and not tags:
+    searches = [(text, limit) for text in QUESTIONS for limit in (1, 3, 10, 40)]
+    kept = [search(store, text, limit, folder, tags) for text, limit in searches]
+    assert store._kept_chunks is not None and store._kept_chunks[1] is not None  # read from the kept vectors
+    # the same sections, similarities to the bit (shifted) and order
+    assert kept == exact_search(store, searches, folder, tags)
+    assert all(kept)
+    # per language too: each language's sections the statement leaves for the merge are a prefix of the exact one's
+    for text, limit in searches:
+        rows, exact = both_ways(store, text, limit, folder, tags)
+        assert rows is not None
+        for language, hits in sections_of(rows, limit).items():
+            assert hits == sections_of(exact, limit)[language][: len(hits)]
+        if folder is None and not tags and limit == 3:
             assert {r[0] for r in exact} == {0, 1}  # both languages found something
-            # a language's candidates are fewer than its chunks: numpy's cut mattered
-            assert sum(1 for r in exact if r[0] == 0) == limit * 3
+            assert sum(1 for r in exact if r[0] == 0) == limit * 3  # the exact rows: the k nearest English
+            assert len(rows) < len(exact)  # numpy's cut mattered
 
 
 def test_a_search_reads_the_kept_vectors_and_answers_as_before(vault: tuple[Path, str, Library]) -> None:
@@ -163,5 +187,5 @@ def test_a_vector_written_after_the_matrix_was_read_is_found_by_the_next_search(
     now = [int(r[0]) for r in store.db.rows("select id from mcp_docs_chunks where embedding is not null order by id")]
     assert kept[1].chunk_ids.tolist() == now and set(now) != set(first[1].chunk_ids.tolist())
     for folder, tags in FILTERS:
-        rows, exact = both_ways(store, question, 5, folder, tags)
-        assert rows is not None and sections_of(rows, 5) == sections_of(exact, 5)
+        kept_hits = search(store, question, 5, folder, tags)
+        assert kept_hits == exact_search(store, [(question, 5)], folder, tags)[0]
