@@ -137,14 +137,20 @@ class PgChunkMemory:
 
     def _chunk_writes_kept(self) -> bool:
         """Whether the database has `mcp_docs_chunk_writes` (a writer of this version made it, and a rebuild keeps
-        it): once found, not asked again; looked for again every READER_REFRESH_SECONDS while it has not."""
+        it) and this role may read it: once so, not asked again; asked again every READER_REFRESH_SECONDS while
+        not."""
         missed = self._no_writes_table
         if missed == 0.0:
             return True
         now = time.monotonic()
         if missed is not None and now - missed < READER_REFRESH_SECONDS:
             return False
-        found = bool(self.db.value("select to_regclass('mcp_docs_chunk_writes') is not null"))
+        # and may read it: a reader role granted SELECT on the tables before this version's writer added it may not
+        found = bool(
+            self.db.value(
+                "select coalesce(has_table_privilege(to_regclass('mcp_docs_chunk_writes')::oid, 'select'), false)"
+            )
+        )
         self._no_writes_table = 0.0 if found else now
         return found
 

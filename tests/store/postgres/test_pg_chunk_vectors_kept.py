@@ -11,6 +11,7 @@ folders with tags (tests/store/embedded/test_document_vectors_kept.py) and Engli
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from tests.store.embedded.test_document_vectors_kept import write_many
 
 from ...server_fixtures import write
 from .conftest import new_database
+from .test_pg_hardening import _admin, _as
 from .test_pg_language_view import few_chunks_make_a_mean  # noqa: F401 (fixture)
 from .test_postgres import _index
 
@@ -189,3 +191,25 @@ def test_a_vector_written_after_the_matrix_was_read_is_found_by_the_next_search(
     for folder, tags in FILTERS:
         kept_hits = search(store, question, 5, folder, tags)
         assert kept_hits == exact_search(store, [(question, 5)], folder, tags)[0]
+
+
+def test_a_reader_that_may_not_read_the_chunk_writes_searches_as_before(
+    vault: tuple[Path, str, Library], tmp_path: Path
+) -> None:
+    """A reader role granted SELECT on the tables before this version's writer added `mcp_docs_chunk_writes`: the
+    search is the exact k-NN's, not an error (the kept vectors could not be known to be current)."""
+    _, url, lib = vault
+    role = f"r_{uuid.uuid4().hex[:12]}"
+    _admin(url, f"create role {role} login", f"grant select on all tables in schema public to {role}")
+    _admin(url, f"revoke select on mcp_docs_chunk_writes from {role}")
+    reader = Settings.load(
+        store="postgres", database_url=_as(url, role), embeddings="local", reader=True, index_dir=tmp_path / "i"
+    )
+    with open_library(reader, read_only=True) as other:
+        store = vectors_of(other)
+        hits = search(store, QUESTIONS[0], 10, None, ())
+        assert store.kept_chunk_vectors() is None and store._kept_chunks is None
+    assert hits == exact_search(vectors_of(lib), [(QUESTIONS[0], 10)], None, ())[0]
+    found = lib.search(QUESTIONS[0], mode="semantic").results
+    with open_library(reader, read_only=True) as other:
+        assert other.search(QUESTIONS[0], mode="semantic").results == found
