@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ...embedders import Embedder
     from .database import Database
 
+READ_BATCH = 4096  # vectors read per statement when the matrix is read
 # (sections waiting for their vectors, the sum of the chunk writes): one statement before each search
 CHUNK_STATE = (
     "select (select count(*) from mcp_docs_chunks where embedding is null and not failed), "
@@ -39,23 +40,22 @@ CHUNK_STATE = (
 
 def _vectors_of(conn: psycopg.Connection[Any], chunk_ids: list[int]) -> dict[int, bytes]:
     """These chunks' vectors as native float32 blobs. pgvector's binary form (`vector_send`: the dimension and a
-    reserved field, two bytes each, then big-endian float4s) is read with numpy in one pass; its text form took
-    seconds to parse for 52k vectors."""
-    if not chunk_ids:
-        return {}
-    rows = conn.execute(
-        "select id, vector_send(embedding) from mcp_docs_chunks where id = any(%s) and embedding is not null",
-        (chunk_ids,),
-    ).fetchall()
+    reserved field, two bytes each, then big-endian float4s) is read with numpy; its text form took seconds to
+    parse for 52k vectors. READ_BATCH at a time, so that the rows fetched and their copies stay a few MB."""
     out: dict[int, bytes] = {}
-    by_size: dict[int, list[tuple[int, bytes]]] = {}
-    for cid, blob in rows:
-        data = bytes(blob)
-        by_size.setdefault(len(data), []).append((int(cid), data))
-    for size, items in by_size.items():
-        raw = np.frombuffer(b"".join(data for _, data in items), dtype=np.uint8).reshape(len(items), size)
-        floats = np.ascontiguousarray(raw[:, 4:]).view(">f4").astype(np.float32)
-        out.update((cid, floats[i].tobytes()) for i, (cid, _) in enumerate(items))
+    for start in range(0, len(chunk_ids), READ_BATCH):
+        rows = conn.execute(
+            "select id, vector_send(embedding) from mcp_docs_chunks where id = any(%s) and embedding is not null",
+            (chunk_ids[start : start + READ_BATCH],),
+        ).fetchall()
+        by_size: dict[int, list[tuple[int, bytes]]] = {}
+        for cid, blob in rows:
+            by_size.setdefault(len(blob), []).append((int(cid), blob))
+        del rows
+        for size, items in by_size.items():
+            raw = np.frombuffer(b"".join(data for _, data in items), dtype=np.uint8).reshape(len(items), size)
+            floats = np.ascontiguousarray(raw[:, 4:]).view(">f4").astype(np.float32)
+            out.update((cid, floats[i].tobytes()) for i, (cid, _) in enumerate(items))
     return out
 
 
