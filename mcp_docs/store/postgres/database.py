@@ -467,7 +467,8 @@ class Database:
 
     def fold_chunk_writes(self) -> None:
         """The rows of `mcp_docs_chunk_writes` made one, of the same sum (what readers compare), so the table stays
-        a row or two however many batches were written before (a reader reads its sum before each search)."""
+        a few rows however many batches were written before (a reader reads its sum before each search). Rows
+        another transaction inserts meanwhile are not in this one's snapshot: kept, and the sum with them."""
         self.run(
             lambda c: c.execute(
                 "with gone as (delete from mcp_docs_chunk_writes returning n) "

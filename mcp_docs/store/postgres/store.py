@@ -229,6 +229,7 @@ class PostgresStore:
             )
         self.db.ensure_writer()  # a database restart ends the lock's session: take the lock again first
         report = self.writer.sync(paths, progress)
+        self.db.fold_chunk_writes()  # a server that writes for months keeps that table a few rows (vector_memory.py)
         for listener in self._listeners:
             listener([], [])
         if self.vectors is not None:
