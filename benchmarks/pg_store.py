@@ -4,6 +4,7 @@
     python -m benchmarks.pg_store --steps synthetic --synthetic 10000,100000   # cold keyword indexing, both stores
     python -m benchmarks.pg_store --steps throughput                           # 16 clients, 1 embedded vs 2 PG
     python -m benchmarks.pg_store --steps profile     # where a keyword search's time goes: statements, backend CPU
+    python -m benchmarks.pg_store --steps languages --vectors-from OBSIDIAN_E5_INDEX   # 36 languages, per search
 
 Without --database-url, a PostgreSQL with pgvector is started from the `pgserver` package in the bench cache.
 keyword: cold index time (embeddings off) and the 300 test queries through `Library.search` on both stores
@@ -146,6 +147,43 @@ def pg_reader(url: str, embeddings: str) -> Any:
     )
 
 
+def languages_latency(admin: str, args: argparse.Namespace) -> dict[str, object]:
+    """Per-search latency of semantic and hybrid search in a collection of many languages through a PostgreSQL
+    reader: the Obsidian help vault (--obsidian, 36 languages) in the database `obsidian_local`, synced once with the
+    e5 vectors of an embedded index of it copied in (--vectors-from, whose every chunk is embedded), then opened by
+    this version's writer (its schema; nothing to embed). The multilingual questions once to warm up, then --rounds
+    passes timed, per mode: p50 and mean ms per search."""
+    import json
+
+    from .common import DATA_DIR
+
+    url, created = kept_database(admin, "obsidian_local")
+    if created:
+        if args.vectors_from is None:
+            raise SystemExit("--steps languages needs --vectors-from: a fully embedded (e5) index of the vault")
+        pg_index(url, "local", args.obsidian, embed=False)
+        seed_vectors(url, args.vectors_from / "vectors.sqlite")
+    pg_index(url, "local", args.obsidian)
+    lines = (DATA_DIR / "obsidian_multilingual.jsonl").read_text().splitlines()
+    questions = [json.loads(line)["question"] for line in lines if line.strip()]
+    payload: dict[str, object] = {"questions": len(questions), "rounds": args.rounds}
+    with pg_reader(url, "local") as lib:
+        for mode in ("semantic", "hybrid"):
+            for q in questions:
+                lib.search(q, mode=mode)
+            spent = []
+            for _ in range(args.rounds):
+                for q in questions:
+                    start = time.perf_counter()
+                    lib.search(q, mode=mode)
+                    spent.append(1000 * (time.perf_counter() - start))
+            spent.sort()
+            payload[mode] = {"p50_ms": round(spent[len(spent) // 2], 1), "mean_ms": round(sum(spent) / len(spent), 1)}
+            print(f"{mode}: {payload[mode]}", flush=True)
+    write_results("pg_languages", payload)
+    return payload
+
+
 def embedded_library(index_dir: Path, embeddings: str, fresh: bool) -> tuple[Any, dict[str, float]]:
     import shutil
 
@@ -176,8 +214,16 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     ap.add_argument("--vectors-from", type=Path, help="an embedded SciFact index whose vectors both stores reuse")
     ap.add_argument("--reuse", action="store_true", help="keep indexes built by an earlier run (no index times)")
     ap.add_argument("--synthetic", default="10000", help="vault sizes for the synthetic step, e.g. 10000,100000")
+    ap.add_argument("--obsidian", type=Path, default=Path("/work/data/obsidian-help"), help="for the languages step")
     args = ap.parse_args(argv)
     steps = {s.strip() for s in args.steps.split(",")}
+    if steps == {"languages"}:  # the Obsidian help vault alone, not SciFact
+        server = None if args.database_url else start_postgres()
+        try:
+            return languages_latency(args.database_url or str(server.get_uri()), args)
+        finally:
+            if server is not None:
+                server.cleanup()
     corpus, queries, qrels = load_beir(args.data)
     write_markdown(corpus, MD)
     server = None if args.database_url else start_postgres()

@@ -82,8 +82,10 @@ def fusion_coverage(vectors: VectorSearch, sections: float) -> float:
     """How much of the collection the vector side ranks, for the fusion's keyword share (hybrid.coverage_share):
     the sections' coverage, plus a share (DOCUMENT_LEVEL_CREDIT) of the rest for the documents whose own vector
     stands in for their waiting sections."""
+    if sections >= 1.0:
+        return sections  # asked before the document counts: a statement per search on PostgreSQL
     ready, total = document_vectors(vectors)
-    if sections >= 1.0 or not total:
+    if not total:
         return sections
     return sections + (1.0 - sections) * DOCUMENT_LEVEL_CREDIT * ready / total
 

@@ -41,6 +41,7 @@ from .letter_pairs import pair_words, word_fold
 from .signal_columns import QueryEvidence, evidence
 from .sync import PgWriter, vector_text
 from .vector_languages import PgLanguageView
+from .vector_memory import PgChunkMemory
 from .vector_writes import PgVectorWrites, follow_languages, open_embedder
 
 log = logging.getLogger(__name__)
@@ -228,6 +229,7 @@ class PostgresStore:
             )
         self.db.ensure_writer()  # a database restart ends the lock's session: take the lock again first
         report = self.writer.sync(paths, progress)
+        self.db.fold_chunk_writes()  # a server that writes for months keeps that table a few rows (vector_memory.py)
         for listener in self._listeners:
             listener([], [])
         if self.vectors is not None:
@@ -449,10 +451,11 @@ def _damped_scores(score: str) -> str:
     )
 
 
-class PgVectors(PgLanguageView, PgVectorWrites):
+class PgVectors(PgLanguageView, PgChunkMemory, PgVectorWrites):
     """Vector search over the `mcp_docs_chunks` and `mcp_docs_doc_chunks` tables (pgvector, cosine); the one
     embedding worker fills them through `PgVectorWrites` (vector_writes.py); in a collection of several languages,
-    each language searched on its own (`PgLanguageView`, vector_languages.py). It implements
+    each language searched on its own (`PgLanguageView`, vector_languages.py) through the chunk vectors kept in memory
+    once all are embedded (`PgChunkMemory`, vector_memory.py). It implements
     `store.api.VectorSearch` and `store.api.VectorWriter`, as the embedded VectorStore does."""
 
     def __init__(self, db: Database, catalog: PgCatalog, embedder: Embedder | None, error: str | None) -> None:
@@ -466,6 +469,7 @@ class PgVectors(PgLanguageView, PgVectorWrites):
         self._followed_at = 0.0
         self._query_cache: dict[str, np.ndarray] = {}
         self._state_lock = threading.Lock()
+        self._chunk_lock = threading.Lock()  # one thread reads the chunk vectors (vector_memory.py)
         if embedder is not None and embedder.dim is None and db.dim:
             embedder.dim = db.dim
 

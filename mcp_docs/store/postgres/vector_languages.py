@@ -56,6 +56,17 @@ class PgLanguageView:
         def embedded_chunks(self) -> int: ...
         def pending_sections(self) -> int: ...
         def document_hits(self, query: np.ndarray, limit: int, where: str, args: list[Any]) -> list[VectorHit]: ...
+        def kept_language_rows(
+            self,
+            query: np.ndarray,
+            k: int,
+            limit: int,
+            where: str,
+            args: list[Any],
+            view: LanguageView,
+            vector: str,
+            cast: str,
+        ) -> list[tuple[Any, ...]] | None: ...
 
     _split: tuple[float, Split] | None = None  # (when read, the split)
     _centroids: tuple[tuple[str, ...], int, float, dict[str, np.ndarray]] | None = None
@@ -140,6 +151,35 @@ class PgLanguageView:
         cast = f"vector({int(dim)})"
         vector = vector_text(query)
         languages = [view.main, *view.others]
+        # the kept vectors' candidates scored alone when every section is embedded (vector_memory.py), else the
+        # exact k-NN of every vector
+        rows = self.kept_language_rows(query, k, limit, where, args, view, vector, cast)
+        waiting = False
+        if rows is None:
+            rows = self._exact_language_rows(k, where, args, view, vector, cast)
+            # a document's own vector where its sections still wait: one count finds none once embedding is done
+            # (while it runs, one more statement per language)
+            waiting = self.pending_sections() > 0
+        of_language: dict[int, list[tuple[Any, ...]]] = {}  # one pass over the rows, not one per language
+        for r in rows:
+            of_language.setdefault(r[0], []).append(r)
+        per_language: dict[str, list[VectorHit]] = {}
+        for i, lang in enumerate(languages):
+            sections = best_per_section((vector_hit(r[1:]) for r in of_language.get(i, ())), limit)
+            documents = (
+                self._language_document_hits(query, limit, where, args, i == 0, lang, list(view.others))
+                if waiting
+                else []
+            )
+            per_language[lang] = with_document_hits(sections, documents, limit)
+        return merge(per_language, view.shifts, limit)
+
+    def _exact_language_rows(
+        self, k: int, where: str, args: list[Any], view: LanguageView, vector: str, cast: str
+    ) -> list[tuple[Any, ...]]:
+        """Every language's exact k-NN in one statement, each kept to its documents by their language: (language
+        number, the section's columns) per row."""
+        languages = [view.main, *view.others]
         filters = where.removeprefix("where ")
         # Exact distances, each language over its own chunks, as the embedded store's: `c.embedding <=> q.v` is not
         # the HNSW index's expression, so the index (which filters after its cut, and would leave a language's
@@ -155,7 +195,7 @@ class PgLanguageView:
                 f"{'and ' + filters if filters else ''} and c.embedding is not null order by dist, c.id limit %s)"
             )
             params += [list(view.others) if i == 0 else lang, *args, k]
-        rows = self.db.rows(
+        return self.db.rows(
             f"with q as materialized (select %s::{cast} as v) "
             "select n.l, c.doc_id, c.section_idx, 1 - n.dist, c.text, c.prefix_len, d.title, d.tags, s.heading, "
             "s.heading_path, s.line_start, s.line_end from (" + " union all ".join(branches) + ") n "
@@ -164,19 +204,6 @@ class PgLanguageView:
             "order by n.l, n.dist, n.id",
             [vector, *params],
         )
-        # a document's own vector where its sections still wait: one count finds none once embedding is done (while
-        # it runs, one more statement per language)
-        waiting = self.pending_sections() > 0
-        per_language: dict[str, list[VectorHit]] = {}
-        for i, lang in enumerate(languages):
-            sections = best_per_section((vector_hit(r[1:]) for r in rows if r[0] == i), limit)
-            documents = (
-                self._language_document_hits(query, limit, where, args, i == 0, lang, list(view.others))
-                if waiting
-                else []
-            )
-            per_language[lang] = with_document_hits(sections, documents, limit)
-        return merge(per_language, view.shifts, limit)
 
     def _language_document_hits(
         self,
