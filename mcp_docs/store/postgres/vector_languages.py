@@ -27,11 +27,12 @@ import numpy as np
 from ...index.hits import VectorHit, best_per_section, vector_hit, with_document_hits
 from ...index.language_mix import (
     MIN_CENTROID_CHUNKS,
+    CentroidCache,
     LanguageView,
     centroid_samples,
-    language_shifts,
     main_language,
     merge,
+    view_of,
 )
 from ..embedded.vector_search import READER_REFRESH_SECONDS
 from .vector_writes import vector_text
@@ -69,19 +70,13 @@ class PgLanguageView:
         ) -> list[tuple[Any, ...]] | None: ...
 
     _split: tuple[float, Split] | None = None  # (when read, the split)
-    _centroids: tuple[tuple[str, ...], int, float, dict[str, np.ndarray]] | None = None
+    _centroids: CentroidCache | None = None  # made on first use: one per store, not shared by the class
 
     def language_view(self, query: np.ndarray) -> LanguageView | None:
         """For a collection in several languages, where each document is and what each language's cosines gain for
         this query (language_mix); None for a collection in one language, where cosines are used as they are."""
-        if not getattr(self.embedder, "multilingual", True):
-            return None  # MiniLM on a mixed collection: raw cosines (see Embedder.multilingual)
-        split = self._language_split()
-        if split is None:
-            return None
-        main, others = split
-        shifts = language_shifts(query, self.language_centroids(main, others))
-        return LanguageView(main, others, shifts) if shifts else None
+        multilingual = getattr(self.embedder, "multilingual", True)
+        return view_of(query, multilingual, self._language_split() if multilingual else None, self.language_centroids)
 
     def forget_languages(self) -> None:
         """The writer synced: its documents' languages are read again on the next search."""
@@ -106,15 +101,11 @@ class PgLanguageView:
         """Each language's mean chunk vector over the chunks `language_mix.centroid_samples` picks, as the embedded
         store's (VectorQueries.language_centroids). Kept while the languages stay and the embedded chunks change
         by less than a tenth, looked at every few seconds."""
-        key = (main, *sorted(others))
-        cached = self._centroids
-        now = time.monotonic()
-        if cached is not None and cached[0] == key and now - cached[2] < READER_REFRESH_SECONDS:
-            return cached[3]
-        embedded = self.embedded_chunks()
-        if cached is not None and cached[0] == key and abs(embedded - cached[1]) <= 0.1 * cached[1]:
-            self._centroids = (key, cached[1], now, cached[3])
-            return cached[3]
+        if self._centroids is None:
+            self._centroids = CentroidCache(READER_REFRESH_SECONDS)
+        return self._centroids.get(main, others, self.embedded_chunks, lambda: self._centroids_of(main, others))
+
+    def _centroids_of(self, main: str, others: dict[str, list[str]]) -> dict[str, np.ndarray]:
         lang_of = {doc_id: lang for lang, ids in others.items() for doc_id in ids}
         chunks = [
             (int(cid), str(doc_id), lang_of.get(doc_id, main))
@@ -135,7 +126,6 @@ class PgLanguageView:
                 (ids, langs),
             ):
                 centroids[str(lang)] = np.asarray(json.loads(mean), dtype=np.float32)
-        self._centroids = (key, embedded, now, centroids)
         return centroids
 
     def language_section_hits(
