@@ -399,7 +399,7 @@ def _idf_ranked_sections(rank: str, damped: bool = False) -> str:
         score += f" + {float(HEAD_FIELD)} * {idf} * m.hr * {k + 1} / (m.hr + {k})"
     score = f"m.share * ({score})"
     # A word stemmed to one lexeme (nearly every word) reads its sections' term frequencies, lengths and its document
-    # frequency from the writer's term table (one index-only scan, `database.TERMS_SCHEMA`): the same numbers ts_rank
+    # frequency from the writer's term table (one index-only scan, `schema.TERMS_SCHEMA`): the same numbers ts_rank
     # gives back below, without detoasting and ranking each matching section's tsvector. A word the parser splits
     # into several lexemes ('http/json', 'otel_sdk'), an AND of them, is ranked from the tsvector as before.
     from_terms = RANK_FUNCTION == "bm25" and TERM_TABLE
